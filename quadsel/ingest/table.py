@@ -1,0 +1,27 @@
+"""The tidy table every reader returns: one Measurement per (method, comm size, msg size) sample."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+# Rows whose algorithm is this (any case) are the library's own choice: the report's baseline, never a method.
+DEFAULT_ALGORITHM = "default"
+
+# Our own generic CSV layout (written by `quadsel measure`, read by every command).
+GENERIC_COLUMNS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us", "reps")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    collective: str            # lower case, e.g. "bcast"
+    algorithm: str             # as in the file: Open MPI id ("6"), a name ("binomial") or "default"
+    segsize: int               # bytes, 0 = no segmentation
+    comm_size: int             # processes in the communicator, >= 1
+    msg_size: int              # bytes, >= 0
+    time: float                # microseconds, > 0
+    stddev: Optional[float] = None
+    reps: Optional[int] = None
+    source: str = ""           # "file:line" it came from, for error messages
+
+    @property
+    def is_default(self):
+        return self.algorithm.strip().lower() == DEFAULT_ALGORITHM
