@@ -1,0 +1,101 @@
+"""§3.2: generate the decision function as nested if/else-if C from a quadtree (Jinja2 template)."""
+
+import re
+
+from . import __version__
+from .errors import QuadselError
+from .templating import render
+
+C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+C_KEYWORDS = frozenset("auto break case char const continue default do double else enum extern float for goto if "
+                       "inline int long register restrict return short signed sizeof static struct switch typedef "
+                       "union unsigned void volatile while _Bool _Complex _Imaginary".split())
+
+
+def comment_text(text):
+    """Text safe inside a C block comment: printable ASCII only, no comment terminator."""
+    safe = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in str(text))
+    return safe.replace("*/", "* /").replace("/*", "/ *")
+
+
+def identifier_part(text):
+    """An upper-case C identifier fragment from an arbitrary algorithm name."""
+    part = re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").upper()
+    return part or "ALG"
+
+
+def algorithm_ids(methods, collective):
+    """Algorithm name -> (C expression for its id, #define entry or None).
+
+    Numeric names are Open MPI coll/tuned ids and are used as they are; otherwise every algorithm gets
+    an id 1..n in method-table order and a #define with a sanitized identifier.
+    """
+    names = list(dict.fromkeys(m.algorithm for m in methods))
+    if all(name.isdigit() for name in names):
+        return {name: (str(int(name)), None) for name in names}
+    prefix = f"QUADSEL_{identifier_part(collective)}_ALG_"
+    ids, used = {}, set()
+    for number, name in enumerate(names, start=1):
+        macro = prefix + identifier_part(name)
+        candidate, n = macro, 2
+        while candidate in used:
+            candidate, n = f"{macro}_{n}", n + 1
+        used.add(candidate)
+        ids[name] = (candidate, {"macro": candidate, "id": number, "comment": comment_text(name)})
+    return ids
+
+
+def function_name(collective, name=None):
+    name = name or f"quadsel_{identifier_part(collective).lower()}_decision"
+    if not C_IDENTIFIER.match(name) or name in C_KEYWORDS:
+        raise QuadselError(f"--name {name!r} is not a valid C identifier")
+    return name
+
+
+def _conditions(fn, node, quadrant):
+    """C condition of one quadrant of `node`, in real communicator and message sizes."""
+    (a, b), (c, d) = fn.node_ranges(node)
+    (ca, cb), (ma, mb) = fn.node_ranges(int(fn.tree.children[node, quadrant]))
+    terms = []
+    south, east = quadrant >= 2, quadrant % 2 == 1
+    if a < ca or cb < b:   # the node's comm range is split between north and south
+        threshold = int(fn.comm_sizes[ca if south else cb])
+        terms.append(f"comm_size {'>=' if south else '<'} {threshold}")
+    if c < ma or mb < d:
+        threshold = int(fn.msg_sizes[ma if east else mb])
+        terms.append(f"msg_size {'>=' if east else '<'} (size_t){threshold}")
+    return " && ".join(terms)
+
+
+def _emit(fn, node, ids, indent, out):
+    pad = "    " * indent
+    if fn.tree.children[node, 0] < 0:
+        method = fn.methods[int(fn.tree.method[node])]
+        out.append(f"{pad}alg = {ids[method.algorithm][0]}; seg = {method.segsize}; /* {comment_text(method.label)} */")
+        return
+    branches = fn.reachable_children(node)
+    if len(branches) == 1:   # the other quadrants hold only padding copies: no test needed
+        _emit(fn, branches[0][1], ids, indent, out)
+        return
+    for i, (quadrant, child) in enumerate(branches):
+        keyword = "if" if i == 0 else "} else if"
+        out.append(f"{pad}{keyword} ({_conditions(fn, node, quadrant)}) {{ /* {('NW', 'NE', 'SW', 'SE')[quadrant]} */")
+        _emit(fn, child, ids, indent + 1, out)
+    out.append(f"{pad}}}")
+
+
+def generate_c(fn, name=None):
+    """C source of `int NAME(int comm_size, size_t msg_size, int *segsize)` for a DecisionFunction."""
+    ids = algorithm_ids(fn.methods, fn.collective)
+    body = []
+    _emit(fn, 0, ids, 1, body)
+    sources = [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
+    return render("c_decision.c.j2",
+                  name=function_name(fn.collective, name),
+                  collective_title=comment_text(fn.collective.capitalize()),
+                  version=__version__,
+                  constraint=comment_text(fn.constraint),
+                  stats=fn.tree.stats(),
+                  source_lines=sources,
+                  id_defines=[entry for _, entry in ids.values() if entry],
+                  body="\n".join(body))
