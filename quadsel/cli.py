@@ -1,0 +1,180 @@
+"""quadsel command line: thin wrappers around ingest → decision map → quadtree → emitters/report."""
+
+import functools
+import json
+import os
+import shlex
+
+import click
+
+from . import __version__
+from .atomic import write_text
+from .errors import QuadselError
+from .padding import PAD_MODES
+
+
+class InputFailure(click.ClickException):
+    """Bad input: one line on stderr, exit status 2, no traceback."""
+
+    exit_code = 2
+
+
+class QuadselGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except QuadselError as exc:
+            raise InputFailure(str(exc)) from None
+
+
+@click.group(cls=QuadselGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="quadsel")
+def main():
+    """Select MPI collective algorithms with quadtree-encoded decision maps.
+
+    measure → build → codegen → report → verify. Run `quadsel COMMAND --help` for each command.
+    """
+
+
+# -- shared options ------------------------------------------------------------------------------
+MAP_FIELDS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time", "stddev", "reps")
+
+
+def _parse_column_map(values):
+    mapping = {}
+    for item in values:
+        field, sep, column = item.partition("=")
+        if not sep or not column or field.strip() not in MAP_FIELDS:
+            raise QuadselError(f"--map expects FIELD=COLUMN with FIELD one of {', '.join(MAP_FIELDS)}; got {item!r}")
+        mapping[field.strip()] = column
+    return mapping
+
+
+def ingest_options(command, format_alias=True):
+    """The options of every command that reads measurement files."""
+    from .ingest import FORMATS
+    names = ("--input-format", "--format", "fmt") if format_alias else ("--input-format", "fmt")
+    options = [
+        click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False)),
+        click.option("--collective", "-c", help="Collective to use (bcast, reduce, ...); needed when the files do not say it or hold several."),
+        click.option(*names, type=click.Choice(FORMATS), default="auto", show_default=True,
+                     help="Input format; auto detects each file by its content."),
+        click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
+        click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
+                     help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
+        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
+                     help="Padding to 2^k x 2^k: spread copies evenly, or repeat the last row/column (edge)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def load_decision_map(files, collective, fmt, comm_size, column_map):
+    from .decision_map import build_decision_map
+    from .ingest import read_measurements
+    rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
+                             column_map=_parse_column_map(column_map))
+    return build_decision_map(rows, collective)
+
+
+# -- commands -----------------------------------------------------------------------------------
+@main.command()
+@ingest_options
+@click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0; 1 gives 4 leaves).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+              help="Accuracy threshold: a block becomes a leaf when one method covers at least this fraction of it.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
+def build(files, collective, fmt, comm_size, column_map, pad_mode, max_depth, threshold, output):
+    """Build a quadtree decision function from measurement FILES.
+
+    Without --max-depth or --threshold the exact tree is built (it reproduces the decision map).
+    """
+    from .decision_function import build_decision_function
+    dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
+    fn = build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold or 1.0, pad_mode=pad_mode,
+                                 provenance={"sources": [os.path.basename(f) for f in files]})
+    output = output or f"{dmap.collective}.qt.json"
+    write_text(output, fn.dumps())
+    stats = fn.tree.stats()
+    click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods, "
+               f"padded to {len(fn.row_map)}x{len(fn.row_map)}; {fn.constraint} tree: {stats['leaves']} leaves, "
+               f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}"
+               + (f"; wrote {output}" if output != "-" else ""), err=True)
+
+
+@main.command()
+@click.argument("tree", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+@click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision).")
+def codegen(tree, output, name):
+    """Generate the decision function of a TREE file as nested if/else-if C (§3.2).
+
+    The function is `int NAME(int comm_size, size_t msg_size, int *segsize)`: it returns the algorithm
+    id and writes the segment size in bytes through `segsize` when that is not NULL.
+    """
+    from .codegen import generate_c
+    from .decision_function import DecisionFunction
+    write_text(output, generate_c(DecisionFunction.load(tree), name=name))
+
+
+@main.command()
+@functools.partial(ingest_options, format_alias=False)
+@click.option("--format", "out_format", type=click.Choice(["md", "csv", "json"]), default="md",
+              show_default=True, help="Table format.")
+@click.option("--thresholds", default=",".join(f"{t:g}" for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
+              show_default=True, help="Accuracy thresholds of the sweep, comma separated.")
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+def report(files, collective, fmt, comm_size, column_map, pad_mode, out_format, thresholds, output):
+    """Penalty table (paper Tables 1-2) of depth-limited, exact and threshold-limited trees on FILES.
+
+    Penalty at a measured point = (T[chosen] - T[best]) / T[best] x 100 %; padded copies and
+    interpolated points are never scored. Rows named `default` in the data give the library default's row.
+    """
+    from . import report as rpt
+    try:
+        sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
+    except ValueError:
+        raise QuadselError(f"--thresholds expects comma-separated numbers, got {thresholds!r}") from None
+    if any(not 0.0 < t <= 1.0 for t in sweep):
+        raise QuadselError("--thresholds values must be in (0, 1]")
+    dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
+    rows = rpt.penalty_table(dmap, pad_mode=pad_mode, thresholds=sweep)
+    title = f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods"
+    if out_format == "json":
+        text = rpt.to_json(rows, {"collective": dmap.collective, "pad": pad_mode})
+    elif out_format == "csv":
+        text = rpt.to_csv(rows)
+    else:
+        text = rpt.to_markdown(rows, title)
+    write_text(output, text)
+
+
+@main.command()
+@click.argument("tree", type=click.Path(dir_okay=False))
+@click.option("--comm", "comm_size", required=True, type=click.IntRange(min=1), help="Communicator size.")
+@click.option("--msg", "msg_size", required=True, help="Message size in bytes (K, M suffixes allowed).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of `ALGORITHM SEGSIZE`.")
+def query(tree, comm_size, msg_size, as_json):
+    """Print the method the TREE selects for one communicator and message size."""
+    from .decision_function import DecisionFunction
+    from .units import parse_size
+    fn = DecisionFunction.load(tree)
+    msg = parse_size(msg_size, "--msg")
+    method = fn.query(comm_size, msg)
+    if as_json:
+        click.echo(json.dumps({"collective": fn.collective, "comm_size": comm_size, "msg_size": msg,
+                               "algorithm": method.algorithm, "segsize": method.segsize}))
+    else:
+        click.echo(f"{shlex.quote(method.algorithm)} {method.segsize}")
+
+
+def _register_optional_commands():
+    try:
+        from .measure.cli import measure
+    except ImportError:   # quadsel.measure is being written or its dependencies are missing
+        return
+    main.add_command(measure)
+
+
+_register_optional_commands()
