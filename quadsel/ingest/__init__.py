@@ -1,10 +1,71 @@
-"""Readers of benchmark output files. Every reader returns the tidy table (list of Measurement)."""
+"""Readers of benchmark output files. Every reader returns the tidy table (list of Measurement).
 
+One module per format; docs/formats-input.md describes each format and where every field comes from.
+"""
+
+import os
+
+from ..errors import QuadselError
+from . import csvfile, detail, imb, occ, osu, skampi
+from .aggregate import aggregate
+from .columns import FIELDS
+from .common import Context, read_lines
+from .detect import detect_format
+from .names import COLLECTIVES, normalise_collective
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
+READERS = {"csv": csvfile.read, "skampi": skampi.read, "osu": osu.read, "imb": imb.read,
+           "detail": detail.read, "occ": occ.read}
+
+__all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS",
+           "read_measurements", "detect_format", "aggregate"]
 
 
 def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None):
-    """Read one or more files into one aggregated list of Measurement (placeholder: being written)."""
-    raise NotImplementedError
+    """Read one or more files into one aggregated, sorted list of Measurement.
+
+    collective: used when a file does not name it, and keeps only that collective's rows otherwise
+    (a file left with none is an error). comm_size: for files that do not record it (OSU).
+    column_map: {field: column name} for CSV headers (--map). fmt "auto" detects each file by content.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise QuadselError("no input files")
+    if fmt not in FORMATS:
+        raise QuadselError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    wanted = _collective_option(collective)
+    for field in column_map or {}:
+        if field not in FIELDS:
+            raise QuadselError(f"--map field {field!r} is not one of {', '.join(FIELDS)}")
+    rows = []
+    for path in paths:
+        rows.extend(_read_file(path, fmt, wanted, comm_size, column_map))
+    return aggregate(rows)
+
+
+def _collective_option(collective):
+    if collective is None or not str(collective).strip():
+        return None
+    name = normalise_collective(collective)
+    if name is None:
+        raise QuadselError(f"unknown collective {collective!r}; known: {', '.join(sorted(COLLECTIVES))}")
+    return name
+
+
+def _read_file(path, fmt, collective, comm_size, column_map):
+    lines = read_lines(path)
+    if fmt == "auto":
+        fmt = detect_format(path, lines)
+    ctx = Context(path, lines, collective=collective, comm_size=comm_size, column_map=column_map)
+    rows = READERS[fmt](ctx)
+    if not rows:
+        raise ctx.error(None, f"no data rows (read as {fmt})")
+    if collective:
+        found = sorted({m.collective for m in rows})
+        rows = [m for m in rows if m.collective == collective]
+        if not rows:
+            raise ctx.error(None, f"no {collective} measurements (the file has {', '.join(found)})")
+    return rows

@@ -1,0 +1,55 @@
+"""Comma-separated tables: our own layout (GENERIC_COLUMNS) and third-party ones found by header names."""
+
+import csv
+
+from . import columns
+
+
+def _cells(text):
+    # One physical line is one row: keeps line numbers exact (no quoted newlines in measurement tables).
+    return [cell.strip() for cell in next(csv.reader([text]))]
+
+
+def read(ctx):
+    rows, header, found, fixed = [], None, None, None
+    for line, text in ctx.numbered():
+        if text.startswith("#"):
+            continue
+        cells = _cells(text)
+        if header is None:
+            header, found = cells, columns.resolve(ctx, line, cells)
+            fixed = _missing_columns(ctx, line, found)
+            continue
+        if len(cells) != len(header):
+            raise ctx.error(line, f"{len(cells)} cells, but the header has {len(header)} columns")
+        values = dict(fixed)
+        for field, (index, _) in found.items():
+            values[field] = cells[index]
+        rows.append(ctx.measurement(line, scale=found["time"][1],
+                                    stddev_scale=found.get("stddev", (None, None))[1], **values))
+    if header is None:
+        raise ctx.error(None, "no header line")
+    return rows
+
+
+def _missing_columns(ctx, line, found):
+    """Values for fields without a column: required ones fail here, at the header line."""
+    for field in ("msg_size", "time"):
+        if field not in found:
+            raise ctx.error(line, f"missing column for the {field} ({', '.join(columns.ALIASES[field])}); "
+                                  f"use --map {field}=COLUMN")
+    fixed = {}
+    if "collective" not in found:
+        fixed["collective"] = ctx.fallback_collective("the file has no collective column")
+    if "comm_size" not in found:
+        fixed["comm_size"] = ctx.fallback_comm_size(line, "the file has no communicator-size column")
+    if "algorithm" not in found:
+        # Without it every row would silently become one method; the file name may still name it.
+        algorithm = ctx.fallback_algorithm()
+        if algorithm is None:
+            raise ctx.error(line, "missing algorithm column (algorithm, alg, algo, method); use "
+                                  "--map algorithm=COLUMN or name the file like bcast_alg6.csv")
+        fixed["algorithm"] = algorithm
+    if "segsize" not in found:
+        fixed["segsize"] = ctx.fallback_segsize()
+    return fixed

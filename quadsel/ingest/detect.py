@@ -1,0 +1,31 @@
+"""Tell a measurement file's format from its content (never from its name)."""
+
+import re
+
+from ..errors import InputError
+from .common import read_lines
+
+# Markers may follow a preamble (IMB's banner, mpirun warnings), so the first one found decides.
+_MARKERS = (
+    ("skampi", re.compile(r'^#?\s*begin\s+result\s+"')),
+    ("osu", re.compile(r"^#\s*OSU MPI", re.IGNORECASE)),
+    ("imb", re.compile(r"^#\s*Benchmarking\s")),
+    ("detail", re.compile(r"^#N(?:nodes|ranks)\b", re.IGNORECASE)),
+)
+
+
+def detect_format(path, lines=None):
+    """"csv", "skampi", "osu", "imb", "detail" or "occ"; InputError when the content matches none."""
+    lines = read_lines(path) if lines is None else lines
+    content = [text.strip() for text in lines if text.strip()]
+    if content and content[0].upper().startswith("# OCC"):
+        return "occ"
+    for text in content:
+        for fmt, marker in _MARKERS:
+            if marker.match(text):
+                return fmt
+    first_row = next((text for text in content if not text.startswith("#")), None)
+    if first_row is not None and "," in first_row:
+        return "csv"
+    raise InputError(path, None, "cannot tell the format (not CSV, SKaMPI, OSU, IMB, detail.out or OCC); "
+                                 "give --input-format")
