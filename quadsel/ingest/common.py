@@ -88,8 +88,8 @@ class Context:
                 raise self.error(line, f"{what} {cell!r} is not a whole number")
             value = int(cell.split(".")[0])
         if value < minimum:
-            limit = "negative" if minimum == 0 else f"below {minimum}"
-            raise self.error(line, f"{what} {value} must not be {limit}")
+            rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+            raise self.error(line, f"{what} {value} {rule}")
         return value
 
     def real(self, line, what, text, positive):
