@@ -1,0 +1,185 @@
+"""The CLI end to end with real files: build → codegen → compiled C → query, report; and bad input."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from quadsel.cli import main
+from quadsel.decision_function import DecisionFunction
+
+COMM = [2, 3, 4, 6, 8]
+MSG = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
+ALGS = ["1", "3", "6"]
+
+
+def cube(seed=0):
+    """A cost cube with structure (linear wins small, binomial large) plus noise, so maps are non-trivial."""
+    rng = np.random.default_rng(seed)
+    P = np.array(COMM, float)[:, None]
+    m = np.array(MSG, float)[None, :]
+    costs = [2 + (P - 1) * (1 + m / 2000), 5 + np.log2(P) * (2 + m / 900), 3 + np.log2(P) * (1 + m / 1000)]
+    return np.stack(costs, axis=2) * rng.uniform(0.85, 1.15, size=(len(COMM), len(MSG), len(ALGS)))
+
+
+def write_generic(path, t):
+    lines = ["collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps"]
+    for ci, p in enumerate(COMM):
+        for mi, m in enumerate(MSG):
+            for k, a in enumerate(ALGS):
+                lines.append(f"bcast,{a},0,{p},{m},{t[ci, mi, k]:.4f},0.1,10")
+            lines.append(f"bcast,default,0,{p},{m},{t[ci, mi].max():.4f},0.1,10")
+    path.write_text("\n".join(lines) + "\n")
+    return [str(path)]
+
+
+def write_skampi(folder, t):
+    out = ["# SKaMPI Version 5.0.4 rev. 355", ""]
+    for k, a in enumerate(ALGS):
+        out.append(f'# begin result "MPI_Bcast-alg{a}-procs-length"')
+        for ci, p in enumerate(COMM):
+            for mi, m in enumerate(MSG):
+                out.append(f"procs= {p} {m} {t[ci, mi, k]:.4f} 0.1 32")
+        out.append(f'# end result "MPI_Bcast-alg{a}-procs-length"')
+    path = folder / "bcast.sko"
+    path.write_text("\n".join(out) + "\n")
+    return [str(path)]
+
+
+def write_osu(folder, t):
+    paths = []
+    for k, a in enumerate(ALGS):
+        for ci, p in enumerate(COMM):
+            path = folder / f"osu_bcast_np{p}_alg{a}.txt"
+            rows = "".join(f"{m:<10d}{t[ci, mi, k]:>20.4f}\n" for mi, m in enumerate(MSG))
+            path.write_text("# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n" + rows)
+            paths.append(str(path))
+    return paths
+
+
+def write_imb(folder, t):
+    paths = []
+    for k, a in enumerate(ALGS):
+        out = ["#    Intel(R) MPI Benchmarks 2021.7, MPI-1 part", ""]
+        for ci, p in enumerate(COMM):
+            out += ["#----------------------------------------------------------------",
+                    "# Benchmarking Bcast", f"# #processes = {p}",
+                    "#----------------------------------------------------------------",
+                    "       #bytes #repetitions  t_min[usec]  t_max[usec]  t_avg[usec]"]
+            out += [f"{m:>13d} {1000:>12d} {t[ci, mi, k] * 0.9:>12.2f} {t[ci, mi, k] * 1.1:>12.2f} {t[ci, mi, k]:>12.4f}"
+                    for mi, m in enumerate(MSG)]
+            out.append("")
+        path = folder / f"imb_bcast_alg{a}.txt"
+        path.write_text("\n".join(out) + "\n")
+        paths.append(str(path))
+    return paths
+
+
+WRITERS = {"csv": lambda f, t: write_generic(f / "bcast.csv", t), "skampi": write_skampi, "osu": write_osu,
+           "imb": write_imb}
+
+
+def run(args, ok=True):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_exact_tree_c_returns_the_best_measured_algorithm_everywhere(fmt, tmp_path, compile_decision):
+    t = cube()
+    files = WRITERS[fmt](tmp_path, t)
+    tree = tmp_path / "bcast.qt.json"
+    run(["build", *files, "-o", tree])
+    source = tmp_path / "bcast.c"
+    run(["codegen", tree, "-o", source])
+    ask = compile_decision(source.read_text(), "quadsel_bcast_decision")
+    queries = [(p, m) for p in COMM for m in MSG]
+    answers = ask(queries)
+    for (ci, mi), (alg, seg) in zip(np.ndindex(len(COMM), len(MSG)), answers):
+        assert str(alg) == ALGS[int(np.argmin(t[ci, mi]))] and seg == 0
+    for (p, m), (alg, _) in zip(queries, answers):   # and the CLI query agrees
+        assert run(["query", tree, "--comm", p, "--msg", m]).output.split() == [str(alg), "0"]
+
+
+def test_build_with_constraints_and_query_json(tmp_path):
+    files = write_generic(tmp_path / "b.csv", cube(1))
+    tree = tmp_path / "t.json"
+    result = run(["build", *files, "--max-depth", "1", "--pad", "edge", "-o", tree])
+    assert "4 leaves, 5 nodes" in result.output
+    fn = DecisionFunction.load(tree)
+    assert (fn.max_depth, fn.pad_mode, fn.tree.n_leaves) == (1, "edge", 4)
+    answer = json.loads(run(["query", tree, "--comm", "5", "--msg", "1K", "--json"]).output)
+    method = fn.query(5, 1024)
+    assert answer == {"collective": "bcast", "comm_size": 5, "msg_size": 1024, "algorithm": method.algorithm,
+                      "segsize": method.segsize}
+    run(["build", *files, "--threshold", "0.6", "-o", tmp_path / "t2.json"])
+    assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
+
+
+def test_build_default_output_name_and_stdout(tmp_path, monkeypatch):
+    files = write_generic(tmp_path / "b.csv", cube(2))
+    monkeypatch.chdir(tmp_path)
+    run(["build", *files])
+    assert (tmp_path / "bcast.qt.json").exists()
+    result = run(["build", *files, "-o", "-"])
+    assert json.loads(result.stdout)["format"] == "quadsel-quadtree"
+
+
+@pytest.mark.parametrize("out_format", ["md", "csv", "json"])
+def test_report_formats(tmp_path, out_format):
+    files = write_generic(tmp_path / "b.csv", cube(3))
+    result = run(["report", *files, "--format", out_format, "--thresholds", "0.5,0.9"])
+    if out_format == "json":
+        rows = json.loads(result.output)["rows"]
+        names = [r["constraint"] for r in rows]
+        assert names[:5] == ["max_depth=1", "max_depth=2", "max_depth=3", "max_depth=4", "exact"]
+        assert "default" in names and rows[names.index("exact")]["penalty_max"] == 0
+    elif out_format == "csv":
+        assert result.output.startswith("constraint,depth_min,depth_max,depth_mean,penalty_min")
+    else:
+        assert "| exact |" in result.output and "| default |" in result.output
+
+
+def test_help_and_version():
+    assert "build" in run(["--help"]).output
+    for command in ("build", "codegen", "report", "query"):
+        assert "Usage" in run([command, "--help"]).output
+    assert run(["--version"]).output.startswith("quadsel, version")
+
+
+BAD_CALLS = [
+    (["build", "missing.csv"], "missing.csv"),
+    (["report", "BAD", "--thresholds", "x"], "--thresholds"),
+    (["build", "BAD", "--map", "nofield"], "--map"),
+    (["query", "TREE", "--comm", "4", "--msg", "12Q"], "--msg"),
+    (["codegen", "TREE", "--name", "not-an-identifier"], "--name"),
+    (["codegen", "BAD"], "bad.csv"),
+]
+
+
+@pytest.mark.parametrize("args, needle", BAD_CALLS)
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("procs,size,algorithm,latency\n2,8,1,-3\n")
+    good = write_generic(tmp_path / "g.csv", cube(4))
+    tree = tmp_path / "t.json"
+    run(["build", *good, "-o", tree])
+    out = tmp_path / "out.file"
+    args = [{"BAD": bad, "TREE": tree}.get(a, a) for a in args] + (["-o", out] if args[0] != "query" else [])
+    result = run(args, ok=False)
+    assert result.exit_code == 2, result.output
+    assert needle in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".out.file")]   # no temp file left
+
+
+def test_negative_time_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("procs,size,algorithm,latency\n2,8,1,1.5\n2,16,1,-3\n")
+    result = run(["build", bad, "-c", "bcast", "-o", tmp_path / "t.json"], ok=False)
+    assert result.exit_code == 2 and "bad.csv:3:" in result.output

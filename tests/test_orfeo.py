@@ -1,0 +1,60 @@
+"""Done-when of the core pipeline on real third-party data (ORFEO EPYC, Open MPI 4.1.6, OSU); skips without ../shared."""
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from quadsel.cli import main
+
+FILES = {
+    "bcast": ["bcast_algo1.csv", "bcast_algo2_all.csv", "bcast_algo3.csv", "bcast_algo6.csv", "bcast_default.csv"],
+    "reduce": ["reduce_algo1.csv", "reduce_algo4_all.csv", "reduce_algo5.csv", "reduce_algo7.csv", "reduce_default.csv"],
+}
+
+
+def times_by_point(paths):
+    """Independent reading of the raw CSVs: {(processes, size): {algorithm id: latency}} of forced algorithms."""
+    times = {}
+    for path in paths:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                if row["Algorithm"].strip().lower() != "default":
+                    key = (int(row["Processes"]), int(row["Size"]))
+                    times.setdefault(key, {})[int(row["Algorithm"])] = float(row["Latency(us)"])
+    return times
+
+
+@pytest.mark.parametrize("collective", sorted(FILES))
+def test_exact_tree_c_returns_the_best_measured_algorithm_at_all_160_points(collective, orfeo, tmp_path, compile_decision):
+    paths = [str(orfeo / name) for name in FILES[collective]]
+    runner = CliRunner()
+    tree = tmp_path / "t.qt.json"
+    assert runner.invoke(main, ["build", *paths, "-o", str(tree)]).exit_code == 0
+    source = tmp_path / "d.c"
+    assert runner.invoke(main, ["codegen", str(tree), "-o", str(source)]).exit_code == 0
+    times = times_by_point(paths)
+    assert len(times) == 160
+    points = sorted(times)
+    answers = compile_decision(source.read_text(), f"quadsel_{collective}_decision")(points)
+    for point, (alg, seg) in zip(points, answers):
+        # the answer's own measured time is the minimum (equal times at 2-decimal precision are ties)
+        assert seg == 0 and times[point][alg] == min(times[point].values()), (point, alg, times[point])
+
+
+@pytest.mark.parametrize("collective", sorted(FILES))
+def test_report_exact_row_is_zero_and_depth_rows_are_quadtrees(collective, orfeo):
+    paths = [str(orfeo / name) for name in FILES[collective]]
+    result = CliRunner().invoke(main, ["report", *paths, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["constraint"]: r for r in json.loads(result.output)["rows"] if r.get("holdout") in (None, "")
+            and r.get("method", "quadtree") in ("quadtree", "default")}
+    assert rows["exact"]["penalty_max"] == 0 and rows["exact"]["penalty_mean"] == 0
+    assert rows["exact"]["points"] == 160
+    for depth in range(1, 6):
+        row = rows[f"max_depth={depth}"]
+        internal = row["nodes"] - row["leaves"]
+        assert row["nodes"] == 1 + 4 * internal and row["depth_max"] <= depth
+    assert rows["max_depth=1"]["leaves"] == 4
+    assert "default" in rows
