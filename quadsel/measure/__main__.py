@@ -1,0 +1,26 @@
+"""`python -m quadsel.measure ...`: the command the self-launcher runs under mpiexec."""
+
+import sys
+
+import click
+
+from ..errors import QuadselError
+from .cli import measure
+
+
+def main(argv=None):
+    try:
+        code = measure.main(args=argv, prog_name="quadsel measure", standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        return 1
+    except QuadselError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""`quadsel measure`: parse options, then either self-launch under mpiexec or run the sweep."""
+
+import os
+import shlex
+import sys
+
+import click
+
+from ..errors import QuadselError
+from . import launch, runner
+from .grid import parse_list
+from .libraries import COLLECTIVES, open_library
+from .timing import StoppingRule
+
+
+@click.command("measure")
+@click.option("-c", "--collective", type=click.Choice(COLLECTIVES), required=True, help="Collective to measure.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="CSV to append to (metadata goes to NAME.meta.json beside it).")
+@click.option("--algorithms", metavar="LIST", default=None,
+              help="Comma list of algorithms (Open MPI id or name, MPICH name, `default`). "
+                   "Default: every algorithm the library offers, plus `default`.")
+@click.option("--segments", metavar="LIST", default="0,1K,8K,64K", show_default=True,
+              help="Segment sizes in bytes for Open MPI algorithms that segment (others: 0 only).")
+@click.option("--comm-sizes", metavar="LIST", default=None,
+              help="Communicator sizes, e.g. `2-8` or `2,4,8`. Default: 2 to the job size.")
+@click.option("--msg-sizes", metavar="LIST", default="1-1M:pow2", show_default=True,
+              help="Message sizes in bytes: list, ranges, `A-B:pow2`, K/M suffixes.")
+@click.option("--np", "np_", type=click.IntRange(min=1), default=None,
+              help="Outside an MPI job: start `mpiexec -n NP` on this command yourself.")
+@click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
+@click.option("--precision", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
+              show_default=True, help="Stop when the CI half-width is below this fraction of the mean.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Confidence level of that interval.")
+@click.option("--min-reps", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Timed calls each method gets at a point in every round, at least.")
+@click.option("--max-reps", type=click.IntRange(min=2), default=200, show_default=True,
+              help="Timed calls of one method at one point, all rounds together, at most.")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+              help="Seconds of one method at one point, all rounds together, at most.")
+@click.option("--fence", type=click.FloatRange(min=0), default=3.0, show_default=True,
+              help="Drop samples slower than Q3 + FENCE*IQR before the statistics (0: keep all).")
+@click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Untimed calls of each method at each point before timing.")
+@click.option("--batch", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed calls per visit of a method before the next method's turn.")
+@click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Passes over the whole grid; samples of all rounds are pooled.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
+@click.option("--datatype", type=click.Choice(["auto"] + list(runner.DATATYPES)), default="auto",
+              show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")
+@click.option("--resume/--no-resume", default=True, show_default=True,
+              help="Keep the rows already in OUTPUT and measure only the missing points.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
+def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision, confidence,
+            min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, resume, quiet, env_method):
+    """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
+
+    Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
+    names forced through MPIR_CVAR_*) and the library's default are timed at every communicator size
+    and message size of the grid, SKaMPI style: warm-up, barrier before each call, time = max over
+    ranks, repeated until the 95 % confidence interval is within --precision of the mean (or a
+    budget is spent), methods visited in shuffled order, the grid repeated --rounds times.
+
+    Run it under your launcher (sub-communicators of the first n ranks give every smaller size):
+
+    \b
+        mpiexec -n 8 quadsel measure -c bcast --comm-sizes 2-8 -o bcast.csv
+
+    or let it start mpiexec itself (adds --oversubscribe and the run-as-root variables if needed):
+
+    \b
+        quadsel measure --np 8 -c bcast -o bcast.csv
+
+    Rows are appended and flushed one by one; rerunning the same command after an interruption
+    measures only the missing points.
+    """
+    ctx = click.get_current_context()
+    spec = runner.Spec(
+        collective=collective, output=output,
+        comm_sizes=parse_list(comm_sizes, "communicator size") if comm_sizes else None,
+        msg_sizes=parse_list(msg_sizes, "message size"),
+        segments=parse_list(segments, "segment size"),
+        algorithms=[a.strip() for a in algorithms.split(",") if a.strip()] if algorithms else None,
+        datatype=datatype,
+        rule=_rule(precision, confidence, min_reps, max_reps, max_time, fence),
+        warmup=warmup, batch=batch, rounds=rounds, seed=seed, resume=resume, progress=not quiet,
+        env_method=_env_method(env_method),
+        command=os.environ.get("QUADSEL_MEASURE_COMMAND") or _command_line(),
+    )
+    if np_ is not None and not launch.inside_mpi_job():
+        code = _self_launch(ctx, spec, np_, mpiexec)
+        if code:
+            sys.exit(code)
+        return
+    if np_ is not None:
+        _check_job_size(np_)
+    runner.run(_with_default_sizes(spec))
+
+
+def _command_line():
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(os.path.join("quadsel", "measure", "__main__.py")):
+        argv[0:1] = ["python", "-m", "quadsel.measure"]
+    elif argv:
+        argv[0] = os.path.basename(argv[0])
+    return shlex.join(argv)
+
+
+def _rule(precision, confidence, min_reps, max_reps, max_time, fence):
+    try:
+        return StoppingRule(precision, confidence, min_reps, max_reps, max_time, fence)
+    except ValueError as exc:
+        raise click.UsageError(str(exc))
+
+
+def _env_method(text):
+    if not text:
+        return None
+    label, _, seg = text.rpartition(":")
+    return (label, int(seg))
+
+
+def _check_job_size(np_):
+    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0)
+    if size and size != np_:
+        raise QuadselError(f"--np {np_} but this MPI job has {size} ranks; drop --np under a launcher")
+
+
+def _with_default_sizes(spec):
+    if spec.comm_sizes is None:
+        size = runner._import_mpi().COMM_WORLD.Get_size()
+        if size < 2:
+            raise QuadselError("this job has 1 rank: launch under mpiexec -n N or pass --np N")
+        spec.comm_sizes = list(range(2, size + 1))
+    return spec
+
+
+def _child_args(ctx, skip=()):
+    """The options of this invocation as a command line again (for the launched copies)."""
+    args = []
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name in skip:
+            continue
+        value = ctx.params.get(param.name)
+        if param.is_flag and param.secondary_opts:
+            args.append(param.opts[0] if value else param.secondary_opts[0])
+        elif param.is_flag:
+            if value:
+                args.append(param.opts[-1])
+        elif value is not None:
+            args += [param.opts[-1], str(value)]
+    return args
+
+
+def _self_launch(ctx, spec, np_, mpiexec):
+    if spec.comm_sizes is None:
+        if np_ < 2:
+            raise QuadselError("--np must be at least 2 to measure a collective")
+        spec.comm_sizes = list(range(2, np_ + 1))
+    runner.check_spec(spec, np_)
+    library = open_library(launch.library_without_init())
+    labels = library.resolve(spec.collective, spec.algorithms)   # unknown algorithms fail here, before mpiexec
+    exe = launch.find_mpiexec(mpiexec)
+    flavor = launch.mpiexec_flavor(exe)
+    extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
+    args = _child_args(ctx, skip=("mpiexec", "comm_sizes")) + ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
+    env = launch.launch_env(flavor, extra, spec.command)
+    code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
+    if code != runner.EXIT_NO_MPIT:
+        return code
+    # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
+    sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
+    for label, seg in library.methods(spec.collective, labels, spec.segments):
+        method_env = launch.launch_env(flavor, dict(extra, **library.env_for(spec.collective, label, seg)),
+                                       spec.command)
+        method_args = args + ["--env-method", f"{label}:{seg}"]
+        code = launch.run(launch.launch_command(exe, flavor, np_, method_args), method_env)
+        if code:
+            return code
+    return 0

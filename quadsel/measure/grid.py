@@ -1,0 +1,68 @@
+"""The measurement grid: parse size lists such as `2-8`, `0,1K,8K,64K` and `1-1M:pow2`."""
+
+import re
+
+from ..errors import QuadselError
+
+# Binary multiples, as MPI benchmarks use them: 1K = 1024 bytes.
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
+# A long plain range is almost always a forgotten `:pow2`; refuse it rather than run for a week.
+MAX_POINTS_PER_ITEM = 4096
+
+
+def parse_size(text, what="size"):
+    """`64K` -> 65536; plain integers, K/M/G suffixes (binary), optional `B`/`iB`."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise QuadselError(f"bad {what} {text!r}: expected an integer with an optional K/M/G suffix")
+    return int(match.group(1)) * _SUFFIX[match.group(2).upper()]
+
+
+def parse_list(spec, what="size"):
+    """A sorted list of distinct integers from `A,B,C`, `A-B` (every integer), `A-B:pow2`, `A-B:STEP`."""
+    values = set()
+    for item in str(spec).split(","):
+        item = item.strip()
+        if not item:
+            raise QuadselError(f"bad {what} list {spec!r}: empty item")
+        values.update(_parse_item(item, what))
+    return sorted(values)
+
+
+def _parse_item(item, what):
+    body, _, step = item.partition(":")
+    if "-" not in body:
+        if step:
+            raise QuadselError(f"bad {what} {item!r}: ':{step}' needs a range A-B")
+        return [parse_size(body, what)]
+    low_text, _, high_text = body.partition("-")
+    low, high = parse_size(low_text, what), parse_size(high_text, what)
+    if low > high:
+        raise QuadselError(f"bad {what} range {item!r}: {low} > {high}")
+    if step.strip().lower() == "pow2":
+        out = [0] if low == 0 else []
+        power = 1
+        while power <= high:
+            if power >= low:
+                out.append(power)
+            power *= 2
+        if not out:
+            raise QuadselError(f"bad {what} range {item!r}: no power of two in it")
+        return out
+    stride = parse_size(step, what) if step else 1
+    if stride <= 0:
+        raise QuadselError(f"bad {what} range {item!r}: step must be positive")
+    count = (high - low) // stride + 1
+    if count > MAX_POINTS_PER_ITEM:
+        raise QuadselError(f"{what} range {item!r} has {count} values; did you mean {body}:pow2?")
+    return list(range(low, high + 1, stride))
+
+
+def format_size(n):
+    """65536 -> '64K' (for progress lines and messages)."""
+    for suffix in ("G", "M", "K"):
+        unit = _SUFFIX[suffix]
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)

@@ -1,0 +1,313 @@
+"""The sweep inside an MPI job: one launch measures every communicator size <= the job size on
+sub-communicators of the first n ranks (idle ranks sleep), every message size and every method.
+"""
+
+import json
+import os
+import platform
+import random
+import socket
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from .. import __version__
+from ..errors import QuadselError
+from ..ingest.table import DEFAULT_ALGORITHM
+from . import output
+from .libraries import COLLECTIVES, open_library
+from .mpit import MPIT, MPITError
+from .progress import Progress
+from .timing import Method, StoppingRule, time_methods
+
+EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
+
+# name -> (mpi4py datatype attribute, bytes); `auto` is resolved in `choose_datatype`
+DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
+             "float": ("FLOAT", 4), "double": ("DOUBLE", 8)}
+
+
+@dataclass
+class Spec:
+    """Everything a run needs; built from the command line (same on every rank)."""
+    collective: str
+    output: str
+    comm_sizes: List[int]
+    msg_sizes: List[int]
+    segments: List[int] = field(default_factory=lambda: [0])
+    algorithms: Optional[List[str]] = None   # None = all the library offers, plus `default`
+    datatype: str = "auto"
+    rule: StoppingRule = field(default_factory=StoppingRule)
+    warmup: int = 2
+    batch: int = 5
+    rounds: int = 2
+    seed: int = 0
+    resume: bool = True
+    progress: bool = True
+    env_method: Optional[Tuple[str, int]] = None   # forced by this launch's environment (no MPI_T)
+    command: str = ""
+
+
+def choose_datatype(spec):
+    """(name, bytes): bytes for bcast; for reductions float unless a size is not a multiple of 4."""
+    name = spec.datatype
+    if name == "auto":
+        if spec.collective == "bcast":
+            name = "byte"
+        else:
+            name = "float" if all(m % 4 == 0 for m in spec.msg_sizes) else "uint8"
+    if name not in DATATYPES:
+        raise QuadselError(f"unknown datatype {name!r} (known: auto, {', '.join(DATATYPES)})")
+    if name == "byte" and spec.collective != "bcast":
+        raise QuadselError(f"{spec.collective} cannot sum MPI_BYTE; use --datatype uint8, float, ...")
+    size = DATATYPES[name][1]
+    for m in spec.msg_sizes:
+        if m % size:
+            raise QuadselError(f"message size {m} is not a multiple of the {name} size ({size} bytes)")
+    return name, size
+
+
+def check_spec(spec, job_size=None):
+    """Argument errors that need no MPI (and the job size when known); raises QuadselError."""
+    if spec.collective not in COLLECTIVES:
+        raise QuadselError(f"unknown collective {spec.collective!r} (known: {', '.join(COLLECTIVES)})")
+    if not spec.comm_sizes or not spec.msg_sizes:
+        raise QuadselError("empty --comm-sizes or --msg-sizes")
+    if min(spec.comm_sizes) < 1:
+        raise QuadselError("communicator sizes must be >= 1")
+    if spec.collective != "bcast" and 0 in spec.msg_sizes:
+        raise QuadselError(f"message size 0: {spec.collective} needs data (start at 1 or more)")
+    if job_size is not None and max(spec.comm_sizes) > job_size:
+        raise QuadselError(f"communicator size {max(spec.comm_sizes)} is larger than the job "
+                           f"({job_size} rank{'s' if job_size != 1 else ''}): launch more ranks or use --np")
+    if spec.rounds < 1 or spec.warmup < 0 or spec.batch < 1:
+        raise QuadselError("--rounds and --batch must be >= 1, --warmup >= 0")
+    choose_datatype(spec)
+
+
+def _import_mpi():
+    import mpi4py
+    if "mpi4py.MPI" not in sys.modules:
+        mpi4py.rc.thread_level = "single"   # no thread-safety locks inside the timed calls
+    from mpi4py import MPI
+    return MPI
+
+
+class _Fail(Exception):
+    pass
+
+
+def run(spec):
+    """Measure the grid of `spec`; every rank of MPI_COMM_WORLD calls this."""
+    MPI = _import_mpi()
+    world = MPI.COMM_WORLD
+    rank, size = world.Get_rank(), world.Get_size()
+
+    def fail(message, code=2):
+        # one line from rank 0; the other ranks leave quietly with the same status
+        if rank == 0:
+            if code == 2:
+                raise QuadselError(message)
+            sys.stderr.write(f"quadsel measure: {message}\n")
+        raise SystemExit(code)
+
+    try:
+        check_spec(spec, size)
+    except QuadselError as exc:
+        fail(str(exc))
+
+    version_string = MPI.Get_library_version()
+    mpit = None
+    if spec.env_method is None:
+        try:
+            mpit = MPIT()
+        except MPITError as exc:
+            fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
+                 "environment, one launch per method", EXIT_NO_MPIT)
+    library = open_library(version_string, mpit)
+    try:
+        labels = library.resolve(spec.collective, spec.algorithms)
+        methods = library.methods(spec.collective, labels, spec.segments)
+        if spec.env_method is not None:
+            methods = [spec.env_method]
+        library.prepare(spec.collective)
+    except QuadselError as exc:
+        fail(str(exc))
+    dtype_name, dtype_size = choose_datatype(spec)
+
+    keys = [(spec.collective, label, seg, n, m)
+            for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods]
+
+    # Rank 0 owns the files; everyone gets the same picture of what is done.
+    state = None
+    results = journal = None
+    meta = None
+    if rank == 0:
+        try:
+            meta = _start_meta(spec, library, methods, labels, dtype_name, len(keys), size)
+            results = output.ResultFile(spec.output, spec.resume)
+            journal = output.Journal(output.journal_path(spec.output), spec.resume)
+            state = (results.done, journal.rounds, None)
+        except QuadselError as exc:
+            state = (None, None, str(exc))
+        except OSError as exc:
+            state = (None, None, f"cannot write {spec.output}: {exc.strerror}")
+    done, rounds_done, error = world.bcast(state, root=0)
+    if error:
+        fail(error)
+    if journal is None:
+        journal = output.Journal(output.journal_path(spec.output), resume=False)
+        journal.rounds = rounds_done
+        journal.record = _memory_record(journal)
+
+    hosts = world.allgather(MPI.Get_processor_name() or socket.gethostname())
+    if rank == 0:
+        meta["hostnames"] = sorted(set(hosts))
+        meta["ranks_per_node"] = dict(Counter(hosts))
+        meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
+        output.write_meta(spec.output, meta)
+
+    todo_count = sum(1 for r in range(1, spec.rounds + 1) for k in keys
+                     if k not in done and not journal.has(k, r))
+    progress = Progress(todo_count, f"measure {spec.collective}", enabled=(rank == 0 and spec.progress))
+    count = max(m for m in spec.msg_sizes) // dtype_size
+    send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
+    recv = np.zeros_like(send)
+    datatype = getattr(MPI, DATATYPES[dtype_name][0])
+
+    for round_ in range(1, spec.rounds + 1):
+        for n in spec.comm_sizes:
+            pending = [k for k in keys if k[3] == n and k not in done and not journal.has(k, round_)]
+            if not pending:
+                continue
+            _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results,
+                               progress, send, recv, datatype, dtype_size)
+    progress.close()
+    world.Barrier()
+    if rank == 0:
+        complete = all(k in results.done for k in keys)
+        results.close()
+        journal.close(remove=complete)
+        meta["runs"][-1].update(finished=_now(), complete=complete)
+        meta["complete"] = complete
+        output.write_meta(spec.output, meta)
+    if mpit is not None:
+        mpit.close()
+
+
+def _memory_record(journal):
+    def record(key, round_, samples, wall):
+        journal.rounds.setdefault(key, {})[round_] = (list(samples), wall)
+    return record
+
+
+def _call_for(MPI, collective, send, recv, count, datatype):
+    if collective == "bcast":
+        spec = [send, count, datatype]
+        return lambda comm: comm.Bcast(spec, root=0)
+    sspec, rspec = [send, count, datatype], [recv, count, datatype]
+    if collective == "reduce":
+        return lambda comm: comm.Reduce(sspec, rspec, op=MPI.SUM, root=0)
+    return lambda comm: comm.Allreduce(sspec, rspec, op=MPI.SUM)
+
+
+def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results, progress,
+                       send, recv, datatype, dtype_size):
+    rank = world.Get_rank()
+    member = rank < n
+    base = world.Split(0 if member else MPI.UNDEFINED, rank)
+    if member:
+        wanted = [meth for meth in methods if any((k[1], k[2]) == meth for k in pending)]
+        comms = {}
+        for label, seg in wanted:
+            library.activate(spec.collective, label, seg)   # Open MPI binds it at creation:
+            comms[(label, seg)] = base.Dup()                # hence a new communicator per method
+        if library.carries_forcing:
+            library.activate(spec.collective, DEFAULT_ALGORITHM, 0)
+        todo = set(pending)
+        for m in spec.msg_sizes:
+            at_point = [meth for meth in wanted if (spec.collective, meth[0], meth[1], n, m) in todo]
+            if not at_point:
+                continue
+            prior, prior_time = {}, {}
+            for meth in at_point:
+                earlier = journal.prior((spec.collective, meth[0], meth[1], n, m), round_)
+                prior[meth], prior_time[meth] = earlier if earlier else ([], 0.0)
+            contenders = [Method(meth, comms[meth], None if library.carries_forcing else
+                                 (lambda meth=meth: library.activate(spec.collective, meth[0], meth[1])))
+                          for meth in at_point]
+            rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}")
+            call = _call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype)
+            samples, spent = time_methods(contenders, call, spec.rule, rng, warmup=spec.warmup, batch=spec.batch,
+                                          prior=prior, prior_time=prior_time, share=round_ / spec.rounds)
+            for meth in at_point:
+                key = (spec.collective, meth[0], meth[1], n, m)
+                if round_ < spec.rounds:
+                    journal.record(key, round_, samples[meth][len(prior[meth]):], spent[meth])
+                elif rank == 0:
+                    results.append(key, *spec.rule.summarize(samples[meth]))
+            progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]")
+        for comm in comms.values():
+            comm.Free()
+        base.Free()
+        if library.carries_forcing is False:
+            library.activate(spec.collective, DEFAULT_ALGORITHM, 0)
+    # Idle ranks (and members when done) wait without spinning: on an oversubscribed node a
+    # busy-polling idle rank would steal the CPU from the ranks being measured.
+    request = world.Ibarrier()
+    while not request.Test():
+        time.sleep(0.002)
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
+    from mpi4py import MPI
+    import mpi4py
+    old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
+    if old and old.get("library") != library.name:
+        raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is {library.name}; "
+                           "use another --output or --no-resume")
+    offered = library.algorithms(spec.collective)
+    meta = {
+        "quadsel_version": __version__,
+        "collective": spec.collective,
+        "library": library.name,
+        "library_version": MPI.Get_library_version().replace("\0", "").strip(),
+        "mpi_standard": "%d.%d" % MPI.Get_version(),
+        "mpi4py_version": mpi4py.__version__,
+        "forcing": library.forcing,
+        "libmpi": getattr(library.mpit, "path", None),
+        "job_size": job_size,
+        "command": spec.command,
+        "grid": {
+            "algorithms": {label: offered.get(label, "library default") for label in labels},
+            "methods": [f"{label}:{seg}" for label, seg in methods],
+            "segments": spec.segments,
+            "comm_sizes": spec.comm_sizes,
+            "msg_sizes": spec.msg_sizes,
+            "datatype": dtype_name,
+            "points": npoints,
+        },
+        "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
+                            seed=spec.seed, timer="MPI_Wtime", barrier_before_each_call=True,
+                            time_of_call="max over ranks"),
+        "environment": {k: v for k, v in sorted(os.environ.items())
+                        if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
+        "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                    "cpus": os.cpu_count()},
+        "runs": (old or {}).get("runs", []) + [{"command": spec.command,
+                                               "started": _now(), "finished": None, "complete": False}],
+        "complete": False,
+    }
+    return meta
+
+
+def spec_summary(spec):
+    return json.dumps(asdict(spec), default=str)

@@ -1,0 +1,148 @@
+"""The SKaMPI-style timing loop: warm-up, a barrier before every timed call, time = max over ranks,
+repeat until the 95 % confidence interval of the mean is within a relative precision (model-based
+paper §6: 95 % CI, precision 0.025), or a repetition / time budget is spent.
+
+`time_methods` times several methods at one point *interleaved*: each pass visits the still-active
+methods in a shuffled order for a short batch, so a slow drift of the machine hits all methods alike.
+It is the reusable core (`quadsel measure` now, `quadsel verify` later).
+"""
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    precision: float = 0.025    # half-width of the CI / mean
+    confidence: float = 0.95
+    min_reps: int = 5           # samples every visit of a point must add (per round)
+    max_reps: int = 200         # total samples of one method at one point, all rounds together
+    max_time: float = 2.0       # seconds of wall time for one method at one point, all rounds together
+    fence: float = 3.0          # drop samples above Q3 + fence*IQR (0: keep all); see `valid`
+
+    def __post_init__(self):
+        if not 0 < self.precision < 1:
+            raise ValueError("precision must be in (0, 1)")
+        if not 0 < self.confidence < 1:
+            raise ValueError("confidence must be in (0, 1)")
+        if self.min_reps < 2 or self.max_reps < self.min_reps:
+            raise ValueError("need 2 <= min_reps <= max_reps")
+        if self.max_time <= 0:
+            raise ValueError("max_time must be positive")
+        if self.fence < 0:
+            raise ValueError("fence must be >= 0")
+
+    def valid(self, samples):
+        """The samples kept for statistics: all but far-out slow outliers (Tukey's fence Q3 + 3 IQR).
+
+        A rank descheduled for a few ms (more ranks than cores, daemons) adds one huge sample that would
+        dominate the mean; timing noise only ever adds time, so only the upper side is fenced.
+        SKaMPI likewise reports the number of *valid* repetitions.
+        """
+        data = np.asarray(samples, dtype=float)
+        if self.fence == 0 or len(data) < 4:
+            return data
+        q1, q3 = np.percentile(data, [25, 75])
+        return data[data <= q3 + self.fence * (q3 - q1)]
+
+    def half_width(self, samples):
+        """Half-width of the Student-t confidence interval of the mean (inf below 2 samples)."""
+        samples = self.valid(samples)
+        n = len(samples)
+        if n < 2:
+            return math.inf
+        sd = float(np.std(samples, ddof=1))
+        return float(stats.t.ppf(0.5 + self.confidence / 2, n - 1)) * sd / math.sqrt(n)
+
+    def precise(self, samples):
+        """True when the CI of the mean is within `precision` of the mean."""
+        kept = self.valid(samples)
+        if len(kept) < 2:
+            return False
+        return self.half_width(kept) <= self.precision * float(np.mean(kept))
+
+    def summarize(self, samples):
+        """(mean, sample stddev, number of valid samples) of per-call times."""
+        return summarize(self.valid(samples))
+
+
+def summarize(samples):
+    """(mean, sample stddev, n) of per-call times."""
+    n = len(samples)
+    mean = float(np.mean(samples))
+    sd = float(np.std(samples, ddof=1)) if n > 1 else 0.0
+    return mean, sd, n
+
+
+@dataclass
+class Method:
+    """One contender at a point: its name, the communicator it runs on, and what to do before its calls."""
+    name: object
+    comm: object                              # an mpi4py communicator (all ranks of it take part)
+    activate: Optional[Callable[[], None]] = None   # e.g. MPICH: write the algorithm cvar
+
+
+def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None):
+    """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
+
+    Every rank of the methods' communicators must call this with the same arguments (same `rng`
+    state): the order of visits and every stopping decision are derived from data all ranks share
+    (per-call maxima, all-reduced), so all ranks run the same sequence of collectives.
+    `rng` is a random.Random seeded alike on all ranks. `prior` / `prior_time` hold samples and wall
+    seconds from earlier rounds ({name: [µs]}, {name: s}); `share` (0..1] is how much of the
+    max_reps/max_time budget may be used so far, so that a round does not spend the next rounds' share.
+    Returns ({name: all samples in µs, prior ones first}, {name: wall seconds spent in this call}).
+    """
+    from mpi4py import MPI
+
+    clock = clock or MPI.Wtime
+    prior = prior or {}
+    samples = {m.name: list(prior.get(m.name, [])) for m in methods}
+    spent = {m.name: 0.0 for m in methods}     # wall seconds in this call, all-reduced (max)
+    added = {m.name: 0 for m in methods}
+    rep_cap = max(rule.min_reps, math.ceil(rule.max_reps * share))
+    time_cap = rule.max_time * share
+    used_before = {m.name: float((prior_time or {}).get(m.name, 0.0)) for m in methods}
+
+    for m in methods:   # warm-up: connections, buffers, caches, the algorithm's own setup
+        if m.activate:
+            m.activate()
+        for _ in range(warmup):
+            call(m.comm)
+        m.comm.Barrier()
+
+    active = [m for m in methods]
+    while active:
+        order = list(active)
+        rng.shuffle(order)
+        for m in order:
+            if m.activate:
+                m.activate()
+            n = batch
+            local = np.zeros(n + 1)
+            start = time.perf_counter()
+            for i in range(n):
+                m.comm.Barrier()          # everyone starts together (SKaMPI/IMB "barrier before")
+                t0 = clock()
+                call(m.comm)
+                local[i] = clock() - t0
+            local[n] = time.perf_counter() - start
+            # time of a call = max over ranks; the wall time too, so all ranks agree on budgets
+            m.comm.Allreduce(MPI.IN_PLACE, local, op=MPI.MAX)
+            samples[m.name].extend((local[:n] * 1e6).tolist())
+            spent[m.name] += float(local[n])
+            added[m.name] += n
+        still = []
+        for m in active:
+            s = samples[m.name]
+            done = added[m.name] >= rule.min_reps and (
+                rule.precise(s) or len(s) >= rep_cap or spent[m.name] + used_before[m.name] >= time_cap)
+            if not done:
+                still.append(m)
+        active = still
+    return samples, spent
