@@ -183,3 +183,20 @@ def test_negative_time_names_file_and_line(tmp_path):
     bad.write_text("procs,size,algorithm,latency\n2,8,1,1.5\n2,16,1,-3\n")
     result = run(["build", bad, "-c", "bcast", "-o", tmp_path / "t.json"], ok=False)
     assert result.exit_code == 2 and "bad.csv:3:" in result.output
+
+
+def _bad_cases():
+    from test_ingest_errors import BAD, CASES
+    return [(BAD / name, options, line) for name, options, line, _ in CASES]
+
+
+@pytest.mark.parametrize("path, options, line", _bad_cases(), ids=lambda v: getattr(v, "name", None))
+def test_every_malformed_file_fails_build_with_file_and_line(tmp_path, path, options, line):
+    out = tmp_path / "t.qt.json"
+    extra = ["--collective", options["collective"]] if "collective" in options else []
+    result = run(["build", path, *extra, "-o", out], ok=False)
+    assert result.exit_code == 2
+    message = result.output.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+    assert (f"{path.name}:{line}:" if line else path.name) in message
+    assert not out.exists()
