@@ -91,8 +91,10 @@ def test_csv_without_collective_asks_for_it(tmp_path):
 
 
 def test_forced_format_that_does_not_fit_is_an_input_error():
-    with pytest.raises(InputError, match=r"negative_time.csv:1: data row before the OSU"):
+    with pytest.raises(InputError, match=r"negative_time.csv: no data rows \(read as osu\)"):
         read_measurements(BAD / "negative_time.csv", fmt="osu", comm_size=4)
+    with pytest.raises(InputError, match=r"sample.occ:1: expected the '#Nnodes"):
+        read_measurements(BAD.parent / "sample.occ", fmt="detail", collective="bcast")
 
 
 @pytest.mark.parametrize("options,words", [

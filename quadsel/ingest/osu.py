@@ -24,9 +24,12 @@ def title_collective(title):
 
 
 def read(ctx):
-    rows, collective, found, width = [], None, None, 0
+    rows, collective, found, width, started = [], None, None, 0, False
     for line, text in ctx.numbered():
         title = TITLE.match(text)
+        if not (started or title or HEADER.match(text)):
+            continue  # launcher noise (mpirun warnings) before the benchmark's own output
+        started = True
         if title:
             collective = title_collective(title.group(1))
             if collective is None:
