@@ -50,6 +50,13 @@ def test_third_party_headers_aliases_units_and_collective_from_file_name():
     assert [m.stddev for m in rows] == pytest.approx([0.2, 0.1, 1.1])
 
 
+def test_stddev_without_a_unit_is_in_the_time_unit(tmp_path):
+    path = tmp_path / "bcast_seconds.csv"
+    path.write_text("procs,bytes,alg,time(s),std\n2,8,1,0.000002,0.0000005\n")
+    [row] = read_measurements(path)
+    assert (row.time, row.stddev) == pytest.approx((2.0, 0.5))
+
+
 def test_column_map_names_unrecognised_columns():
     mapping = {"comm_size": "ranks_used", "msg_size": "payload", "algorithm": "impl", "time": "mean_time"}
     rows = read_measurements(DATA / "mapped.csv", collective="reduce", column_map=mapping)

@@ -39,7 +39,7 @@ def split_unit(name):
 
 
 def resolve(ctx, line, names):
-    """Map header `names` to {field: (index, time scale)}; `ctx.column_map` (--map) wins over aliases."""
+    """Map header `names` to {field: (index, µs per unit or None)}; `ctx.column_map` (--map) wins over aliases."""
     wanted = {}
     for field, column in ctx.column_map.items():
         if field not in FIELDS:
@@ -68,11 +68,11 @@ def resolve(ctx, line, names):
 
 def _scale(ctx, line, field, name, unit):
     if not unit:
-        return 1.0
+        return None
     if field in ("time", "stddev"):
         if unit not in TIME_UNITS:
             raise ctx.error(line, f"unknown time unit {unit!r} in column {name.strip()!r}")
         return TIME_UNITS[unit]
     if field in ("msg_size", "segsize") and unit not in SIZE_UNITS:
         raise ctx.error(line, f"column {name.strip()!r}: sizes must be in bytes, not {unit!r}")
-    return 1.0
+    return None

@@ -107,8 +107,11 @@ class Context:
         return value
 
     def measurement(self, line, *, collective, algorithm, comm_size, msg_size, time,
-                    segsize=0, stddev=None, reps=None, scale=1.0, stddev_scale=None):
-        """One checked row; the scales convert the file's time units to microseconds."""
+                    segsize=0, stddev=None, reps=None, scale=None, stddev_scale=None):
+        """One checked row; the scales convert the file's time units to microseconds (None: already µs).
+
+        A stddev without a unit of its own is in the time's unit.
+        """
         name = normalise_collective(collective)
         if name is None:
             raise self.error(line, f"unknown collective {str(collective).strip()!r}")
@@ -118,7 +121,7 @@ class Context:
         if algorithm.lower() == DEFAULT_ALGORITHM:
             algorithm = DEFAULT_ALGORITHM
         if stddev is not None and str(stddev).strip().lower() not in MISSING:
-            stddev = self.real(line, "stddev", stddev, positive=False) * (stddev_scale or scale)
+            stddev = self.real(line, "stddev", stddev, positive=False) * (stddev_scale or scale or 1.0)
         else:
             stddev = None
         if reps is not None and str(reps).strip().lower() not in MISSING:
@@ -131,7 +134,7 @@ class Context:
             segsize=self.integer(line, "segment size", segsize, 0),
             comm_size=self.integer(line, "communicator size", comm_size, 1),
             msg_size=self.integer(line, "message size", msg_size, 0),
-            time=self.real(line, "time", time, positive=True) * scale,
+            time=self.real(line, "time", time, positive=True) * (scale or 1.0),
             stddev=stddev,
             reps=reps,
             source=f"{self.path}:{line}",

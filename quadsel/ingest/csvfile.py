@@ -25,8 +25,8 @@ def read(ctx):
         values = dict(fixed)
         for field, (index, _) in found.items():
             values[field] = cells[index]
-        rows.append(ctx.measurement(line, scale=found["time"][1],
-                                    stddev_scale=found.get("stddev", (None, None))[1], **values))
+        stddev_scale = found["stddev"][1] if "stddev" in found else None
+        rows.append(ctx.measurement(line, scale=found["time"][1], stddev_scale=stddev_scale, **values))
     if header is None:
         raise ctx.error(None, "no header line")
     return rows
