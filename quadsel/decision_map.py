@@ -10,6 +10,7 @@ from typing import List, Optional
 import numpy as np
 
 from .errors import QuadselError
+from .ingest.names import normalise_collective
 
 
 @dataclass(frozen=True, order=True)
@@ -65,7 +66,7 @@ def build_decision_map(measurements, collective=None):
         if len(collectives) != 1:
             raise QuadselError(f"the input holds several collectives ({', '.join(collectives)}): choose one with --collective")
         collective = collectives[0]
-    collective = collective.lower()
+    collective = normalise_collective(collective) or collective.strip().lower()
     rows = [m for m in rows if m.collective == collective]
     if not rows:
         found = ", ".join(collectives) or "none"

@@ -46,6 +46,7 @@ def test_collective_must_be_chosen_and_present():
     with pytest.raises(QuadselError, match="allreduce"):
         build_decision_map(rows, "allreduce")
     assert build_decision_map(rows, "Reduce").collective == "reduce"
+    assert build_decision_map(rows, "MPI_Bcast").collective == "bcast"
     with pytest.raises(QuadselError, match="only 'default'"):
         build_decision_map([Measurement("bcast", "default", 0, 2, 8, 1.0)])
 
