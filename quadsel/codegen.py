@@ -84,18 +84,31 @@ def _emit(fn, node, ids, indent, out):
     out.append(f"{pad}}}")
 
 
+def _common_context(fn, name, ids):
+    return {"name": function_name(fn.collective, name),
+            "collective_title": comment_text(fn.collective.capitalize()),
+            "version": __version__,
+            "constraint": comment_text(fn.constraint),
+            "stats": fn.tree.stats(),
+            "source_lines": [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
+            "id_defines": [entry for _, entry in ids.values() if entry]}
+
+
 def generate_c(fn, name=None):
     """C source of `int NAME(int comm_size, size_t msg_size, int *segsize)` for a DecisionFunction."""
     ids = algorithm_ids(fn.methods, fn.collective)
     body = []
     _emit(fn, 0, ids, 1, body)
-    sources = [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
-    return render("c_decision.c.j2",
-                  name=function_name(fn.collective, name),
-                  collective_title=comment_text(fn.collective.capitalize()),
-                  version=__version__,
-                  constraint=comment_text(fn.constraint),
-                  stats=fn.tree.stats(),
-                  source_lines=sources,
-                  id_defines=[entry for _, entry in ids.values() if entry],
-                  body="\n".join(body))
+    return render("c_decision.c.j2", body="\n".join(body), **_common_context(fn, name, ids))
+
+
+def generate_c_table(fn, name=None):
+    """The same function as a loadable node table walked at run time (§3.3, emlearn's second C form)."""
+    ids = algorithm_ids(fn.methods, fn.collective)
+    t = fn.tree
+    nodes = [list(map(int, t.children[n])) + [int(t.row[n]), int(t.col[n]), int(t.size[n]), int(t.method[n])]
+             for n in range(t.n_nodes)]
+    methods = [{"alg": ids[m.algorithm][0], "seg": int(m.segsize)} for m in fn.methods]
+    return render("c_table.c.j2", comm_sizes=[int(v) for v in fn.comm_sizes],
+                  msg_sizes=[f"(size_t){int(v)}" for v in fn.msg_sizes], first_row=fn.first_row.tolist(),
+                  first_col=fn.first_col.tolist(), nodes=nodes, methods=methods, **_common_context(fn, name, ids))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from quadsel.codegen import algorithm_ids, function_name, generate_c
+from quadsel.codegen import algorithm_ids, function_name, generate_c, generate_c_table
 from quadsel.decision_function import build_decision_function
 from quadsel.decision_map import build_decision_map
 from quadsel.errors import QuadselError
@@ -35,13 +35,14 @@ def grid_queries(fn, rng, n_random=200):
 @given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 11), st.integers(1, 5),
        st.sampled_from([None, 0, 1, 2, 3]), st.sampled_from(["spread", "edge"]), st.booleans())
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_c_function_equals_python_query(compile_decision, seed, n_comm, n_msg, n_methods, max_depth, pad_mode, named):
+def test_both_c_forms_equal_python_query(compile_decision, seed, n_comm, n_msg, n_methods, max_depth, pad_mode, named):
     rng = np.random.default_rng(seed)
     rows, _, _ = random_table(rng, n_comm, n_msg, n_methods, names=NASTY if named else None)
     fn = build_decision_function(build_decision_map(rows), max_depth=max_depth, pad_mode=pad_mode)
-    ask = compile_decision(generate_c(fn), "quadsel_bcast_decision")
     queries = grid_queries(fn, rng)
-    assert ask(queries) == [expected_answer(fn, c, m) for c, m in queries]
+    expected = [expected_answer(fn, c, m) for c, m in queries]
+    for generate in (generate_c, generate_c_table):   # nested if/else-if and the in-memory node table
+        assert compile_decision(generate(fn), "quadsel_bcast_decision")(queries) == expected
 
 
 def test_generated_c_has_the_papers_nested_structure_and_signature():
