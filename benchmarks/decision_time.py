@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from quadsel.codegen import generate_c
+from quadsel.codegen import generate_c, generate_c_table
 from quadsel.decision_function import build_decision_function
 from quadsel.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
@@ -51,25 +51,32 @@ def main():
     dmap = build_decision_map(read_measurements(args.files, collective=args.collective), args.collective)
     k = padded_size(*dmap.shape).bit_length() - 1
     print(f"{dmap.collective}: {dmap.shape[0]}x{dmap.shape[1]} map, {len(dmap.methods)} methods, {args.n} decisions per tree")
-    print("| Constraint | Mean depth | Leaves | Nodes | if/else-if statements | Decision time [ns] |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| Constraint | Mean depth | Leaves | Nodes | if/else-if statements | if/else-if [ns] | node table [ns] | node table [bytes] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         driver = os.path.join(tmp, "driver.c")
         with open(driver, "w") as handle:
             handle.write(DRIVER)
         for depth in list(range(1, k + 1)) + [None]:
             fn = build_decision_function(dmap, max_depth=depth)
-            source = generate_c(fn, name="quadsel_decision")
-            path = os.path.join(tmp, f"d{depth}.c")
-            with open(path, "w") as handle:
-                handle.write(source)
-            exe = os.path.join(tmp, f"d{depth}")
-            subprocess.run(["gcc", "-std=c99", "-O2", "-o", exe, path, driver], check=True)
-            out = subprocess.run([exe, str(args.n), str(int(dmap.comm_sizes[-1]) * 2), str(int(dmap.msg_sizes[-1]) * 2)],
-                                 check=True, capture_output=True, text=True).stdout.split()
-            statements = len(re.findall(r"if \(.*\) \{ /\* (?:NW|NE|SW|SE) \*/", source))
+            times = []
+            for form, generate in (("if", generate_c), ("table", generate_c_table)):
+                source = generate(fn, name="quadsel_decision")
+                path = os.path.join(tmp, f"d{depth}{form}.c")
+                with open(path, "w") as handle:
+                    handle.write(source)
+                exe = path[:-2]
+                subprocess.run(["gcc", "-std=c99", "-O2", "-o", exe, path, driver], check=True)
+                out = subprocess.run([exe, str(args.n), str(int(dmap.comm_sizes[-1]) * 2), str(int(dmap.msg_sizes[-1]) * 2)],
+                                     check=True, capture_output=True, text=True).stdout.split()
+                times.append(float(out[0]))
+                if form == "if":
+                    statements = len(re.findall(r"if \(.*\) \{ /\* (?:NW|NE|SW|SE) \*/", source))
             stats = fn.tree.stats()
-            print(f"| {fn.constraint} | {stats['depth_mean']:.2f} | {stats['leaves']} | {stats['nodes']} | {statements} | {float(out[0]):.2f} |")
+            # node table: 8 ints per node, the two axes, the two first-copy maps, two ints per method
+            table_bytes = 4 * (8 * stats["nodes"] + dmap.shape[0] * 2 + dmap.shape[1] + 2 * len(dmap.methods)) + 8 * dmap.shape[1]
+            print(f"| {fn.constraint} | {stats['depth_mean']:.2f} | {stats['leaves']} | {stats['nodes']} | {statements} | "
+                  f"{times[0]:.2f} | {times[1]:.2f} | {table_bytes} |")
     return 0
 
 
