@@ -90,9 +90,9 @@ def check_spec(spec, job_size=None):
 
 
 def _import_mpi():
-    import mpi4py
-    if "mpi4py.MPI" not in sys.modules:
-        mpi4py.rc.thread_level = "single"   # no thread-safety locks inside the timed calls
+    # mpi4py's default thread level (multiple) is kept on purpose: with MPI_THREAD_SINGLE, MPICH's
+    # shared-memory collectives spin without yielding and take a whole 16 ms time slice per call
+    # once ranks outnumber cores (measured here); the level in force is recorded in the metadata.
     from mpi4py import MPI
     return MPI
 
@@ -282,6 +282,9 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
         "library_version": MPI.Get_library_version().replace("\0", "").strip(),
         "mpi_standard": "%d.%d" % MPI.Get_version(),
         "mpi4py_version": mpi4py.__version__,
+        "thread_level": {MPI.THREAD_SINGLE: "single", MPI.THREAD_FUNNELED: "funneled",
+                         MPI.THREAD_SERIALIZED: "serialized", MPI.THREAD_MULTIPLE: "multiple"}.get(
+                             MPI.Query_thread(), str(MPI.Query_thread())),
         "forcing": library.forcing,
         "libmpi": getattr(library.mpit, "path", None),
         "job_size": job_size,

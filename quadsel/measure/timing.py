@@ -8,7 +8,6 @@ It is the reusable core (`quadsel measure` now, `quadsel verify` later).
 """
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -87,7 +86,8 @@ class Method:
     activate: Optional[Callable[[], None]] = None   # e.g. MPICH: write the algorithm cvar
 
 
-def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None):
+def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None,
+                 reduce_max=None):
     """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
 
     Every rank of the methods' communicators must call this with the same arguments (same `rng`
@@ -97,10 +97,12 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     seconds from earlier rounds ({name: [µs]}, {name: s}); `share` (0..1] is how much of the
     max_reps/max_time budget may be used so far, so that a round does not spend the next rounds' share.
     Returns ({name: all samples in µs, prior ones first}, {name: wall seconds spent in this call}).
+    `clock` and `reduce_max(comm, array)` default to MPI_Wtime and an in-place MAX all-reduce.
     """
-    from mpi4py import MPI
-
-    clock = clock or MPI.Wtime
+    if clock is None or reduce_max is None:
+        from mpi4py import MPI
+        clock = clock or MPI.Wtime
+        reduce_max = reduce_max or (lambda comm, array: comm.Allreduce(MPI.IN_PLACE, array, op=MPI.MAX))
     prior = prior or {}
     samples = {m.name: list(prior.get(m.name, [])) for m in methods}
     spent = {m.name: 0.0 for m in methods}     # wall seconds in this call, all-reduced (max)
@@ -125,15 +127,15 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
                 m.activate()
             n = batch
             local = np.zeros(n + 1)
-            start = time.perf_counter()
+            start = clock()
             for i in range(n):
                 m.comm.Barrier()          # everyone starts together (SKaMPI/IMB "barrier before")
                 t0 = clock()
                 call(m.comm)
                 local[i] = clock() - t0
-            local[n] = time.perf_counter() - start
+            local[n] = clock() - start
             # time of a call = max over ranks; the wall time too, so all ranks agree on budgets
-            m.comm.Allreduce(MPI.IN_PLACE, local, op=MPI.MAX)
+            reduce_max(m.comm, local)
             samples[m.name].extend((local[:n] * 1e6).tolist())
             spent[m.name] += float(local[n])
             added[m.name] += n

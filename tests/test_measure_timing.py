@@ -1,0 +1,125 @@
+"""The stopping rule and the interleaved timing loop, without MPI (fake communicators and clock)."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from quadsel.measure.timing import Method, StoppingRule, summarize, time_methods
+
+
+def test_half_width_is_student_t():
+    rule = StoppingRule(fence=0)
+    samples = [10.0, 12.0, 11.0, 9.0, 13.0]
+    sd = np.std(samples, ddof=1)
+    # t(0.975, 4) = 2.776
+    assert rule.half_width(samples) == pytest.approx(2.7764 * sd / math.sqrt(5), rel=1e-3)
+    assert rule.half_width([1.0]) == math.inf
+
+
+def test_precise_when_interval_within_precision():
+    rule = StoppingRule(precision=0.025, fence=0)
+    assert rule.precise([100.0, 100.1, 99.9, 100.0, 100.05])
+    assert not rule.precise([100.0, 150.0, 60.0, 120.0, 80.0])
+    assert not rule.precise([100.0])
+
+
+def test_fence_drops_only_slow_outliers():
+    rule = StoppingRule()
+    samples = [10.0, 10.2, 9.9, 10.1, 10.0, 9.8, 10.3, 5000.0]
+    kept = rule.valid(samples)
+    assert 5000.0 not in kept and len(kept) == 7
+    mean, sd, n = rule.summarize(samples)
+    assert n == 7 and mean == pytest.approx(10.043, rel=1e-3)
+    assert len(StoppingRule(fence=0).valid(samples)) == 8
+    assert len(rule.valid([1.0, 1.0, 0.01, 1.0, 1.0])) == 5     # fast samples are kept
+
+
+@given(st.lists(st.floats(min_value=0.1, max_value=1e6), min_size=2, max_size=50))
+def test_summarize_matches_numpy(samples):
+    mean, sd, n = summarize(samples)
+    assert n == len(samples)
+    assert mean == pytest.approx(np.mean(samples))
+    assert sd == pytest.approx(np.std(samples, ddof=1), abs=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [dict(precision=0), dict(precision=1), dict(confidence=1.5),
+                                    dict(min_reps=1), dict(min_reps=10, max_reps=5), dict(max_time=0),
+                                    dict(fence=-1)])
+def test_rule_rejects_bad_values(kwargs):
+    with pytest.raises(ValueError):
+        StoppingRule(**kwargs)
+
+
+class FakeComm:
+    """Enough of a communicator for time_methods: Barrier, and calls that take a known time."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def Barrier(self):
+        pass
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _run(costs, rule, noise=None, **kwargs):
+    log, clock = [], FakeClock()
+    rng_noise = random.Random(1)
+    methods = [Method(name, FakeComm(name, log)) for name in costs]
+
+    def call(comm):
+        log.append(comm.name)
+        clock.now += costs[comm.name] * (1 + (noise * rng_noise.random() if noise else 0))
+
+    samples, spent = time_methods(methods, call, rule, random.Random(7), warmup=1, batch=3, clock=clock,
+                                  reduce_max=lambda comm, array: None, **kwargs)
+    return samples, spent, log
+
+
+def test_constant_costs_stop_at_min_reps():
+    rule = StoppingRule(min_reps=5, max_reps=100)
+    samples, _, log = _run({"a": 1e-6, "b": 5e-6}, rule)
+    assert all(len(s) == 6 for s in samples.values())      # two batches of 3 reach min_reps 5
+    assert np.mean(samples["a"]) == pytest.approx(1.0) and np.mean(samples["b"]) == pytest.approx(5.0)
+
+
+def test_methods_are_interleaved_in_shuffled_order():
+    rule = StoppingRule(min_reps=30, max_reps=30)
+    _, _, log = _run({"a": 1e-6, "b": 1e-6, "c": 1e-6}, rule)
+    timed = log[3:]                                      # after one warm-up call each
+    visits = [timed[i] for i in range(0, len(timed), 3)]
+    assert len(visits) == 30 and set(visits) == {"a", "b", "c"}
+    firsts = [tuple(visits[i:i + 3]) for i in range(0, 30, 3)]
+    assert len(set(firsts)) > 1                          # the order of a pass changes between passes
+    assert all(sorted(p) == ["a", "b", "c"] for p in firsts)
+
+
+def test_noisy_method_runs_until_max_reps():
+    rule = StoppingRule(min_reps=5, max_reps=40, precision=0.01, fence=0)
+    samples, _, _ = _run({"quiet": 1e-6, "noisy": 1e-6}, rule, noise=None)
+    assert len(samples["quiet"]) == 6
+    samples, _, _ = _run({"noisy": 1e-6}, rule, noise=5.0)
+    assert 40 <= len(samples["noisy"]) < 43
+
+
+def test_prior_rounds_and_share():
+    rule = StoppingRule(min_reps=5, max_reps=40, precision=0.001, fence=0)
+    prior = {"x": [1.0] * 10 + [2.0] * 10}
+    samples, _, _ = _run({"x": 1e-6}, rule, noise=1.0, prior=prior, share=0.5)
+    assert samples["x"][:20] == prior["x"]
+    assert 20 < len(samples["x"]) <= 26                  # the half share of 40 was mostly spent already
+
+
+def test_time_budget_stops_a_slow_method():
+    rule = StoppingRule(min_reps=5, max_reps=10_000, precision=1e-4, max_time=1.0, fence=0)
+    samples, spent, _ = _run({"slow": 0.05}, rule, noise=1.0)
+    assert len(samples["slow"]) < 40
