@@ -102,18 +102,50 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, max_depth, th
 
 
 @main.command()
-@click.argument("tree", type=click.Path(dir_okay=False))
+@click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-t", "--target", type=click.Choice(["c", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
+              show_default=True, help="What to generate: C source, Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
+@click.option("--flavor", type=click.Choice(["plain", "ompi-tuned"]), default="plain", show_default=True,
+              help="C only: plain function, or ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
-@click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision).")
-def codegen(tree, output, name):
-    """Generate the decision function of a TREE file as nested if/else-if C (§3.2).
+@click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
+@click.option("--max-requests", type=click.IntRange(min=0),
+              help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
+@click.option("--mpich-base", metavar="FILE|LIBMPI|none",
+              help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
+                   "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
+def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
+    """Generate the decision function of TREE files as C source or as a rules file an MPI library reads.
 
-    The function is `int NAME(int comm_size, size_t msg_size, int *segsize)`: it returns the algorithm
-    id and writes the segment size in bytes through `segsize` when that is not NULL.
+    `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as nested if/else-if (§3.2),
+    returning the algorithm id and writing the segment size through `segsize` when not NULL; with
+    `--flavor ompi-tuned` Open MPI's `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. The rules-file
+    targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
+    from . import emitters
     from .codegen import generate_c
     from .decision_function import DecisionFunction
-    write_text(output, generate_c(DecisionFunction.load(tree), name=name))
+    fns = [DecisionFunction.load(tree) for tree in trees]
+    if target != "c" and (flavor != "plain" or name):
+        raise QuadselError("--flavor and --name apply to --target c only")
+    if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
+        raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
+    if target == "c":
+        if len(fns) != 1:
+            raise QuadselError("--target c takes exactly one TREE")
+        text = (emitters.generate_c_ompi_tuned(fns[0], name=name) if flavor == "ompi-tuned"
+                else generate_c(fns[0], name=name))
+    elif target == "ompi-rules":
+        text = emitters.emit_ompi_rules(fns, max_requests=max_requests)
+    elif target == "ompi-json":
+        text = emitters.emit_ompi_json(fns, max_requests=max_requests)
+    else:
+        if mpich_base is None:
+            raise QuadselError("mpich-json needs --mpich-base: MPICH replaces its whole selection with the file and "
+                               "aborts on collectives it does not cover (give MPICH's tuning JSON or libmpi.so, or `none`)")
+        base = None if mpich_base == "none" else emitters.load_mpich_base(mpich_base)
+        text = emitters.emit_mpich_json(fns, base=base)
+    write_text(output, text)
 
 
 @main.command()

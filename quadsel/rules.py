@@ -1,0 +1,97 @@
+"""The rule list: a small language-neutral form of a decision function that every rules-file emitter reads.
+
+In the manner of m2cgen's one IR and many emitters: the quadtree is flattened once into, per measured
+communicator size, the message-size lower bounds at which the chosen method changes. It answers
+queries with the same floor rule as DecisionFunction.query (quadsel/decision_function.py), §3.2:
+
+  - comm size   -> the comm rule with the largest `comm_size` <= it (below the first: the first);
+  - message size -> in that comm rule, the msg rule with the largest `msg_size` <= it.
+
+The first message rule of every comm rule starts at 0 (boundary expansion below the smallest measured
+message, and what Open MPI's classic rules file demands). Consecutive equal methods are merged, and so
+are consecutive communicator sizes whose rules are identical.
+"""
+
+from dataclasses import dataclass, field
+from typing import List, Tuple
+
+from .decision_map import Method
+
+
+@dataclass(frozen=True)
+class MsgRule:
+    msg_size: int        # lower bound in bytes; the rule holds up to the next rule's msg_size - 1
+    method: Method
+
+
+@dataclass(frozen=True)
+class CommRule:
+    comm_size: int       # lower bound; the rule holds up to the next rule's comm_size - 1
+    msg_rules: Tuple[MsgRule, ...]
+
+    def lookup(self, msg_size):
+        chosen = self.msg_rules[0]
+        for rule in self.msg_rules:
+            if rule.msg_size <= msg_size:
+                chosen = rule
+        return chosen.method
+
+
+@dataclass
+class RuleList:
+    collective: str
+    comm_rules: List[CommRule]
+    constraint: str = "exact"
+    sources: List[str] = field(default_factory=list)
+
+    def lookup(self, comm_size, msg_size):
+        """Method for any communicator and message size (the floor rule of the decision function)."""
+        chosen = self.comm_rules[0]
+        for rule in self.comm_rules:
+            if rule.comm_size <= comm_size:
+                chosen = rule
+        return chosen.lookup(msg_size)
+
+    @property
+    def methods(self):
+        """Every method some rule uses, in first-use order."""
+        return list(dict.fromkeys(r.method for c in self.comm_rules for r in c.msg_rules))
+
+    def ranges(self):
+        """[(comm_lo, comm_hi or None, [(msg_lo, msg_hi or None, method)])]: inclusive ranges, None = no upper end.
+
+        The form of range-based formats (Open MPI JSON rules, MPICH csel): the first comm range
+        starts at 1, the last ones are open.
+        """
+        out = []
+        for i, comm in enumerate(self.comm_rules):
+            lo = 1 if i == 0 else comm.comm_size
+            hi = self.comm_rules[i + 1].comm_size - 1 if i + 1 < len(self.comm_rules) else None
+            msgs = []
+            for j, rule in enumerate(comm.msg_rules):
+                m_hi = comm.msg_rules[j + 1].msg_size - 1 if j + 1 < len(comm.msg_rules) else None
+                msgs.append((rule.msg_size, m_hi, rule.method))
+            out.append((lo, hi, msgs))
+        return out
+
+
+def msg_rules_of_row(fn, ci):
+    """Merged message rules of measured comm size index `ci`: lower bounds, the first one 0."""
+    rules = []
+    for mi, msg in enumerate(fn.msg_sizes.tolist()):
+        method = fn.methods[fn.query_index(ci, mi)]
+        if rules and rules[-1].method == method:
+            continue   # consecutive equal methods: one rule
+        rules.append(MsgRule(0 if not rules else int(msg), method))
+    return tuple(rules)
+
+
+def build_rule_list(fn, merge_comm_sizes=True):
+    """The RuleList of a DecisionFunction: one comm rule per measured comm size (merged when identical)."""
+    comm_rules = []
+    for ci, comm in enumerate(fn.comm_sizes.tolist()):
+        msg_rules = msg_rules_of_row(fn, ci)
+        if merge_comm_sizes and comm_rules and comm_rules[-1].msg_rules == msg_rules:
+            continue   # the floor rule already gives this comm size the previous size's rules
+        comm_rules.append(CommRule(int(comm), msg_rules))
+    return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])))
