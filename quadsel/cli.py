@@ -154,29 +154,55 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
               show_default=True, help="Table format.")
 @click.option("--thresholds", default=",".join(f"{t:g}" for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
               show_default=True, help="Accuracy thresholds of the sweep, comma separated.")
+@click.option("--holdout", "holdouts", multiple=True, metavar="SPLIT",
+              help="Also build on part of the data and score on the rest: msg (every other message size), "
+                   "comm (every other communicator size) or random:FRACTION[:SEED]. Repeatable.")
+@click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
+              help="Write the figures (PNG, needs matplotlib: quadsel[figures]) into this directory.")
+@click.option("--no-compare", is_flag=True, help="Quadtrees and the default only (the paper's Tables 1-2).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
-def report(files, collective, fmt, comm_size, column_map, pad_mode, out_format, thresholds, output):
-    """Penalty table (paper Tables 1-2) of depth-limited, exact and threshold-limited trees on FILES.
+def report(files, collective, fmt, comm_size, column_map, pad_mode, out_format, thresholds, holdouts, figures_dir,
+           no_compare, output):
+    """Penalty table of quadtrees and comparators on FILES, optionally held-out rows and figures.
 
-    Penalty at a measured point = (T[chosen] - T[best]) / T[best] x 100 %; padded copies and
-    interpolated points are never scored. Rows named `default` in the data give the library default's row.
+    Rows: depth-limited, exact and threshold-limited quadtrees (paper Tables 1-2); the library default
+    (rows named `default` in the data); the single best method; the run-length rules table per
+    communicator size; CART trees with the quadtrees' leaf budgets (needs scikit-learn: quadsel[compare]);
+    a fitted analytical model. Penalty at a measured point = (T[chosen] - T[best]) / T[best] x 100 %;
+    padded copies and interpolated points are never scored. docs/report.md explains every column.
     """
     from . import report as rpt
+    from .holdout import parse_holdout
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:
         raise QuadselError(f"--thresholds expects comma-separated numbers, got {thresholds!r}") from None
     if any(not 0.0 < t <= 1.0 for t in sweep):
         raise QuadselError("--thresholds values must be in (0, 1]")
+    splits = [parse_holdout(h) for h in holdouts]
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
-    rows = rpt.penalty_table(dmap, pad_mode=pad_mode, thresholds=sweep)
-    title = f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods"
+    result = rpt.build_report(dmap, pad_mode=pad_mode, thresholds=sweep, holdouts=splits,
+                              comparators=("default",) if no_compare else rpt.COMPARATORS)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    links = []
+    if figures_dir:
+        try:
+            from .figures import write_figures
+            written = write_figures(result, figures_dir)
+        except ImportError:
+            raise click.ClickException("--figures needs matplotlib (pip install quadsel[figures])") from None
+        base = os.path.dirname(os.path.abspath(output)) if output != "-" else os.getcwd()
+        links = [(caption, os.path.relpath(os.path.abspath(path), base)) for caption, path in written]
+        click.echo(f"wrote {len(written)} figures into {figures_dir}", err=True)
     if out_format == "json":
-        text = rpt.to_json(rows, {"collective": dmap.collective, "pad": pad_mode})
+        meta = result.meta()
+        meta["figures"] = [link for _, link in links]
+        text = rpt.to_json(result.rows, meta)
     elif out_format == "csv":
-        text = rpt.to_csv(rows)
+        text = rpt.to_csv(result.rows)
     else:
-        text = rpt.to_markdown(rows, title)
+        text = rpt.report_markdown(result, figure_links=links)
     write_text(output, text)
 
 

@@ -1,52 +1,173 @@
-"""Tables 1–2: statistics and penalty of every restricted quadtree against the exact one (§4.2)."""
+"""Tables 1–2 and beyond: statistics and penalty of every quadtree and of every comparator (§4.2).
+
+One row per decision rule. Quadtrees (depth-limited, exact, threshold-limited) are compared with the
+library default (measured), the single best method, the run-length rules table of
+ompi-collectives-tuning, CART trees with the quadtrees' leaf budgets and a fitted analytical model
+(quadsel.comparators) — all scored with the one penalty definition of quadsel.penalty, on the measured
+points they were built from and, with a held-out split (quadsel.holdout), on points they never saw.
+docs/report.md explains every column.
+"""
 
 import csv
 import io
 import json
 import math
+from dataclasses import dataclass, field
+from typing import List, Optional
 
 import numpy as np
 
+from .comparators import (CartSelector, ModelSelector, QuadtreeSelector, RunLengthTable, SingleBest, cart_available,
+                          choice_on)
 from .decision_function import build_decision_function
 from .padding import padded_size
 from .penalty import default_penalty_grid, penalty_grid, summarize
 
 ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max",
             "penalty_mean", "penalty_median", "leaves", "nodes")
+EXTRA_KEYS = ("method", "size", "holdout", "points", "unscored")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
+COMPARATORS = ("default", "single", "runlength", "cart", "model")
+NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
 
 
 def tree_row(fn, dmap):
+    """The Table 1/2 row of one quadtree decision function on the map it was built from."""
     row = {"constraint": fn.constraint, "method": "quadtree"}
     row.update(fn.tree.stats())
     row.update(summarize(penalty_grid(dmap, fn.choice_grid()), dmap).to_json())
     row["size"] = row["leaves"]
+    row["holdout"] = None
     return row
 
 
-def default_row(dmap):
+def default_row(dmap, mask=None, holdout=None):
+    """The library default's row (its measured time, nothing is fitted); None without `default` rows."""
     grid = default_penalty_grid(dmap)
     if grid is None:
         return None
     row = {"constraint": "default", "method": "default", "depth_min": None, "depth_max": None, "depth_mean": None,
            "leaves": None, "nodes": None, "size": None}
-    row.update(summarize(grid, dmap).to_json())
+    row.update(summarize(grid, dmap, mask).to_json())
+    row["holdout"] = holdout
     return row
 
 
-def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
-    """Rows for max depth 1..k (k = log2 of the padded side), the exact tree, a threshold sweep, the default."""
+def selector_row(selector, dmap, mask=None, holdout=None):
+    """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`."""
+    row = {"constraint": selector.constraint, "method": selector.kind}
+    row.update(selector.stats())
+    row.update(summarize(penalty_grid(dmap, choice_on(selector, dmap)), dmap, mask).to_json())
+    row["size"] = selector.size
+    row["holdout"] = holdout
+    return row
+
+
+def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
+    """Max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold sweep (< 1)."""
     k = int(math.log2(padded_size(*dmap.shape)))
-    rows = [tree_row(build_decision_function(dmap, max_depth=d, pad_mode=pad_mode), dmap) for d in range(1, k + 1)]
-    rows.append(tree_row(build_decision_function(dmap, pad_mode=pad_mode), dmap))
-    rows += [tree_row(build_decision_function(dmap, accuracy_threshold=t, pad_mode=pad_mode), dmap)
-             for t in thresholds if t < 1.0]
+    fns = [build_decision_function(dmap, max_depth=d, pad_mode=pad_mode) for d in range(1, k + 1)]
+    fns.append(build_decision_function(dmap, pad_mode=pad_mode))
+    fns += [build_decision_function(dmap, accuracy_threshold=t, pad_mode=pad_mode) for t in thresholds if t < 1.0]
+    return fns
+
+
+def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
+    """Rows for max depth 1..k, the exact tree, a threshold sweep, the default (the paper's Tables 1-2)."""
+    rows = [tree_row(fn, dmap) for fn in quadtree_functions(dmap, pad_mode, thresholds)]
     baseline = default_row(dmap)
     if baseline is not None:
         rows.append(baseline)
     return rows
 
 
+# -- the full comparison ----------------------------------------------------------------------------
+def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, comparators=COMPARATORS, notes=None):
+    """Quadtrees and comparators built on the (training) map `train`, in report order.
+
+    CART gets one tree per distinct quadtree leaf count (the same leaf budget) up to the first budget it
+    does not use up (a fully grown tree; larger budgets repeat it). Missing scikit-learn or a
+    model that cannot be fitted adds a line to `notes` and leaves those rows out.
+    """
+    notes = [] if notes is None else notes
+    selectors = [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds)]
+    if "single" in comparators:
+        selectors.append(SingleBest.fit(train))
+    if "runlength" in comparators:
+        selectors.append(RunLengthTable.fit(train))
+    if "cart" in comparators:
+        if cart_available():
+            for budget in sorted({s.size for s in selectors if s.kind == "quadtree"}):
+                cart = CartSelector.fit(train, budget)
+                selectors.append(cart)
+                if cart.size < budget:     # fully grown: every larger budget gives this same tree
+                    break
+        elif NO_SKLEARN not in notes:
+            notes.append(NO_SKLEARN)
+    if "model" in comparators:
+        try:
+            selectors.append(ModelSelector.fit(train))
+        except ValueError as exc:
+            notes.append(f"model: {exc}")
+    return selectors
+
+
+def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True):
+    """Score `selectors` on `dmap`; the default row goes right after the quadtrees."""
+    rows = [selector_row(s, dmap, mask, holdout) for s in selectors]
+    baseline = default_row(dmap, mask, holdout) if with_default else None
+    if baseline is not None:
+        at = sum(1 for r in rows if r["method"] == "quadtree")
+        rows.insert(at, baseline)
+    return rows
+
+
+@dataclass
+class Report:
+    """Everything one `quadsel report` run shows: rows of every split, notes, the fitted models, figures."""
+
+    dmap: object
+    rows: List[dict]
+    selectors: list                                  # built on all the data (what the figures show)
+    holdouts: list = field(default_factory=list)     # [(Holdout, test mask, training map, its selectors)]
+    notes: List[str] = field(default_factory=list)
+    figures: List[str] = field(default_factory=list)
+    pad_mode: str = "spread"
+
+    @property
+    def model(self) -> Optional[ModelSelector]:
+        return next((s for s in self.selectors if s.kind == "model"), None)
+
+    def meta(self):
+        meta = {"collective": self.dmap.collective, "pad": self.pad_mode,
+                "comm_sizes": self.dmap.comm_sizes.tolist(), "msg_sizes": self.dmap.msg_sizes.tolist(),
+                "methods": [m.label for m in self.dmap.methods], "points": int(self.dmap.measured.sum()),
+                "holdouts": [{"holdout": h.name, "description": h.describe(), "points": int(test.sum())}
+                             for h, test, _, _ in self.holdouts],
+                "notes": self.notes, "figures": self.figures}
+        if self.model is not None:
+            meta["models"] = self.model.to_json()
+        return meta
+
+
+def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS):
+    """All rows: every selector on all the data, then for each held-out split rebuilt on its training part."""
+    from .holdout import split, training_map
+    notes = []
+    selectors = build_selectors(dmap, pad_mode, thresholds, comparators, notes)
+    with_default = "default" in comparators
+    rows = comparison_rows(dmap, selectors, with_default=with_default)
+    splits = []
+    for holdout in holdouts:
+        test = split(dmap, holdout)
+        train = training_map(dmap, test)
+        held = build_selectors(train, pad_mode, thresholds, comparators, notes)
+        rows += comparison_rows(dmap, held, test, holdout.name, with_default)
+        splits.append((holdout, test, train, held))
+    return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode)
+
+
+# -- output ---------------------------------------------------------------------------------------
 def _cell(value, digits=2):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -55,17 +176,64 @@ def _cell(value, digits=2):
     return str(value)
 
 
-def to_markdown(rows, title=None):
-    header = ["Constraint", "Depth max", "Depth min", "Depth mean", "Penalty min %", "Penalty max %",
-              "Penalty mean %", "Penalty median %", "Leaves", "Nodes"]
-    keys = ["constraint", "depth_max", "depth_min", "depth_mean", "penalty_min", "penalty_max", "penalty_mean",
-            "penalty_median", "leaves", "nodes"]
-    lines = [f"### {title}", ""] if title else []
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("depth_max", "Depth max"),
+              ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
+              ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),
+              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"))
+
+
+def _table(rows):
+    lines = ["| " + " | ".join(h for _, h in MD_COLUMNS) + " |",
+             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(MD_COLUMNS))) + "|"]
     for row in rows:
-        lines.append("| " + " | ".join(_cell(row.get(k)) for k in keys) + " |")
+        lines.append("| " + " | ".join(_cell(row.get(k)) for k, _ in MD_COLUMNS) + " |")
+    return lines
+
+
+def _groups(rows):
+    order = list(dict.fromkeys(row.get("holdout") for row in rows))
+    return [(h, [r for r in rows if r.get("holdout") == h]) for h in order]
+
+
+def to_markdown(rows, title=None, holdout_text=None):
+    """One table per split (all measured points first, then each held-out split under its own heading)."""
+    lines = [f"### {title}", ""] if title else []
+    groups = _groups(rows)
+    for i, (holdout, group) in enumerate(groups):
+        if len(groups) > 1 or holdout is not None:
+            what = "all measured points (built and scored on the same data)" if holdout is None else \
+                (holdout_text or {}).get(holdout, f"held out: {holdout}")
+            if i:
+                lines.append("")
+            lines += [f"#### {what}", ""]
+        lines += _table(group)
     return "\n".join(lines) + "\n"
+
+
+def report_markdown(report, title=None, figure_links=()):
+    """The Markdown document of a full report: tables, notes, fitted models, links to the figures."""
+    dmap = report.dmap
+    title = title or (f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, "
+                      f"{len(dmap.methods)} methods, {int(dmap.measured.sum())} measured points")
+    holdout_text = {h.name: f"held out: {h.name} — {h.describe()}; built on {int((dmap.measured & ~t).sum())} "
+                            f"points, scored on the {int(t.sum())} held-out points"
+                    for h, t, _, _ in report.holdouts}
+    text = to_markdown(report.rows, title, holdout_text)
+    extra = []
+    if report.notes:
+        extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]
+    model = report.model
+    if model is not None:
+        extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",
+                  "| Method | Family | c µs | a µs | b µs/byte | Points |", "|---|---|---:|---:|---:|---:|"]
+        for m in model.models:
+            params = ["-", "-", "-"] if m.params is None else [f"{m.params[0]:.3g}", f"{m.params[1]:.3g}",
+                                                               f"{m.params[2]:.3g}"]
+            family = m.family + (" (assumed)" if m.assumed else "")
+            extra.append(f"| {m.method.label} ({m.name}) | {family} | " + " | ".join(params) + f" | {m.points} |")
+    if figure_links:
+        extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
+    return text + ("\n".join(extra) + "\n" if extra else "")
 
 
 def _json_value(value):
@@ -86,7 +254,9 @@ def to_json(rows, meta=None):
 
 
 def to_csv(rows):
-    keys = list(ROW_KEYS) + [k for k in rows[0] if k not in ROW_KEYS] if rows else list(ROW_KEYS)
+    keys = list(ROW_KEYS)
+    for row in rows:
+        keys += [k for k in row if k not in keys]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()

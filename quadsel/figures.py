@@ -1,0 +1,375 @@
+"""The paper's figures 2–6 as PNG files, plus penalty vs size of every selector (optional extra `figures`).
+
+- decision maps (Fig. 2/4): communicator size × message size, one colour per method, for the exact tree and
+  each depth-limited (and threshold-limited) tree; each measured point is one cell, centred on its sizes;
+- penalty maps (Fig. 3): the penalty class of every measured point (white < 5 %, yellow 10–25 %, red ≥ 50 %),
+  for the restricted trees, for the comparators and, per held-out split, on the held-out points;
+- threshold sweep (Fig. 5): mean depth and mean penalty against the accuracy threshold;
+- penalty vs depth (Fig. 6): depth-limited against threshold-limited trees;
+- penalty vs size: every selector's mean penalty against its size (leaves, rules, parameters).
+
+matplotlib is imported lazily with the Agg backend, so quadsel works without it.
+"""
+
+import math
+import os
+
+import numpy as np
+
+from .comparators import choice_on, method_name
+from .penalty import default_penalty_grid, penalty_grid, summarize
+from .units import format_size
+
+# Fig. 3 classes: bounds in %, colours; below 0 only the library default can be (faster than every method).
+PENALTY_BOUNDS = (-1e9, 0.0, 5.0, 10.0, 25.0, 50.0, 1e9)
+PENALTY_COLOURS = ("#9ecae1", "#ffffff", "#fff6b0", "#ffe01a", "#ff8c1a", "#d7191c")
+PENALTY_LABELS = ("< 0 %", "0–5 %", "5–10 %", "10–25 %", "25–50 %", "≥ 50 %")
+UNSCORED = "#d9d9d9"
+FIG_THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 21))
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def method_colours(n):
+    """One colour per method index, the same in every figure of a run."""
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+# -- axes -----------------------------------------------------------------------------------------
+def _coords(values, log):
+    v = np.asarray(values, dtype=float)
+    return np.log2(np.maximum(v, 0.5)) if log else v
+
+
+def _edges(centres):
+    """Cell edges halfway between neighbouring centres; the outer cells as wide as their neighbour."""
+    c = np.asarray(centres, dtype=float)
+    if c.size == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = (c[1:] + c[:-1]) / 2
+    return np.concatenate(([c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]))
+
+
+def _thin(n, most=8):
+    step = max(1, math.ceil(n / most))
+    return list(range(0, n, step))
+
+
+class MapAxes:
+    """Where the cells of a decision map go: log2 message axis; log2 comm axis when it spans 8x or more."""
+
+    def __init__(self, dmap):
+        self.dmap = dmap
+        self.comm_log = dmap.comm_sizes.max() >= 8 * max(dmap.comm_sizes.min(), 1)
+        self.x = _coords(dmap.msg_sizes, True)
+        self.y = _coords(dmap.comm_sizes, self.comm_log)
+        self.x_edges, self.y_edges = _edges(self.x), _edges(self.y)
+
+    def style(self, ax, xlabel=True, ylabel=True):
+        xt = _thin(len(self.x))
+        ax.set_xticks(self.x[xt])
+        ax.set_xticklabels([format_size(self.dmap.msg_sizes[i]) for i in xt], fontsize=8)
+        yt = _thin(len(self.y), 9)
+        ax.set_yticks(self.y[yt])
+        ax.set_yticklabels([str(int(self.dmap.comm_sizes[i])) for i in yt], fontsize=8)
+        ax.set_xlim(self.x_edges[0], self.x_edges[-1])
+        ax.set_ylim(self.y_edges[0], self.y_edges[-1])
+        if xlabel:
+            ax.set_xlabel("message size [bytes]", fontsize=9)
+        if ylabel:
+            ax.set_ylabel("communicator size", fontsize=9)
+
+
+def _panel_grid(plt, n, ncols=3, width=4.3, height=3.1, bottom_space=0.0):
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + bottom_space), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()[:n], ncols
+
+
+def _save(fig, path):
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
+# -- figures --------------------------------------------------------------------------------------
+def decision_maps(dmap, panels, path, title):
+    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods); a shared legend of the methods shown."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    plt = _pyplot()
+    colours = method_colours(len(dmap.methods))
+    cmap = ListedColormap(colours)
+    axes_info = MapAxes(dmap)
+    used = sorted({int(k) for _, grid in panels for k in np.unique(grid)})
+    legend_rows = math.ceil(len(used) / 6)
+    fig, axes, ncols = _panel_grid(plt, len(panels), bottom_space=0.3 * legend_rows)
+    for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
+        ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.asarray(grid, dtype=float), cmap=cmap,
+                      vmin=-0.5, vmax=len(dmap.methods) - 0.5, edgecolors="face", linewidth=0)
+        axes_info.style(ax, xlabel=i >= len(panels) - ncols, ylabel=i % ncols == 0)
+        ax.set_title(name, fontsize=9)
+    handles = [Patch(facecolor=colours[k], edgecolor="black", linewidth=0.4,
+                     label=method_name(dmap.methods[k], dmap.collective)) for k in used]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.05) / fig.get_figheight(), 1, 0.96))
+    return _save(fig, path)
+
+
+def penalty_maps(dmap, panels, path, title):
+    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN)."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.patches import Patch
+    plt = _pyplot()
+    cmap = ListedColormap(PENALTY_COLOURS).with_extremes(bad=UNSCORED)
+    norm = BoundaryNorm(PENALTY_BOUNDS, cmap.N)
+    axes_info = MapAxes(dmap)
+    fig, axes, ncols = _panel_grid(plt, len(panels), bottom_space=0.45)
+    for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
+        ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.ma.masked_invalid(grid), cmap=cmap, norm=norm,
+                      edgecolors="#c8c8c8", linewidth=0.3)
+        axes_info.style(ax, xlabel=i >= len(panels) - ncols, ylabel=i % ncols == 0)
+        ax.set_title(name, fontsize=9)
+    handles = [Patch(facecolor=c, edgecolor="#888888", linewidth=0.5, label=l)
+               for c, l in zip(PENALTY_COLOURS, PENALTY_LABELS)]
+    handles.append(Patch(facecolor=UNSCORED, edgecolor="#888888", linewidth=0.5, label="not scored"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False,
+               title="penalty vs the best measured method", title_fontsize=9)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.55 / fig.get_figheight(), 1, 0.96))
+    return _save(fig, path)
+
+
+def threshold_sweep(rows, path, title):
+    """Fig. 5: mean depth (left axis) and mean penalty (right axis) against the accuracy threshold."""
+    plt = _pyplot()
+    t = [r["threshold"] for r in rows]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.plot(t, [r["depth_mean"] for r in rows], "o-", color="tab:blue", label="mean depth")
+    ax.set_xlabel("accuracy threshold")
+    ax.set_ylabel("mean quadtree depth", color="tab:blue")
+    ax.tick_params(axis="y", colors="tab:blue")
+    ax.set_ylim(bottom=0)
+    other = ax.twinx()
+    other.plot(t, [r["penalty_mean"] for r in rows], "s--", color="tab:red", label="mean penalty")
+    other.set_ylabel("mean penalty [%]", color="tab:red")
+    other.tick_params(axis="y", colors="tab:red")
+    other.set_ylim(bottom=0)
+    ax.set_xlim(0, 1.02)
+    ax.grid(alpha=0.3)
+    lines = ax.get_lines() + other.get_lines()
+    ax.legend(lines, [l.get_label() for l in lines], loc="center left", fontsize=9)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def penalty_vs_depth(depth_rows, threshold_rows, path, title):
+    """Fig. 6: mean penalty against mean depth, depth-limited vs threshold-limited trees."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.plot([r["depth_mean"] for r in depth_rows], [r["penalty_mean"] for r in depth_rows], "o-",
+            color="tab:blue", label="max-depth limited")
+    for r in depth_rows:
+        ax.annotate(r["label"], (r["depth_mean"], r["penalty_mean"]), textcoords="offset points",
+                    xytext=(4, 5), fontsize=8, color="tab:blue")
+    thr = sorted(threshold_rows, key=lambda r: r["depth_mean"])
+    ax.plot([r["depth_mean"] for r in thr], [r["penalty_mean"] for r in thr], "s--", color="tab:orange",
+            markerfacecolor="none", label="accuracy-threshold limited")
+    ax.set_xlabel("mean quadtree depth")
+    ax.set_ylabel("mean penalty [%]")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+SERIES = (("quadtree", "max_depth", "o-", "tab:blue", "quadtree, max depth"),
+          ("quadtree", "threshold", "s", "tab:cyan", "quadtree, threshold"),
+          ("cart", None, "^-", "tab:green", "CART (same leaf budget)"),
+          ("runlength", None, "D", "tab:purple", "run-length table (rules)"),
+          ("model", None, "P", "tab:brown", "model (parameters)"),
+          ("single", None, "*", "tab:gray", "single best method"))
+
+
+def penalty_vs_size(groups, path, title):
+    """Mean penalty against size (log) of every selector; one panel per split; the default as a line."""
+    from matplotlib.ticker import FuncFormatter
+    plt = _pyplot()
+    fig, axes, ncols = _panel_grid(plt, len(groups), ncols=2, width=5.6, height=4.0, bottom_space=0.5)
+    for i, (ax, (name, rows)) in enumerate(zip(axes, groups)):
+        for kind, flavour, style, colour, label in SERIES:
+            pick = [r for r in rows if r["method"] == kind and r.get("size")
+                    and (flavour is None or r["constraint"].startswith(flavour) or
+                         (flavour == "max_depth" and r["constraint"] == "exact"))]
+            if kind == "quadtree" and flavour == "max_depth":
+                pick = [r for r in pick if r["constraint"] != "exact"] or pick
+            pick = sorted(pick, key=lambda r: r["size"])
+            if pick:
+                ax.plot([r["size"] for r in pick], [r["penalty_mean"] for r in pick], style, color=colour,
+                        label=label, markersize=13 if style == "*" else 6, zorder=4 if style == "*" else 3,
+                        markerfacecolor="none" if style == "s" else colour)
+        default = next((r for r in rows if r["method"] == "default"), None)
+        if default is not None and default["penalty_mean"] is not None:
+            ax.axhline(default["penalty_mean"], color="tab:red", linestyle=":", label="library default (measured)")
+            ax.annotate(f"default {default['penalty_mean']:.1f} %", (1.0, default["penalty_mean"]),
+                        xycoords=("axes fraction", "data"), xytext=(-4, 3), textcoords="offset points",
+                        ha="right", fontsize=8, color="tab:red")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        low = min([0.0] + [r["penalty_mean"] for r in rows if r.get("penalty_mean") is not None])
+        ax.set_ylim(bottom=low - 1 if low < 0 else 0)
+        ax.set_xlabel("size (leaves / rules / parameters)")
+        if i % ncols == 0:
+            ax.set_ylabel("mean penalty [%]")
+        ax.grid(alpha=0.3, which="both")
+        ax.set_title(name, fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.7 / fig.get_figheight(), 1, 0.95))
+    return _save(fig, path)
+
+
+# -- one run's figures ----------------------------------------------------------------------------
+def _mean_text(grid, dmap, mask=None):
+    s = summarize(grid, dmap, mask)
+    return "-" if s.points == 0 else f"{s.mean:.1f} %"
+
+
+def _label(selector):
+    if selector.kind == "quadtree":
+        c = selector.constraint
+        if c == "exact":
+            return "exact tree"
+        return c.replace("max_depth=", "max depth ").replace("threshold=", "threshold ")
+    return {"single": "single best", "runlength": "run-length table", "model": "analytical model"}.get(
+        selector.kind, f"CART {selector.constraint.replace('max_leaf_nodes=', '≤ ')} leaves")
+
+
+def write_figures(report, directory):
+    """Write every figure of `report` into `directory`; return [(caption, path)]."""
+    from .report import tree_row
+    from .decision_function import build_decision_function
+    dmap = report.dmap
+    os.makedirs(directory, exist_ok=True)
+    stem = os.path.join(directory, dmap.collective)
+    trees = [s for s in report.selectors if s.kind == "quadtree"]
+    depth = [s for s in trees if s.fn.max_depth is not None]
+    exact = next(s for s in trees if s.constraint == "exact")
+    restricted = [s for s in depth if s.fn.tree.n_leaves != exact.fn.tree.n_leaves or
+                  not np.array_equal(s.fn.choice_grid(), exact.fn.choice_grid())]
+    thresholds = [s for s in trees if s.fn.accuracy_threshold < 1.0]
+    out = []
+
+    def tree_panel(s):
+        grid = choice_on(s, dmap)
+        leaves = "1 leaf" if s.size == 1 else f"{s.size} leaves"
+        return f"{_label(s)}: {leaves}, penalty {_mean_text(penalty_grid(dmap, grid), dmap)}", grid
+
+    out.append(("Decision maps of the exact and the depth-limited trees (Fig. 2)",
+                decision_maps(dmap, [tree_panel(exact)] + [tree_panel(s) for s in restricted],
+                              f"{stem}-decision-maps-depth.png",
+                              f"{dmap.collective}: exact and max-depth limited quadtree decision maps")))
+    distinct, seen = [], set()
+    for s in thresholds:
+        if s.size not in seen:
+            seen.add(s.size)
+            distinct.append(s)
+    if distinct:
+        out.append(("Decision maps of the threshold-limited trees (Fig. 4)",
+                    decision_maps(dmap, [tree_panel(s) for s in distinct[-6:]],
+                                  f"{stem}-decision-maps-threshold.png",
+                                  f"{dmap.collective}: accuracy-threshold limited quadtree decision maps")))
+
+    def penalty_panel(s, mask=None):
+        grid = penalty_grid(dmap, choice_on(s, dmap))
+        if mask is not None:
+            grid = np.where(mask, grid, np.nan)
+        return f"{_label(s)} ({s.size}): mean {_mean_text(grid, dmap, mask)}", grid
+
+    panels = [penalty_panel(s) for s in restricted]
+    default_grid = default_penalty_grid(dmap)
+    if default_grid is not None:
+        panels.append((f"library default: mean {_mean_text(default_grid, dmap)}", default_grid))
+    out.append(("Penalty maps of the depth-limited trees and the default (Fig. 3)",
+                penalty_maps(dmap, panels, f"{stem}-penalty-maps-depth.png",
+                             f"{dmap.collective}: penalty of the max-depth limited trees (all measured points)")))
+
+    reference = next((s for s in depth if s.fn.max_depth == 3), depth[len(depth) // 2] if depth else exact)
+
+    def comparator_panels(selectors, mask=None, training=False):
+        """Exact tree, the reference restricted tree, CART with its leaf budget, run-length, model, single best."""
+        pick = lambda kind, constraint=None: [s for s in selectors if s.kind == kind and  # noqa: E731
+                                              (constraint is None or s.constraint == constraint)]
+        ref = pick("quadtree", reference.constraint)
+        panels = [penalty_panel(s, mask) for s in ([] if training else pick("quadtree", "exact")) + ref]
+        if ref:
+            carts = pick("cart")
+            same = [s for s in carts if s.budget == ref[0].size] or [s for s in carts if s.budget <= ref[0].size][-1:]
+            for cart in same:
+                name, grid = penalty_panel(cart, mask)
+                panels.append((f"CART, budget {ref[0].size} leaves ({cart.size})" + name[name.index(":"):], grid))
+        chosen = ([] if training else pick("runlength")) + pick("model") + pick("single")
+        panels += [penalty_panel(s, mask) for s in chosen]
+        if default_grid is not None:
+            grid = default_grid if mask is None else np.where(mask, default_grid, np.nan)
+            panels.append((f"library default: mean {_mean_text(grid, dmap, mask)}", grid))
+        return panels
+
+    comp = comparator_panels(report.selectors, training=True)
+    out.append(("Penalty maps of the comparators (all measured points)",
+                penalty_maps(dmap, comp, f"{stem}-penalty-maps-comparators.png",
+                             f"{dmap.collective}: penalty of the comparators (all measured points)")))
+    for holdout, test, _, selectors in report.holdouts:
+        panels = comparator_panels(selectors, test)
+        safe = holdout.name.replace(":", "-").replace(".", "")
+        out.append((f"Penalty maps on the held-out points ({holdout.name}: {holdout.describe()})",
+                    penalty_maps(dmap, panels, f"{stem}-penalty-maps-holdout-{safe}.png",
+                                 f"{dmap.collective}: built without, scored on the held-out points "
+                                 f"({holdout.name}; grey = training points)")))
+
+    sweep = []
+    for t in FIG_THRESHOLDS:
+        fn = build_decision_function(dmap, accuracy_threshold=t, pad_mode=report.pad_mode)
+        row = tree_row(fn, dmap)
+        row["threshold"] = t
+        sweep.append(row)
+    out.append(("Mean depth and mean penalty against the accuracy threshold (Fig. 5)",
+                threshold_sweep(sweep, f"{stem}-threshold-sweep.png",
+                                f"{dmap.collective}: effect of the accuracy threshold")))
+    depth_rows = []
+    for s in depth:
+        row = tree_row(s.fn, dmap)
+        row["label"] = f"d={s.fn.max_depth}"
+        depth_rows.append(row)
+    out.append(("Mean penalty against mean depth, depth- vs threshold-limited (Fig. 6)",
+                penalty_vs_depth(depth_rows, sweep, f"{stem}-penalty-vs-depth.png",
+                                 f"{dmap.collective}: max-depth vs accuracy-threshold limited trees")))
+
+    groups = [("all measured points", [r for r in report.rows if r.get("holdout") is None])]
+    groups += [(f"held out: {h.name}", [r for r in report.rows if r.get("holdout") == h.name])
+               for h, _, _, _ in report.holdouts]
+    out.append(("Mean penalty against size for every selector",
+                penalty_vs_size(groups, f"{stem}-penalty-vs-size.png",
+                                f"{dmap.collective}: mean penalty vs size of every decision rule")))
+    report.figures = [path for _, path in out]
+    return out
