@@ -230,8 +230,9 @@ def penalty_vs_size(groups, path, title):
                         ha="right", fontsize=8, color="tab:red")
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        low = min([0.0] + [r["penalty_mean"] for r in rows if r.get("penalty_mean") is not None])
-        ax.set_ylim(bottom=low - 1 if low < 0 else 0)
+        values = [r["penalty_mean"] for r in rows if r.get("penalty_mean") is not None]
+        low, high = min([0.0] + values), max([1.0] + values)
+        ax.set_ylim(low - 0.04 * (high - low) if low < 0 else 0, high + 0.1 * (high - low))
         ax.set_xlabel("size (leaves / rules / parameters)")
         if i % ncols == 0:
             ax.set_ylabel("mean penalty [%]")

@@ -19,10 +19,12 @@ class PenaltySummary:
     median: float
     points: int       # measured points scored
     unscored: int     # measured points where the chosen method has no cost at all
+    over_5: int = 0   # scored points with penalty >= 5 % (not white in Fig. 3)
 
     def to_json(self):
         return {"penalty_min": self.min, "penalty_max": self.max, "penalty_mean": self.mean,
-                "penalty_median": self.median, "points": self.points, "unscored": self.unscored}
+                "penalty_median": self.median, "points": self.points, "unscored": self.unscored,
+                "points_over_5": self.over_5}
 
 
 def penalty_grid(dmap, choice):
@@ -52,4 +54,4 @@ def summarize(grid, dmap, mask=None):
     if known.size == 0:
         return PenaltySummary(float("nan"), float("nan"), float("nan"), float("nan"), 0, int(values.size))
     return PenaltySummary(float(known.min()), float(known.max()), float(known.mean()), float(np.median(known)),
-                          int(known.size), int(values.size - known.size))
+                          int(known.size), int(values.size - known.size), int(np.count_nonzero(known >= 5.0)))

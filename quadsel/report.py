@@ -25,7 +25,7 @@ from .penalty import default_penalty_grid, penalty_grid, summarize
 
 ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max",
             "penalty_mean", "penalty_median", "leaves", "nodes")
-EXTRA_KEYS = ("method", "size", "holdout", "points", "unscored")
+EXTRA_KEYS = ("method", "size", "holdout", "points", "unscored", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 COMPARATORS = ("default", "single", "runlength", "cart", "model")
 NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
@@ -179,7 +179,8 @@ def _cell(value, digits=2):
 MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("depth_max", "Depth max"),
               ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
               ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),
-              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"))
+              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"),
+              ("points_over_5", "Points ≥ 5 %"))
 
 
 def _table(rows):
@@ -210,6 +211,50 @@ def to_markdown(rows, title=None, holdout_text=None):
     return "\n".join(lines) + "\n"
 
 
+def _budget(constraint):
+    return int(constraint.split("=", 1)[1]) if constraint.startswith("max_leaf_nodes=") else None
+
+
+def summary_rows(rows, reference="max_depth=3"):
+    """At a glance: per selector (exact, the reference tree, CART with its leaf budget, the comparators) and
+    per split, (size, mean penalty, median penalty). CART is the tree with the reference tree's leaf budget
+    of the same split (or the fully grown one below it)."""
+    wanted = [("quadtree", "exact", "quadtree, exact"), ("quadtree", reference, f"quadtree, {reference}"),
+              ("cart", None, f"CART, leaf budget of {reference}"), ("runlength", None, "run-length table"),
+              ("model", None, "analytical model"), ("single", None, "single best method"),
+              ("default", None, "library default (measured)")]
+    table = []
+    for kind, constraint, name in wanted:
+        cells = {}
+        for holdout, group in _groups(rows):
+            if kind == "cart":
+                ref = next((r for r in group if r["method"] == "quadtree" and r["constraint"] == reference), None)
+                carts = [r for r in group if r["method"] == "cart" and ref is not None
+                         and _budget(r["constraint"]) <= ref["leaves"]]
+                row = carts[-1] if carts else None
+            else:
+                row = next((r for r in group if r["method"] == kind
+                            and (constraint is None or r["constraint"] == constraint)), None)
+            if row is not None:
+                cells[holdout] = row
+        if cells:
+            table.append((name, cells))
+    return table
+
+
+def summary_markdown(rows, reference="max_depth=3"):
+    splits = [h for h, _ in _groups(rows)]
+    head = ["Decision rule", "Size (all points)"] + ["all points" if h is None else f"held out: {h}" for h in splits]
+    lines = ["At a glance — mean penalty % [points with penalty >= 5 % / points scored]:", "",
+             "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for name, cells in summary_rows(rows, reference):
+        size = cells.get(None, {}).get("size")
+        values = [f"{_cell(cells[h]['penalty_mean'])} [{cells[h]['points_over_5']}/{cells[h]['points']}]"
+                  if h in cells else "-" for h in splits]
+        lines.append(f"| {name} | {_cell(size)} | " + " | ".join(values) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def report_markdown(report, title=None, figure_links=()):
     """The Markdown document of a full report: tables, notes, fitted models, links to the figures."""
     dmap = report.dmap
@@ -219,6 +264,9 @@ def report_markdown(report, title=None, figure_links=()):
                             f"points, scored on the {int(t.sum())} held-out points"
                     for h, t, _, _ in report.holdouts}
     text = to_markdown(report.rows, title, holdout_text)
+    if any(r["method"] != "quadtree" for r in report.rows):
+        head, _, tables = text.partition("\n\n")
+        text = head + "\n\n" + summary_markdown(report.rows) + "\n" + tables
     extra = []
     if report.notes:
         extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]

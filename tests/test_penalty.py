@@ -18,6 +18,8 @@ def test_penalty_is_relative_to_the_best_measured_method():
     s = summarize(grid, dmap)
     assert (s.min, s.max, s.points, s.unscored) == (pytest.approx(100 / 3), 100.0, 2, 0)
     assert s.median == pytest.approx((100 + 100 / 3) / 2)
+    assert s.over_5 == 2 and s.to_json()["points_over_5"] == 2
+    assert summarize(penalty_grid(dmap, np.array([[0, 1]])), dmap).over_5 == 0
 
 
 def test_filled_points_are_never_scored():
