@@ -10,6 +10,7 @@ which escapes every name). Formats and matching rules: docs/formats-output.md an
 """
 
 import json
+import os
 import re
 
 from . import __version__
@@ -64,6 +65,19 @@ MPICH_PARAMETERS = {
     ("allreduce", "recexch"): {"k": 2, "single_phase_recv": 0},
     ("allreduce", "k_reduce_scatter_allgather"): {"k": 2, "single_phase_recv": 0},
     ("allreduce", "recursive_multiplying"): {"k": 2},
+}
+# Algorithms MPICH may only run under conditions (its own selection guards them the same way): the
+# condition, and the algorithm used where it does not hold. A guard costs nothing where it holds.
+MPICH_GUARDS = {
+    ("reduce", "reduce_scatter_gather"): ("builtin_op_and_count", "binomial"),
+    ("reduce", "smp"): ("commutative", "binomial"),
+    ("allreduce", "reduce_scatter_allgather"): ("builtin_op_and_count", "recursive_doubling"),
+    ("allreduce", "smp"): ("commutative", "recursive_doubling"),
+    ("allreduce", "ring"): ("commutative", "recursive_doubling"),
+    ("allreduce", "recexch"): ("commutative", "recursive_doubling"),
+    ("allreduce", "k_reduce_scatter_allgather"): ("commutative", "recursive_doubling"),
+    ("allreduce", "recursive_multiplying"): ("commutative", "recursive_doubling"),
+    ("bcast", "scatter_recursive_doubling_allgather"): ("pow2_comm", "scatter_ring_allgather"),
 }
 MPICH_INTER = {"bcast": "MPIR_Bcast_inter_remote_send_local_bcast",
                "reduce": "MPIR_Reduce_inter_local_reduce_remote_send",
@@ -203,9 +217,22 @@ def emit_ompi_json(fns, max_requests=None):
 def _mpich_container(collective, method):
     if method.segsize:
         raise QuadselError(f"MPICH algorithms take no segment size, but the tree has {comment_text(method.label)!r}")
-    key, name = mpich_algorithm(collective, method.algorithm)
-    params = {f"{k}={v}": {} for k, v in MPICH_PARAMETERS.get((collective, key), {}).items()}
-    return {f"algorithm={name}": params}
+    key, _ = mpich_algorithm(collective, method.algorithm)
+    return _mpich_leaf(collective, key, guarded=True)
+
+
+def _mpich_leaf(collective, key, guarded):
+    name = mpich_algorithm(collective, key)[1]
+    leaf = {f"algorithm={name}": {f"{k}={v}": {} for k, v in MPICH_PARAMETERS.get((collective, key), {}).items()}}
+    if not guarded or (collective, key) not in MPICH_GUARDS:
+        return leaf
+    condition, fallback = MPICH_GUARDS[(collective, key)]
+    other = _mpich_leaf(collective, fallback, guarded=False)
+    if condition == "commutative":
+        return {"is_commutative=yes": leaf, "is_commutative=no": other}
+    if condition == "pow2_comm":
+        return {"comm_size=pow2": leaf, "comm_size=any": other}
+    return {"is_op_built_in=yes": {"count<pow2": other, "count=any": leaf}, "is_op_built_in=no": other}
 
 
 def mpich_selection(rl):
@@ -257,6 +284,10 @@ def load_mpich_base(path):
         if not isinstance(doc, dict) or not any(str(k).startswith("collective=") for k in doc):
             raise QuadselError(f"{path}: not an MPICH collective selection (no `collective=` keys)")
         return doc
+    script = re.match(rb"\s*(?:INPUT|GROUP)\s*\(\s*([^\s)]+)", data)
+    if script:   # a linker script standing in for the library (the mpich wheel's libmpi.so)
+        target = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(script.group(1).decode()))
+        return load_mpich_base(target)
     # a shared library: MPICH compiles its MPIR-level selection in as one JSON string
     text, best = data.decode("latin-1"), None
     decoder = json.JSONDecoder()

@@ -83,6 +83,8 @@ class OmpiJsonRules:
 
 # -- MPICH csel JSON: sibling keys tried in order, first match wins, `=any` catches all ------------------------
 class MpichSelection:
+    """Models a call with a built-in, commutative operation and a count >= the communicator's power of two."""
+
     def __init__(self, text):
         self.doc = json.loads(text)
 
@@ -95,6 +97,10 @@ class MpichSelection:
             return value == coll
         if name == "comm_type":
             return value == "intra"
+        if name in ("is_op_built_in", "is_commutative"):
+            return value == "yes"
+        if name == "count" and value == "pow2":
+            return False   # "count<pow2": the modelled count is large
         if name in ("comm_size", "avg_msg_size"):
             x = comm_size if name == "comm_size" else msg_size
             if value == "pow2":

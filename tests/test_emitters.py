@@ -284,3 +284,11 @@ def test_cli_codegen_c_flavours(trees):
 def test_cli_codegen_errors_are_one_line_exit_2(trees, args, message):
     result = CliRunner().invoke(main, ["codegen", *args, *trees])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_mpich_guards_restricted_algorithms_like_mpich_does():
+    fn = random_fn(8, 2, 3, 2, None, names=["reduce_scatter_gather", "binomial"], collective="reduce")
+    text = emitters.emit_mpich_json([fn])
+    assert '"is_op_built_in=no"' in text and '"count<pow2"' in text
+    guarded = emitters._mpich_leaf("bcast", "scatter_recursive_doubling_allgather", guarded=True)
+    assert list(guarded) == ["comm_size=pow2", "comm_size=any"]

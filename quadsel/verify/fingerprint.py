@@ -1,0 +1,146 @@
+"""Which algorithm did the library run? Deterministic fingerprints of one collective call.
+
+  traffic  Open MPI: per-rank, per-peer messages and bytes of the call (pml/monitoring, MPI_T pvars).
+  order    reduce/allreduce, any library: a user operation that claims to be commutative but is not
+           encodes the order in which the ranks' data were combined, i.e. the reduction tree
+           (quadsel.measure.selfcheck); message sizes that are multiples of 8 bytes.
+
+A fingerprint of a run that loads the rules file is compared with fingerprints of runs that force each
+method through MPI_T: equal to the tree's method (and different from the library's own choice) proves the
+library followed the file at that point.
+
+Run inside an MPI job:  python -m quadsel.verify.fingerprint SPEC.json OUT.json
+SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [[label, segsize], ...] or null}
+(null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename).
+OUT (rank 0): {"points": [{"comm", "msg", "arms": {"label:seg" or "library": fingerprint}}]}.
+"""
+
+import hashlib
+import json
+import sys
+import time
+
+import numpy as np
+
+from ..ingest.table import DEFAULT_ALGORITHM
+
+KINDS = ("traffic", "order")
+MODULUS = 1 << 40
+
+
+def _order_op(invec, inoutvec, datatype):
+    a = np.frombuffer(invec, dtype=np.int64)
+    b = np.frombuffer(inoutvec, dtype=np.int64)
+    b[:] = (a * 31 + b) % MODULUS
+
+
+def _calls(MPI, collective, msg, kind, op):
+    """call(comm) of one collective of `msg` bytes."""
+    if collective == "bcast":
+        buf = np.zeros(max(msg, 1), dtype=np.uint8)
+        return lambda comm: comm.Bcast([buf, msg, MPI.BYTE], root=0)
+    if kind == "order":
+        count = msg // 8
+        def call(comm):
+            send = np.full(count, comm.Get_rank() + 1, dtype=np.int64)
+            recv = np.zeros(count, dtype=np.int64)
+            if collective == "reduce":
+                comm.Reduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=op, root=0)
+            else:
+                comm.Allreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=op)
+            # the whole vector: block-wise algorithms (reduce-scatter + gather) combine blocks in different orders
+            return hashlib.sha1(recv.tobytes()).hexdigest()[:16] if comm.Get_rank() == 0 else None
+        return call
+    size, mpitype = (4, MPI.FLOAT) if msg % 4 == 0 else (1, MPI.UINT8_T)
+    send, recv = np.zeros(msg, dtype=np.uint8), np.zeros(msg, dtype=np.uint8)
+    if collective == "reduce":
+        return lambda comm: comm.Reduce([send, msg // size, mpitype], [recv, msg // size, mpitype], op=MPI.SUM, root=0)
+    return lambda comm: comm.Allreduce([send, msg // size, mpitype], [recv, msg // size, mpitype], op=MPI.SUM)
+
+
+def checkable(kind, collective, msg):
+    if kind == "order":
+        return collective in ("reduce", "allreduce") and msg > 0 and msg % 8 == 0
+    return True
+
+
+def run(spec):
+    from mpi4py import MPI
+    from ..measure.libraries import open_library
+    from ..measure.mpit import MPIT
+
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    collective, kind = spec["collective"], spec["kind"]
+    mpit = MPIT()
+    library = open_library(MPI.Get_library_version(), mpit)
+    traffic = None
+    if kind == "traffic":
+        from .traffic import Traffic
+        traffic = Traffic(mpit)
+    op = MPI.Op.Create(_order_op, commute=True) if kind == "order" else None
+    forced = [tuple(f) for f in spec["forced"]] if spec.get("forced") else None
+    if forced:
+        library.prepare(collective)
+    results = []
+    comm_sizes = sorted({p[0] for p in spec["points"]})
+    for n in comm_sizes:
+        member = rank < n
+        base = world.Split(0 if member else MPI.UNDEFINED, rank)
+        msgs = [p[1] for p in spec["points"] if p[0] == n]
+        if member:
+            arms = {}
+            for label, seg in forced or [("library", 0)]:
+                if forced:
+                    library.activate(collective, label, seg)
+                arms[f"{label}:{seg}" if forced else "library"] = base.Dup()   # Open MPI binds forcing here
+            if forced and library.carries_forcing:
+                library.activate(collective, DEFAULT_ALGORITHM, 0)
+            for m in msgs:
+                row = {"comm": n, "msg": m, "arms": {}}
+                if checkable(kind, collective, m):
+                    call = _calls(MPI, collective, m, kind, op)
+                    for name, comm in arms.items():
+                        if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
+                            label, seg = name.rsplit(":", 1)
+                            library.activate(collective, label, int(seg))
+                        if traffic is not None:
+                            value = _traffic_call(traffic, comm, call)
+                        else:
+                            value = call(comm)
+                            comm.Barrier()
+                        row["arms"][name] = value
+                    if forced and not library.carries_forcing:
+                        library.activate(collective, DEFAULT_ALGORITHM, 0)
+                results.append(row)
+            for comm in arms.values():
+                comm.Free()
+            base.Free()
+        request = world.Ibarrier()   # idle ranks wait without spinning (oversubscribed nodes)
+        while not request.Test():
+            time.sleep(0.002)
+    if traffic is not None:
+        traffic.close()
+    if op is not None:
+        op.Free()
+    return {"points": results} if rank == 0 else None
+
+
+def _traffic_call(traffic, comm, call):
+    from .traffic import call_pattern
+    pattern = call_pattern(comm, traffic, call)
+    return [list(row) for row in pattern] if pattern is not None else None
+
+
+def main(argv):
+    spec_path, out_path = argv
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    result = run(spec)
+    if result is not None:
+        from ..atomic import write_text
+        write_text(out_path, json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,120 @@
+"""Proof that the MPI library follows an emitted rules file (not only that it parses it).
+
+Open MPI silently ignores a whole rules file whose first message rule is not 0, and MPICH silently keeps
+its own choice where a file does not match: a parse check proves nothing. So two launches are compared:
+
+  file    the library loads the emitted file (OMPI_MCA_coll_tuned_dynamic_rules_filename /
+          MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) and decides by itself;
+  forced  no file; every method of the tree and the library default are forced through MPI_T.
+
+At every point the fingerprint of the file launch must equal the forced fingerprint of the method the
+tree chooses there (quadsel.verify.fingerprint). Where that method's fingerprint equals the default's
+the point cannot tell them apart and is reported as such.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from ..errors import QuadselError
+from ..ingest.table import DEFAULT_ALGORITHM
+from ..measure import launch
+
+
+@dataclass
+class PointCheck:
+    collective: str
+    comm: int
+    msg: int
+    method: str                 # "label:segsize" the tree chooses
+    status: str                 # follows | differs | indistinguishable | unchecked
+    matches: list               # forced arms whose fingerprint equals the file launch's
+
+
+def library_label(library, collective, method):
+    """The measure module's label of a tree method (Open MPI id as text, MPICH cvar value)."""
+    from ..emitters import mpich_algorithm, ompi_algorithm_id
+    if library == "openmpi":
+        return str(ompi_algorithm_id(collective, method.algorithm))
+    return mpich_algorithm(collective, method.algorithm)[0]
+
+
+def file_environment(library, rules_path):
+    if library == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                "OMPI_MCA_coll_tuned_dynamic_rules_filename": os.path.abspath(rules_path)}
+    # the MPIR-level selection applies when device (ch4) collectives do not take over the call
+    return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": os.path.abspath(rules_path),
+            "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+
+
+def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
+    spec_path = os.path.join(workdir, f"spec{len(os.listdir(workdir))}.json")
+    out_path = spec_path.replace("spec", "out")
+    with open(spec_path, "w") as handle:
+        json.dump(spec, handle)
+    flavor = launch.mpiexec_flavor(mpiexec)
+    cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
+    cmd += ["-n", str(np_), python, "-m", "quadsel.verify.fingerprint", spec_path, out_path]
+    env = launch.launch_env(flavor, env_extra)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or not os.path.exists(out_path):
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {tail}")
+    with open(out_path) as handle:
+        return {(p["comm"], p["msg"]): p["arms"] for p in json.load(handle)["points"]}
+
+
+def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
+                  timeout=900):
+    """[PointCheck] for every (comm <= np_, msg) grid point of the trees (or `points` {collective: [(n, m)]})."""
+    python = python or sys.executable
+    mpiexec = launch.find_mpiexec(mpiexec)
+    kind_of = {}
+    checks = []
+    with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
+        for fn in fns:
+            coll = fn.collective
+            kind_of[coll] = kind or ("traffic" if library == "openmpi" else "order")
+            grid = (points or {}).get(coll) or [(int(n), int(m)) for n in fn.comm_sizes if n <= np_
+                                                for m in fn.msg_sizes]
+            if not grid:
+                raise QuadselError(f"{coll}: no measured communicator size <= {np_}")
+            chosen = {p: fn.query(*p) for p in grid}
+            labels = sorted({(library_label(library, coll, m), int(m.segsize) if library == "openmpi" else 0)
+                             for m in chosen.values()})
+            forced = [(DEFAULT_ALGORITHM, 0)] + labels
+            extra = {}
+            if kind_of[coll] == "traffic":
+                from .traffic import MONITORING_ENV
+                extra.update(MONITORING_ENV)
+            spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
+            by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
+                              python, mpiexec, timeout, workdir)
+            by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+            for p in grid:
+                method = chosen[p]
+                name = f"{library_label(library, coll, method)}:{int(method.segsize) if library == 'openmpi' else 0}"
+                got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
+                if got is None or name not in arms:
+                    status, matches = "unchecked", []
+                else:
+                    matches = sorted(k for k, v in arms.items() if v == got)
+                    if arms[name] != got:
+                        status = "differs"
+                    elif arms.get(f"{DEFAULT_ALGORITHM}:0") == got:
+                        status = "indistinguishable"
+                    else:
+                        status = "follows"
+                checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
+    return checks
+
+
+def summary(checks):
+    counts = {}
+    for c in checks:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    return counts

@@ -1,0 +1,115 @@
+"""The MPI library really follows the emitted rules files (real launches; skipped without MPI).
+
+Open MPI: a file launch (OMPI_MCA_coll_tuned_dynamic_rules_filename) must send exactly the messages that
+forcing the tree's method sends (pml/monitoring traffic), and not what Open MPI's fixed decision sends.
+MPICH (QUADSEL_MPICH_PYTHON=/path/to/venv/bin/python): the reduction order of a file launch
+(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) must be the forced method's.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from quadsel import emitters
+from quadsel.decision_function import build_decision_function
+from quadsel.decision_map import build_decision_map
+from quadsel.verify.follow import check_follows, summary
+
+from helpers import table_from_cube
+
+REPO = Path(__file__).resolve().parents[1]
+pytest.importorskip("mpi4py")
+
+
+def _library(python):
+    code = "import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Get_library_version())"
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, PYTHONPATH=str(REPO))).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return "openmpi" if "Open MPI" in out else "mpich" if "MPICH" in out else None
+
+
+def _mpiexec(python):
+    beside = Path(python).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
+needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
+                                   reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+
+
+def tree_choosing(collective, comm_sizes, msg_sizes, choice):
+    """A decision function whose method at (comm index, msg index) is choice[ci][mi] = (algorithm, segsize)."""
+    methods = sorted({m for row in choice for m in row})
+    cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), 10.0)
+    for ci, row in enumerate(choice):
+        for mi, method in enumerate(row):
+            cost[ci, mi, methods.index(method)] = 1.0
+    rows = table_from_cube(cost, comm_sizes, msg_sizes, methods, collective)
+    return build_decision_function(build_decision_map(rows, collective))
+
+
+@pytest.fixture(autouse=True)
+def _root_and_path(monkeypatch):
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+@needs_openmpi
+@pytest.mark.parametrize("version2", [False, True])
+def test_open_mpi_follows_the_emitted_classic_rules_file(tmp_path, version2):
+    # 4 ranks (oversubscribed on 2 cores): enough for bcast algorithms to differ in who sends what
+    bcast = tree_choosing("bcast", [2, 4], [1, 1024, 65536],
+                          [[("1", 0), ("6", 0), ("3", 4096)],
+                           [("3", 0), ("2", 0), ("3", 1024)]])
+    reduce = tree_choosing("reduce", [2, 4], [8, 8192, 262144],
+                           [[("1", 0), ("1", 0), ("3", 8192)],
+                            [("3", 0), ("1", 0), ("5", 16384)]])
+    rules = tmp_path / "rules.conf"
+    rules.write_text(emitters.emit_ompi_rules([bcast, reduce], max_requests=0 if version2 else None))
+    checks = check_follows([bcast, reduce], str(rules), "openmpi", 4)
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad, bad
+    assert all(c.status == "follows" for c in checks if c.comm == 4), checks   # 4 ranks tell algorithms apart
+    assert summary(checks).get("follows", 0) >= 8, checks
+
+
+@needs_openmpi
+def test_a_file_open_mpi_ignores_is_caught(tmp_path):
+    # a first message rule that is not 0 makes Open MPI drop the whole file: the check must notice
+    bcast = tree_choosing("bcast", [4], [1, 65536], [[("5", 0), ("3", 1024)]])
+    text = emitters.emit_ompi_rules([bcast])
+    broken = text.replace("\n0 5 0 0", "\n1 5 0 0")
+    assert broken != text
+    rules = tmp_path / "broken.conf"
+    rules.write_text(broken)
+    checks = check_follows([bcast], str(rules), "openmpi", 4)
+    assert any(c.status == "differs" for c in checks), checks
+
+
+@needs_mpich
+def test_mpich_follows_the_emitted_selection(tmp_path):
+    # allreduce: its algorithms accept the user operation the order fingerprint needs (MPICH's reduce
+    # reduce_scatter_gather needs a built-in op; the emitted guard sends other ops to binomial)
+    reduce = tree_choosing("allreduce", [2, 4], [8, 65536],
+                           [[("recursive_doubling", 0), ("ring", 0)],
+                            [("ring", 0), ("tree", 0)]])
+    lib = Path(MPICH_PYTHON).parent.parent / "lib"
+    base = str(lib / "libmpi.so")
+    selection = tmp_path / "mpich.json"
+    selection.write_text(emitters.emit_mpich_json([reduce], base=emitters.load_mpich_base(base)))
+    checks = check_follows([reduce], str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON))
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad, bad
+    assert summary(checks).get("follows", 0) >= 3, checks
