@@ -336,6 +336,19 @@ def write_figures(report, directory):
             panels.append((f"library default: mean {_mean_text(grid, dmap, mask)}", grid))
         return panels
 
+    def decision_panel(s, name=None):
+        grid = choice_on(s, dmap)
+        return f"{name or _label(s)}: size {s.size}, penalty {_mean_text(penalty_grid(dmap, grid), dmap)}", grid
+
+    carts = [s for s in report.selectors if s.kind == "cart" and s.budget <= reference.size][-1:]
+    others = [s for kind in ("model", "single") for s in report.selectors if s.kind == kind]
+    out.append(("Decision maps of the comparators: how each rule splits the space",
+                decision_maps(dmap, [decision_panel(reference)] +
+                              [decision_panel(c, f"CART, budget {reference.size} leaves") for c in carts] +
+                              [decision_panel(s) for s in others],
+                              f"{stem}-decision-maps-comparators.png",
+                              f"{dmap.collective}: decisions of the comparators (size = leaves / parameters)")))
+
     comp = comparator_panels(report.selectors, training=True)
     out.append(("Penalty maps of the comparators (all measured points)",
                 penalty_maps(dmap, comp, f"{stem}-penalty-maps-comparators.png",

@@ -27,7 +27,7 @@ def test_every_figure_is_written_as_a_png(tmp_path):
     result = report.build_report(dmap, holdouts=[Holdout("msg")], comparators=("default", "single", "runlength", "model"))
     written = write_figures(result, tmp_path / "figs")
     names = {p.rsplit("/", 1)[-1] for _, p in written}
-    assert {"bcast-decision-maps-depth.png", "bcast-penalty-maps-depth.png", "bcast-penalty-maps-comparators.png",
+    assert {"bcast-decision-maps-depth.png", "bcast-penalty-maps-depth.png", "bcast-penalty-maps-comparators.png", "bcast-decision-maps-comparators.png",
             "bcast-penalty-maps-holdout-msg.png", "bcast-threshold-sweep.png", "bcast-penalty-vs-depth.png",
             "bcast-penalty-vs-size.png"} <= names
     for caption, path in written:
