@@ -119,6 +119,7 @@ class QuadtreeSelector(Selector):
 @dataclass
 class SingleBest(Selector):
     choice: int = 0
+    collective: str = ""
 
     kind = "single"
 
@@ -127,11 +128,11 @@ class SingleBest(Selector):
         """The method with the lowest mean penalty over the measured points (unknown costs count as +inf)."""
         relative = dmap.cost_filled / dmap.best_cost()[:, :, None] - 1.0
         relative = np.where(np.isnan(relative), np.inf, relative)[dmap.measured]
-        return cls(list(dmap.methods), int(np.argmin(relative.mean(axis=0))))
+        return cls(list(dmap.methods), int(np.argmin(relative.mean(axis=0))), dmap.collective)
 
     @property
     def constraint(self):
-        return f"single={self.methods[self.choice].label}"
+        return f"single={method_name(self.methods[self.choice], self.collective)}"
 
     @property
     def size(self):
