@@ -225,6 +225,104 @@ def query(tree, comm_size, msg_size, as_json):
         click.echo(f"{shlex.quote(method.algorithm)} {method.segsize}")
 
 
+@main.command()
+@click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--np", "np_", type=click.IntRange(min=1), default=None,
+              help="Ranks to launch (outside an MPI job); default: the job size under mpiexec.")
+@click.option("--comm-sizes", metavar="LIST", help="Communicator sizes to verify (default: the tree's, up to --np).")
+@click.option("--msg-sizes", metavar="LIST", help="Message sizes to verify (default: the tree's).")
+@click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Measurement file(s): time only their per-point best method as `best` (default: every method of the tree).")
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
+@click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
+@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
+              help="Seconds per arm and point, at most.")
+@click.option("--check-rules/--no-check-rules", default=True, show_default=True,
+              help="Also prove the library follows the emitted rules file (two extra launches; not under mpiexec).")
+@click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+def verify(trees, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
+           as_json, output):
+    """Measure on the real MPI whether the TREEs' selection beats the library default.
+
+    At every grid point: the library default, the method quadsel selects (forced through MPI_T) and the
+    per-point best of the candidate methods, interleaved in one run over several rounds. Reports the
+    geometric-mean speed-up over the default, the share of points within 10 % of the best and the worst
+    point; with --check-rules also whether the library, loading the emitted rules file, runs the tree's
+    method (docs/deploy.md).
+    """
+    import tempfile
+    from . import emitters
+    from .decision_function import DecisionFunction
+    from .measure import launch
+    from .measure.grid import parse_list
+    from .verify import command, follow, speed
+    fns = [DecisionFunction.load(t) for t in trees]
+    inside = launch.inside_mpi_job()
+    if np_ is None:
+        if not inside:
+            raise QuadselError("give --np N (or run under mpiexec)")
+        np_ = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0) or None
+        if np_ is None:
+            raise QuadselError("cannot tell the job size: give --np")
+    library = command.current_library()
+    comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
+    msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
+    results, summaries, all_rows = {}, {}, []
+    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
+    for fn in fns:
+        best = command.best_measured(measurement_files, fn.collective) if measurement_files else None
+        spec = {"collective": fn.collective, "points": command.plan(fn, library, np_, comms, msgs, best),
+                "rounds": rounds, "rule": rule}
+        result = command.run_speed(spec, np_, mpiexec)
+        if result is None:   # a rank other than 0 inside an MPI job
+            return
+        result["collective"] = fn.collective
+        rows, summary = speed.summarize(result)
+        results[fn.collective], summaries[fn.collective] = result, summary
+        all_rows += rows
+    checks = None
+    if check_rules and not inside:
+        with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+            path = os.path.join(workdir, "rules")
+            if library == "openmpi":
+                text = emitters.emit_ompi_rules(fns)
+            else:
+                text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(_mpich_library()))
+            write_text(path, text)
+            points = {fn.collective: [(p["comm"], p["msg"]) for p in command.plan(fn, library, np_, comms, msgs)]
+                      for fn in fns}
+            checks = follow.check_follows(fns, path, library, np_, points=points, mpiexec=mpiexec)
+    if as_json:
+        doc = {"library": library, "np": np_, "summary": summaries, "points": all_rows,
+               "rules_followed": None if checks is None else {"counts": follow.summary(checks),
+                                                               "points": [c.__dict__ for c in checks]}}
+        write_text(output, json.dumps(doc, indent=1) + "\n")
+    else:
+        write_text(output, command.format_table(all_rows, summaries, checks))
+
+
+def _mpich_library():
+    """The libmpi that mpi4py loads (MPICH embeds its own selection there)."""
+    import ctypes.util
+    import mpi4py
+    path = None
+    try:
+        path = mpi4py.get_config().get("mpicc")
+    except Exception:
+        pass
+    for folder in (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path or ""))), "lib"),
+                   os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__import__("sys").executable))), "lib")):
+        candidate = os.path.join(folder, "libmpi.so")
+        if os.path.exists(candidate):
+            return candidate
+    found = ctypes.util.find_library("mpi")
+    if not found:
+        raise QuadselError("cannot find MPICH's libmpi.so to keep its selection for the other collectives")
+    return found
+
+
 def _register_optional_commands():
     try:
         from .measure.cli import measure

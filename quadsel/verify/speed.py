@@ -1,0 +1,151 @@
+"""The speed-up of quadsel's selection over the library default, measured on the real MPI.
+
+At every grid point three arms are timed, interleaved in one run (quadsel.measure.timing.time_methods:
+shuffled visiting order, barrier before each call, time = max over ranks), over several rounds whose
+samples are pooled:
+  default  the library's own choice (Open MPI: its fixed decision; MPICH: its built-in selection);
+  quadsel  the method the tree selects, forced through MPI_T exactly as `quadsel measure` forces it;
+  best     the per-point best of the candidate methods (every method of the tree, or the best of a
+           measurement file), timed in the same run; quadsel's method is always a candidate.
+That the library picks quadsel's method by itself when it loads the emitted file is shown separately,
+by quadsel.verify.follow.
+
+Run inside an MPI job:  python -m quadsel.verify.speed SPEC.json OUT.json
+"""
+
+import json
+import math
+import random
+import sys
+import time
+
+import numpy as np
+
+from ..ingest.table import DEFAULT_ALGORITHM
+
+WITHIN = 0.10   # "within 10 % of the best"
+
+
+def _key(method):
+    return f"{method[0]}:{method[1]}"
+
+
+def _call(MPI, collective, msg, send, recv):
+    if collective == "bcast":
+        return lambda comm: comm.Bcast([send, msg, MPI.BYTE], root=0)
+    size, mpitype = (4, MPI.FLOAT) if msg % 4 == 0 else (1, MPI.UINT8_T)
+    s, r = [send, msg // size, mpitype], [recv, msg // size, mpitype]
+    if collective == "reduce":
+        return lambda comm: comm.Reduce(s, r, op=MPI.SUM, root=0)
+    return lambda comm: comm.Allreduce(s, r, op=MPI.SUM)
+
+
+def run(spec):
+    """Every rank: time the arms of spec["points"]; rank 0 returns {"points": [...]}."""
+    from mpi4py import MPI
+    from ..measure.libraries import open_library
+    from ..measure.mpit import MPIT
+    from ..measure.timing import Method, StoppingRule, time_methods
+
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    collective = spec["collective"]
+    rule = StoppingRule(**spec.get("rule", {}))
+    rounds = int(spec.get("rounds", 3))
+    mpit = MPIT()
+    library = open_library(MPI.Get_library_version(), mpit)
+    library.prepare(collective)
+    points = [dict(p) for p in spec["points"]]
+    biggest = max(p["msg"] for p in points)
+    send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
+    samples = {}   # (n, m, key) -> [µs]
+    spent = {}
+    for round_ in range(1, rounds + 1):
+        for n in sorted({p["comm"] for p in points}):
+            member = rank < n
+            base = world.Split(0 if member else MPI.UNDEFINED, rank)
+            if member:
+                here = [p for p in points if p["comm"] == n]
+                methods = sorted({tuple(m) for p in here for m in [p["default"], p["quadsel"]] + p["candidates"]})
+                comms = {}
+                for method in methods:
+                    library.activate(collective, method[0], method[1])
+                    comms[method] = base.Dup()   # Open MPI binds the forced method at creation
+                if library.carries_forcing:
+                    library.activate(collective, DEFAULT_ALGORITHM, 0)
+                for p in here:
+                    arms = sorted({tuple(m) for m in [p["default"], p["quadsel"]] + p["candidates"]})
+                    contenders = [Method(_key(m), comms[m], None if library.carries_forcing else
+                                         (lambda m=m: library.activate(collective, m[0], m[1]))) for m in arms]
+                    keys = [(n, p["msg"], _key(m)) for m in arms]
+                    prior = {k[2]: samples.get(k, []) for k in keys}
+                    prior_time = {k[2]: spent.get(k, 0.0) for k in keys}
+                    rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}")
+                    got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv), rule, rng,
+                                             warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
+                                             prior=prior, prior_time=prior_time, share=round_ / rounds)
+                    for k in keys:
+                        samples[k] = got[k[2]]
+                        spent[k] = prior_time[k[2]] + used[k[2]]
+                if not library.carries_forcing:
+                    library.activate(collective, DEFAULT_ALGORITHM, 0)
+                for comm in comms.values():
+                    comm.Free()
+                base.Free()
+            request = world.Ibarrier()   # idle ranks wait without spinning (oversubscribed nodes)
+            while not request.Test():
+                time.sleep(0.002)
+    mpit.close()
+    if rank != 0:
+        return None
+    out = []
+    for p in points:
+        times = {}
+        for m in {tuple(x) for x in [p["default"], p["quadsel"]] + p["candidates"]}:
+            mean, sd, count = rule.summarize(samples[(p["comm"], p["msg"], _key(m))])
+            times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
+        out.append(dict(p, times=times))
+    return {"points": out, "library": library.name, "library_version": library.version, "rounds": rounds,
+            "ranks": world.Get_size()}
+
+
+def summarize(result):
+    """Per-point rows and the summary: geometric-mean speed-up over default, share within 10 % of best."""
+    rows = []
+    for p in result["points"]:
+        t = {k: v["mean_us"] for k, v in p["times"].items()}
+        default, chosen = t[_key(p["default"])], t[_key(p["quadsel"])]
+        best_key = min((_key(m) for m in p["candidates"] + [p["quadsel"]]), key=lambda k: t[k])
+        best = t[best_key]
+        rows.append({"collective": p.get("collective", result.get("collective")), "comm_size": p["comm"],
+                     "msg_size": p["msg"], "quadsel": _key(p["quadsel"]), "best": best_key,
+                     "default_us": default, "quadsel_us": chosen, "best_us": best,
+                     "speedup": default / chosen, "vs_best": chosen / best - 1.0})
+    if not rows:
+        return rows, {}
+    speedups = np.array([r["speedup"] for r in rows])
+    worst = max(rows, key=lambda r: r["vs_best"])
+    slowest = min(rows, key=lambda r: r["speedup"])
+    summary = {
+        "points": len(rows),
+        "geomean_speedup": float(math.exp(np.mean(np.log(speedups)))),
+        "within_10pct_of_best": float(np.mean([r["vs_best"] <= WITHIN for r in rows])),
+        "worst_vs_best": {k: worst[k] for k in ("comm_size", "msg_size", "quadsel", "best", "vs_best")},
+        "lowest_speedup": {k: slowest[k] for k in ("comm_size", "msg_size", "quadsel", "speedup")},
+        "faster_than_default": float(np.mean(speedups > 1.0)),
+    }
+    return rows, summary
+
+
+def main(argv):
+    spec_path, out_path = argv
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    result = run(spec)
+    if result is not None:
+        from ..atomic import write_text
+        write_text(out_path, json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
