@@ -8,7 +8,7 @@ measured points it was built from and on held-out points it never saw (quadsel.h
 - RunLengthTable    what open-mpi/ompi-collectives-tuning emits: per measured communicator size the argmin
                     at each measured message size, consecutive equal choices merged; floor rule on both axes
                     as Open MPI's classic rules file reads;
-- CartSelector      a CART decision tree (scikit-learn, optional extra `compare`) on (log2 P, log2 max(m, 1))
+- CartSelector      a CART decision tree (scikit-learn, optional extra `compare`) on (log2 P, log2 m)
                     with a leaf budget, as the C4.5 study of the same authors did;
 - ModelSelector     per method a Hockney-style model T = c + a·L(P, m) + b·B(P, m) fitted with a robust
                     (Huber) least-squares fit, after the model-based selector of Nuriyev et al. (2022).
@@ -188,9 +188,10 @@ class RunLengthTable(Selector):
 
 
 def features(comm_sizes, msg_sizes):
-    """CART features: (log2 P, log2 max(m, 1)) — the same log scales the decision map is read on."""
+    """CART features: (log2 P, log2 m) — the log scales the decision map is read on. A 0-byte message sits
+    at log2 0.5, just left of 1 byte, as in the message-axis interpolation (log2 max(m, 1) would merge them)."""
     return np.column_stack([np.log2(np.maximum(np.ravel(comm_sizes), 1)),
-                            np.log2(np.maximum(np.ravel(msg_sizes), 1))])
+                            np.log2(np.maximum(np.ravel(msg_sizes), 0.5))])
 
 
 @dataclass

@@ -20,6 +20,7 @@ import numpy as np
 from .comparators import (CartSelector, ModelSelector, QuadtreeSelector, RunLengthTable, SingleBest, cart_available,
                           choice_on)
 from .decision_function import build_decision_function
+from .errors import QuadselError
 from .padding import padded_size
 from .penalty import default_penalty_grid, penalty_grid, summarize
 
@@ -159,7 +160,11 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
     rows = comparison_rows(dmap, selectors, with_default=with_default)
     splits = []
     for holdout in holdouts:
-        test = split(dmap, holdout)
+        try:
+            test = split(dmap, holdout)
+        except QuadselError as exc:     # e.g. `comm` on a map with one communicator size: keep the other splits
+            notes.append(f"{exc}: skipped")
+            continue
         train = training_map(dmap, test)
         held = build_selectors(train, pad_mode, thresholds, comparators, notes)
         rows += comparison_rows(dmap, held, test, holdout.name, with_default)

@@ -99,3 +99,10 @@ def test_cli_holdout_rows_in_json(tmp_path):
     assert [h["holdout"] for h in payload["holdouts"]] == ["msg", "random:0.3"]
     bad = CliRunner().invoke(main, ["report", str(path), "--holdout", "half"])
     assert bad.exit_code == 2 and "--holdout" in bad.output
+
+
+def test_report_skips_a_split_that_cannot_be_made_and_says_so():
+    dmap = _dmap(6, 1, 8)
+    result = report.build_report(dmap, holdouts=[Holdout("comm"), Holdout("msg")], comparators=("single",))
+    assert {r["holdout"] for r in result.rows} == {None, "msg"}
+    assert any("--holdout comm" in note and "skipped" in note for note in result.notes)
