@@ -78,7 +78,27 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
     measures only the missing points.
     """
     ctx = click.get_current_context()
-    spec = runner.Spec(
+    try:
+        spec = _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence,
+                     min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, resume, quiet,
+                     env_method)
+        if np_ is not None and launch.inside_mpi_job():
+            _check_job_size(np_)
+    except (QuadselError, click.UsageError):
+        if launch.inside_mpi_job() and launch.job_rank() != 0:
+            sys.exit(2)      # under a launcher, one line from rank 0 is enough
+        raise
+    if np_ is not None and not launch.inside_mpi_job():
+        code = _self_launch(ctx, spec, np_, mpiexec)
+        if code:
+            sys.exit(code)
+        return
+    runner.run(_with_default_sizes(spec))
+
+
+def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,
+          max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, resume, quiet, env_method):
+    return runner.Spec(
         collective=collective, output=output,
         comm_sizes=parse_list(comm_sizes, "communicator size") if comm_sizes else None,
         msg_sizes=parse_list(msg_sizes, "message size"),
@@ -90,14 +110,6 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
         env_method=_env_method(env_method),
         command=os.environ.get("QUADSEL_MEASURE_COMMAND") or _command_line(),
     )
-    if np_ is not None and not launch.inside_mpi_job():
-        code = _self_launch(ctx, spec, np_, mpiexec)
-        if code:
-            sys.exit(code)
-        return
-    if np_ is not None:
-        _check_job_size(np_)
-    runner.run(_with_default_sizes(spec))
 
 
 def _command_line():

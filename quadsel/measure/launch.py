@@ -19,6 +19,15 @@ def inside_mpi_job(environ=None):
     return any(v in environ for v in _JOB_VARIABLES)
 
 
+def job_rank(environ=None):
+    """This process's rank in the MPI job from the launcher's variables (0 when unknown)."""
+    environ = os.environ if environ is None else environ
+    for name in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"):
+        if environ.get(name, "").isdigit():
+            return int(environ[name])
+    return 0
+
+
 def find_mpiexec(explicit=None):
     """--mpiexec, else the mpiexec beside this Python (a venv's MPI wheel), else the first on PATH."""
     if explicit:

@@ -34,7 +34,7 @@ def find_libmpi():
 class MPIT:
     """The MPI_T control-variable interface of one loaded libmpi."""
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, thread_level=None):
         if os.environ.get("QUADSEL_MEASURE_NO_MPIT"):  # lets tests exercise the environment fallback
             raise MPITError("MPI_T disabled by QUADSEL_MEASURE_NO_MPIT")
         path = path or find_libmpi()
@@ -47,7 +47,10 @@ class MPIT:
             raise MPITError(f"no MPI_T in {path}: {exc}") from None
         self.path = path
         provided = ctypes.c_int()
-        self._check(self.lib.MPI_T_init_thread(MPI_THREAD_SINGLE, ctypes.byref(provided)), "MPI_T_init_thread")
+        # Ask for the level MPI already runs at: Open MPI 5 lowers MPI_Query_thread() to whatever
+        # MPI_T_init_thread asked for (seen here: MULTIPLE became SINGLE after asking for SINGLE).
+        required = MPI_THREAD_SINGLE if thread_level is None else int(thread_level)
+        self._check(self.lib.MPI_T_init_thread(required, ctypes.byref(provided)), "MPI_T_init_thread")
         self._handles = {}
 
     def _check(self, code, call):

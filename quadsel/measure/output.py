@@ -146,3 +146,6 @@ def read_meta(path):
 
 def write_meta(path, meta):
     atomic.write_text(meta_path(path), json.dumps(meta, indent=2, sort_keys=False) + "\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(meta_path(path), 0o666 & ~umask)   # the temp file of the atomic write was private

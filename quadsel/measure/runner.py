@@ -124,7 +124,7 @@ def run(spec):
     mpit = None
     if spec.env_method is None:
         try:
-            mpit = MPIT()
+            mpit = MPIT(thread_level=MPI.Query_thread())
         except MPITError as exc:
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)

@@ -48,7 +48,7 @@ def run(collective, labels):
     from .mpit import MPIT
 
     world = MPI.COMM_WORLD
-    mpit = MPIT()
+    mpit = MPIT(thread_level=MPI.Query_thread())
     library = open_library(MPI.Get_library_version(), mpit)
     op = MPI.Op.Create(_order_op, commute=True)   # the lie that lets the library pick any order
     library.prepare(collective)
