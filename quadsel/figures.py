@@ -35,11 +35,32 @@ def _pyplot():
     return plt
 
 
-def method_colours(n):
-    """One colour per method index, the same in every figure of a run."""
+# Hue groups of four shades (dark to light) from tab20c/tab20b, most distinct first.
+_GROUPS = (("tab20c", 0), ("tab20c", 4), ("tab20c", 8), ("tab20b", 12), ("tab20c", 12), ("tab20b", 4),
+           ("tab20b", 8), ("tab20b", 16), ("tab20b", 0), ("tab20c", 16))
+
+
+def method_colours(methods):
+    """One colour per method, the same in every figure of a run, all distinct.
+
+    Without segment sizes (or too many algorithms): tab10/tab20, then an evenly spaced hue circle. With
+    segment sizes: one hue per algorithm and one shade per segment size, so "3/seg8192" looks like "3".
+    """
     plt = _pyplot()
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+    algorithms = list(dict.fromkeys(m.algorithm for m in methods))
+    segments = {a: sorted({m.segsize for m in methods if m.algorithm == a}) for a in algorithms}
+    if any(m.segsize for m in methods) and len(algorithms) <= len(_GROUPS) and \
+            max(len(v) for v in segments.values()) <= 4:
+        out = []
+        for m in methods:
+            name, first = _GROUPS[algorithms.index(m.algorithm)]
+            out.append(plt.get_cmap(name)(first + segments[m.algorithm].index(m.segsize)))
+        return out
+    n = len(methods)
+    if n <= 20:
+        cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+        return [cmap(i) for i in range(n)]
+    return [plt.get_cmap("hsv")(i / n) for i in range(n)]
 
 
 # -- axes -----------------------------------------------------------------------------------------
@@ -108,7 +129,7 @@ def decision_maps(dmap, panels, path, title):
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
     plt = _pyplot()
-    colours = method_colours(len(dmap.methods))
+    colours = method_colours(dmap.methods)
     cmap = ListedColormap(colours)
     axes_info = MapAxes(dmap)
     used = sorted({int(k) for _, grid in panels for k in np.unique(grid)})
@@ -206,33 +227,53 @@ SERIES = (("quadtree", "max_depth", "o-", "tab:blue", "quadtree, max depth"),
 
 
 def penalty_vs_size(groups, path, title):
-    """Mean penalty against size (log) of every selector; one panel per split; the default as a line."""
+    """Mean penalty against size (log) of every selector; one panel per split; the default as a line.
+
+    The y-range follows the trees, the run-length table and the single method; a model point or a default
+    far above them is drawn at the top edge with its value, so it cannot squash the curves."""
     from matplotlib.ticker import FuncFormatter
     plt = _pyplot()
     fig, axes, ncols = _panel_grid(plt, len(groups), ncols=2, width=5.6, height=4.0, bottom_space=0.5)
     for i, (ax, (name, rows)) in enumerate(zip(axes, groups)):
+        scored = [r for r in rows if r.get("penalty_mean") is not None]
+        core = [r["penalty_mean"] for r in scored if r["method"] in ("quadtree", "cart", "runlength", "single")]
+        every = [r["penalty_mean"] for r in scored]
+        low, high = min([0.0] + every), max([1.0] + core)
+        if max(every, default=0.0) <= 3.0 * high:        # nothing far above: show everything
+            high = max([high] + every)
+        top = high + 0.12 * (high - low)
         for kind, flavour, style, colour, label in SERIES:
-            pick = [r for r in rows if r["method"] == kind and r.get("size")
+            pick = [r for r in scored if r["method"] == kind and r.get("size")
                     and (flavour is None or r["constraint"].startswith(flavour) or
                          (flavour == "max_depth" and r["constraint"] == "exact"))]
             if kind == "quadtree" and flavour == "max_depth":
                 pick = [r for r in pick if r["constraint"] != "exact"] or pick
             pick = sorted(pick, key=lambda r: r["size"])
-            if pick:
-                ax.plot([r["size"] for r in pick], [r["penalty_mean"] for r in pick], style, color=colour,
-                        label=label, markersize=13 if style == "*" else 6, zorder=4 if style == "*" else 3,
-                        markerfacecolor="none" if style == "s" else colour)
-        default = next((r for r in rows if r["method"] == "default"), None)
-        if default is not None and default["penalty_mean"] is not None:
-            ax.axhline(default["penalty_mean"], color="tab:red", linestyle=":", label="library default (measured)")
-            ax.annotate(f"default {default['penalty_mean']:.1f} %", (1.0, default["penalty_mean"]),
-                        xycoords=("axes fraction", "data"), xytext=(-4, 3), textcoords="offset points",
-                        ha="right", fontsize=8, color="tab:red")
+            if not pick:
+                continue
+            y = [min(r["penalty_mean"], top) for r in pick]
+            ax.plot([r["size"] for r in pick], y, style, color=colour, label=label,
+                    markersize=13 if style == "*" else 6, zorder=4 if style == "*" else 3, clip_on=False,
+                    markerfacecolor="none" if style == "s" else colour)
+            for r in pick:
+                if r["penalty_mean"] > top:
+                    ax.annotate(f"{r['penalty_mean']:.0f} % ↑", (r["size"], top), textcoords="offset points",
+                                xytext=(6, -10), fontsize=8, color=colour)
+        default = next((r for r in scored if r["method"] == "default"), None)
+        if default is not None:
+            value = default["penalty_mean"]
+            if value <= top:
+                ax.axhline(value, color="tab:red", linestyle=":", label="library default (measured)")
+                ax.annotate(f"default {value:.1f} %", (1.0, value), xycoords=("axes fraction", "data"),
+                            xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8, color="tab:red")
+            else:     # above the range: said above the panel, the line left out
+                ax.plot([], [], color="tab:red", linestyle=":", label="library default (measured)")
+                ax.annotate(f"default {value:.1f} % (above)", (1.0, 1.0), xycoords="axes fraction",
+                            xytext=(0, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8,
+                            color="tab:red")
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        values = [r["penalty_mean"] for r in rows if r.get("penalty_mean") is not None]
-        low, high = min([0.0] + values), max([1.0] + values)
-        ax.set_ylim(low - 0.04 * (high - low) if low < 0 else 0, high + 0.1 * (high - low))
+        ax.set_ylim(low - 0.04 * (high - low) if low < 0 else 0, top)
         ax.set_xlabel("size (leaves / rules / parameters)")
         if i % ncols == 0:
             ax.set_ylabel("mean penalty [%]")

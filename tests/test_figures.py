@@ -37,8 +37,12 @@ def test_every_figure_is_written_as_a_png(tmp_path):
 
 
 def test_method_colours_are_one_per_method():
+    from quadsel.decision_map import Method
     from quadsel.figures import method_colours
-    assert len(set(method_colours(7))) == 7 and len(set(method_colours(15))) == 15
+    for methods in ([Method(str(i)) for i in range(7)], [Method(str(i)) for i in range(15)],
+                    [Method(str(i)) for i in range(33)],
+                    [Method(str(a), s) for a in range(1, 10) for s in (0, 1024, 8192, 65536)]):
+        assert len(set(method_colours(methods))) == len(methods)
 
 
 def test_cli_figures_are_linked_from_the_markdown(tmp_path):
