@@ -22,6 +22,7 @@ run() {   # run NAME FILE... [-c COLLECTIVE]: the three formats, figures once
     quadsel report "$@" $HOLDOUT --format json -o "$OUT/$name/report.json"
     quadsel report "$@" $HOLDOUT --format csv -o "$OUT/$name/report.csv"
     python3 -c "print(\"   report with figures: %.1f s\" % ($end - $start))" >&2
+    printf '## %s\n\n' "$name"
     cat "$OUT/$name/report.md"
     echo
 }
