@@ -104,3 +104,17 @@ def test_orfeo_comparators_and_holdout(orfeo):
     assert rows[("default", "default", None)]["penalty_mean"] == pytest.approx(6.566, abs=0.01)
     held = rows[("quadtree", "exact", "msg")]
     assert held["points"] == 80 and held["penalty_mean"] > 0.0
+
+
+def test_cli_no_compare_keeps_the_paper_table(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    rows, _, _ = random_table(np.random.default_rng(8), 4, 6, 3)
+    path = tmp_path / "m.csv"
+    path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n" for r in rows))
+    result = CliRunner().invoke(main, ["report", str(path), "--no-compare", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert {r["method"] for r in json.loads(result.stdout)["rows"]} == {"quadtree"}
+    result = CliRunner().invoke(main, ["report", str(path)])
+    assert "At a glance" in result.stdout and "| runlength | per comm size |" in result.stdout
