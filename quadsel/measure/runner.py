@@ -48,6 +48,7 @@ class Spec:
     seed: int = 0
     resume: bool = True
     progress: bool = True
+    timing: str = "local"     # "local": max over ranks of own durations; "span": latest end - earliest start
     env_method: Optional[Tuple[str, int]] = None   # forced by this launch's environment (no MPI_T)
     command: str = ""
 
@@ -139,6 +140,10 @@ def run(spec):
         fail(str(exc))
     dtype_name, dtype_size = choose_datatype(spec)
 
+    hosts = world.allgather(MPI.Get_processor_name() or socket.gethostname())
+    if spec.timing == "span" and len(set(hosts)) > 1:
+        fail("--timing span needs all ranks on one node (it compares clocks across ranks)")
+
     keys = [(spec.collective, label, seg, n, m)
             for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods]
 
@@ -164,7 +169,6 @@ def run(spec):
         journal.rounds = rounds_done
         journal.record = _memory_record(journal)
 
-    hosts = world.allgather(MPI.Get_processor_name() or socket.gethostname())
     if rank == 0:
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
@@ -242,8 +246,10 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                           for meth in at_point]
             rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}")
             call = _call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype)
+            span = spec.timing == "span"
             samples, spent = time_methods(contenders, call, spec.rule, rng, warmup=spec.warmup, batch=spec.batch,
-                                          prior=prior, prior_time=prior_time, share=round_ / spec.rounds)
+                                          prior=prior, prior_time=prior_time, share=round_ / spec.rounds,
+                                          span=span, clock=time.perf_counter if span else None)
             for meth in at_point:
                 key = (spec.collective, meth[0], meth[1], n, m)
                 if round_ < spec.rounds:
@@ -299,8 +305,10 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
             "points": npoints,
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
-                            seed=spec.seed, timer="MPI_Wtime", barrier_before_each_call=True,
-                            time_of_call="max over ranks"),
+                            seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
+                            timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
+                            time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
+                                          else "max over ranks of each rank's own duration")),
         "environment": {k: v for k, v in sorted(os.environ.items())
                         if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
         "machine": {"platform": platform.platform(), "python": platform.python_version(),

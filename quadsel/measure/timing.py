@@ -87,7 +87,7 @@ class Method:
 
 
 def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None,
-                 reduce_max=None):
+                 reduce_max=None, span=False):
     """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
 
     Every rank of the methods' communicators must call this with the same arguments (same `rng`
@@ -98,6 +98,10 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     max_reps/max_time budget may be used so far, so that a round does not spend the next rounds' share.
     Returns ({name: all samples in µs, prior ones first}, {name: wall seconds spent in this call}).
     `clock` and `reduce_max(comm, array)` default to MPI_Wtime and an in-place MAX all-reduce.
+
+    span=False: time of a call = max over ranks of (own end - own start), each rank starting when it
+    leaves the barrier. span=True: time = latest end - earliest start over the ranks, which needs a
+    clock that all ranks share (one node: CLOCK_MONOTONIC) and counts the barrier's exit skew in.
     """
     if clock is None or reduce_max is None:
         from mpi4py import MPI
@@ -126,18 +130,23 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
             if m.activate:
                 m.activate()
             n = batch
-            local = np.zeros(n + 1)
+            local = np.zeros(2 * n + 1)
             start = clock()
             for i in range(n):
                 m.comm.Barrier()          # everyone starts together (SKaMPI/IMB "barrier before")
                 t0 = clock()
                 call(m.comm)
-                local[i] = clock() - t0
-            local[n] = clock() - start
+                t1 = clock()
+                if span:
+                    local[i], local[n + i] = t1, -t0     # max of -start = -(earliest start)
+                else:
+                    local[i] = t1 - t0
+            local[2 * n] = clock() - start
             # time of a call = max over ranks; the wall time too, so all ranks agree on budgets
             reduce_max(m.comm, local)
-            samples[m.name].extend((local[:n] * 1e6).tolist())
-            spent[m.name] += float(local[n])
+            times = local[:n] + local[n:2 * n] if span else local[:n]
+            samples[m.name].extend((times * 1e6).tolist())
+            spent[m.name] += float(local[2 * n])
             added[m.name] += n
         still = []
         for m in active:
