@@ -234,9 +234,10 @@ def test_under_the_users_launcher_with_idle_ranks(tmp_path):
     out = tmp_path / "u.csv"
     cmd = [_mpiexec(sys.executable), "--oversubscribe", "-n", "3", sys.executable, "-m", "quadsel.measure",
            "-c", "allreduce", "--algorithms", "default,4", "--comm-sizes", "2,3", "--msg-sizes", "1K",
-           "--rounds", "1", "--max-reps", "10", "--quiet", "-o", str(out)]
+           "--rounds", "1", "--max-reps", "10", "--timing", "span", "--quiet", "-o", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
     assert done.returncode == 0, done.stderr
     assert sorted(keys(out)) == sorted(("allreduce", a, "0", n, "1024") for a in ("default", "4") for n in "23")
     meta = json.loads((tmp_path / "u.meta.json").read_text())
     assert meta["job_size"] == 3 and meta["command"].startswith("python -m quadsel.measure")
+    assert meta["methodology"]["timing"] == "span"

@@ -182,6 +182,8 @@ def _self_launch(ctx, spec, np_, mpiexec):
     flavor = launch.mpiexec_flavor(exe)
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
     args = _child_args(ctx, skip=("mpiexec", "comm_sizes")) + ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
+    if spec.progress and sys.stderr.isatty():
+        extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
     env = launch.launch_env(flavor, extra, spec.command)
     code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
     if code != runner.EXIT_NO_MPIT:

@@ -1,7 +1,13 @@
-"""A progress bar with ETA for rank 0 (one redrawn line on a terminal, a line per 10 % otherwise)."""
+"""A progress bar with ETA for rank 0: one redrawn line on a terminal; otherwise a line per 10 %
+and at least every 30 s. Under mpiexec the rank's stderr is a pipe to the launcher, so the
+self-launcher passes QUADSEL_MEASURE_TTY=1 when its own stderr is a terminal (set it yourself under
+your own launcher if you like the bar)."""
 
+import os
 import sys
 import time
+
+LINE_EVERY = 30.0   # seconds between progress lines when not on a terminal
 
 
 def _clock(seconds):
@@ -12,21 +18,29 @@ def _clock(seconds):
 
 
 class Progress:
-    def __init__(self, total, label, stream=None, enabled=True):
+    """`total` points; `total_weight` (default: one per point) is the expected cost used for the ETA."""
+
+    def __init__(self, total, label, stream=None, enabled=True, total_weight=None):
         self.total, self.label, self.done = total, label, 0
+        self.total_weight = total_weight if total_weight else total
+        self.weight_done = 0.0
         self.stream = stream or sys.stderr
         self.enabled = enabled and total > 0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.tty = (hasattr(self.stream, "isatty") and self.stream.isatty()) or \
+            os.environ.get("QUADSEL_MEASURE_TTY") == "1"
         self.start = time.monotonic()
         self._last_decile = -1
+        self._last_line = self.start
 
-    def advance(self, count, where=""):
+    def advance(self, count, where="", weight=None):
         self.done += count
+        self.weight_done += count if weight is None else weight
         if not self.enabled:
             return
         fraction = self.done / self.total
         elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        left = max(0.0, self.total_weight - self.weight_done)
+        eta = elapsed / self.weight_done * left if self.weight_done else 0.0
         text = (f"{self.label} {self.done}/{self.total} points ({fraction:4.0%}) "
                 f"elapsed {_clock(elapsed)} ETA {_clock(eta)} {where}")
         if self.tty:
@@ -35,9 +49,10 @@ class Progress:
             self.stream.write("\r[" + "#" * filled + "." * (width - filled) + "] " + text + "\033[K")
         else:
             decile = int(fraction * 10)
-            if decile == self._last_decile:
+            now = time.monotonic()
+            if decile == self._last_decile and now - self._last_line < LINE_EVERY:
                 return
-            self._last_decile = decile
+            self._last_decile, self._last_line = decile, now
             self.stream.write(text.rstrip() + "\n")
         self.stream.flush()
 

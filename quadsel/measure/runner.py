@@ -175,9 +175,9 @@ def run(spec):
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
         output.write_meta(spec.output, meta)
 
-    todo_count = sum(1 for r in range(1, spec.rounds + 1) for k in keys
-                     if k not in done and not journal.has(k, r))
-    progress = Progress(todo_count, f"measure {spec.collective}", enabled=(rank == 0 and spec.progress))
+    todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if k not in done and not journal.has(k, r)]
+    progress = Progress(len(todo), f"measure {spec.collective}", enabled=(rank == 0 and spec.progress),
+                        total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo))
     count = max(m for m in spec.msg_sizes) // dtype_size
     send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
     recv = np.zeros_like(send)
@@ -201,6 +201,13 @@ def run(spec):
         output.write_meta(spec.output, meta)
     if mpit is not None:
         mpit.close()
+
+
+def _expected_cost(key, round_, rounds):
+    """Rough relative cost of one point for the ETA: grows with ranks and bytes; round r spends
+    1/R of the repetition budget (the samples of the rounds before it count too)."""
+    n, m = key[3], key[4]
+    return n * (1.0 + m / 32768.0) / rounds
 
 
 def _memory_record(journal):
@@ -256,7 +263,9 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                     journal.record(key, round_, samples[meth][len(prior[meth]):], spent[meth])
                 elif rank == 0:
                     results.append(key, *spec.rule.summarize(samples[meth]))
-            progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]")
+            progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]",
+                             weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
+                                        for _ in at_point))
         for comm in comms.values():
             comm.Free()
         base.Free()
