@@ -64,3 +64,16 @@ def test_journal_round_trip_and_prior(tmp_path):
 def test_meta_path_is_beside_the_csv():
     assert meta_path("x/ompi5-bcast.csv") == "x/ompi5-bcast.meta.json"
     assert meta_path("data") == "data.meta.json"
+
+
+def test_resume_rules_for_rounds(tmp_path):
+    from quadsel.measure.runner import _pending
+    journal = Journal(journal_path(tmp_path / "out.csv"))
+    journal.record(KEY, 1, [1.0], 0.1)
+    other = ("bcast", "1", 0, 4, 1024)
+    assert not _pending(KEY, 1, 2, set(), journal)        # round 1 journaled: skipped
+    assert _pending(KEY, 2, 2, set(), journal)            # the last round writes the row
+    assert _pending(KEY, 1, 1, set(), journal)            # rerun with fewer --rounds: still measured
+    assert not _pending(KEY, 2, 2, {KEY}, journal)        # a row in the CSV: done for good
+    assert _pending(other, 1, 2, set(), journal)
+    journal.close()

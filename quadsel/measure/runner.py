@@ -2,7 +2,6 @@
 sub-communicators of the first n ranks (idle ranks sleep), every message size and every method.
 """
 
-import json
 import os
 import platform
 import random
@@ -175,7 +174,7 @@ def run(spec):
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
         output.write_meta(spec.output, meta)
 
-    todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if k not in done and not journal.has(k, r)]
+    todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
     progress = Progress(len(todo), f"measure {spec.collective}", enabled=(rank == 0 and spec.progress),
                         total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo))
     count = max(m for m in spec.msg_sizes) // dtype_size
@@ -185,7 +184,7 @@ def run(spec):
 
     for round_ in range(1, spec.rounds + 1):
         for n in spec.comm_sizes:
-            pending = [k for k in keys if k[3] == n and k not in done and not journal.has(k, round_)]
+            pending = [k for k in keys if k[3] == n and _pending(k, round_, spec.rounds, done, journal)]
             if not pending:
                 continue
             _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results,
@@ -201,6 +200,14 @@ def run(spec):
         output.write_meta(spec.output, meta)
     if mpit is not None:
         mpit.close()
+
+
+def _pending(key, round_, rounds, done, journal):
+    """Still to measure in this round? The last round writes the row, so it runs whenever the row is
+    missing (a journal entry for it may stem from an earlier run with more --rounds)."""
+    if key in done:
+        return False
+    return round_ == rounds or not journal.has(key, round_)
 
 
 def _expected_cost(key, round_, rounds):
@@ -327,7 +334,3 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
         "complete": False,
     }
     return meta
-
-
-def spec_summary(spec):
-    return json.dumps(asdict(spec), default=str)
