@@ -105,8 +105,9 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, max_depth, th
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-t", "--target", type=click.Choice(["c", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
               show_default=True, help="What to generate: C source, Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
-@click.option("--flavor", type=click.Choice(["plain", "ompi-tuned"]), default="plain", show_default=True,
-              help="C only: plain function, or ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
+@click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
+              help="C only: plain nested if/else-if function; table = the same function as an in-memory node table "
+                   "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
 @click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
 @click.option("--max-requests", type=click.IntRange(min=0),
@@ -119,11 +120,12 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as nested if/else-if (§3.2),
     returning the algorithm id and writing the segment size through `segsize` when not NULL; with
+    `--flavor table` the same function as a node table walked at run time (§3.3), with
     `--flavor ompi-tuned` Open MPI's `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
     from . import emitters
-    from .codegen import generate_c
+    from .codegen import generate_c, generate_c_table
     from .decision_function import DecisionFunction
     fns = [DecisionFunction.load(tree) for tree in trees]
     if target != "c" and (flavor != "plain" or name):
@@ -133,8 +135,8 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
     if target == "c":
         if len(fns) != 1:
             raise QuadselError("--target c takes exactly one TREE")
-        text = (emitters.generate_c_ompi_tuned(fns[0], name=name) if flavor == "ompi-tuned"
-                else generate_c(fns[0], name=name))
+        generate = {"plain": generate_c, "table": generate_c_table, "ompi-tuned": emitters.generate_c_ompi_tuned}[flavor]
+        text = generate(fns[0], name=name)
     elif target == "ompi-rules":
         text = emitters.emit_ompi_rules(fns, max_requests=max_requests)
     elif target == "ompi-json":

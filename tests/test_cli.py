@@ -94,11 +94,12 @@ def test_exact_tree_c_returns_the_best_measured_algorithm_everywhere(fmt, tmp_pa
     files = WRITERS[fmt](tmp_path, t)
     tree = tmp_path / "bcast.qt.json"
     run(["build", *files, "-o", tree])
-    source = tmp_path / "bcast.c"
+    source, table = tmp_path / "bcast.c", tmp_path / "bcast_table.c"
     run(["codegen", tree, "-o", source])
-    ask = compile_decision(source.read_text(), "quadsel_bcast_decision")
+    run(["codegen", tree, "--flavor", "table", "-o", table])
     queries = [(p, m) for p in COMM for m in MSG]
-    answers = ask(queries)
+    answers = compile_decision(source.read_text(), "quadsel_bcast_decision")(queries)
+    assert compile_decision(table.read_text(), "quadsel_bcast_decision")(queries) == answers
     for (ci, mi), (alg, seg) in zip(np.ndindex(len(COMM), len(MSG)), answers):
         assert str(alg) == ALGS[int(np.argmin(t[ci, mi]))] and seg == 0
     for (p, m), (alg, _) in zip(queries, answers):   # and the CLI query agrees
