@@ -11,6 +11,7 @@ from . import __version__
 from .atomic import write_text
 from .errors import QuadselError
 from .padding import PAD_MODES
+from .quadtree import LEAF_RULES
 
 
 class InputFailure(click.ClickException):
@@ -62,6 +63,9 @@ def ingest_options(command, format_alias=True):
                      help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
         click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
                      help="Padding to 2^k x 2^k: spread copies evenly, or repeat the last row/column (edge)."),
+        click.option("--leaf-rule", type=click.Choice(LEAF_RULES), default="majority", show_default=True,
+                     help="Method of a restricted leaf: the block's majority (the paper), or the method with the "
+                          "lowest mean penalty over the block's measured points."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -83,7 +87,7 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
               help="Accuracy threshold: a block becomes a leaf when one method covers at least this fraction of it.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
-def build(files, collective, fmt, comm_size, column_map, pad_mode, max_depth, threshold, output):
+def build(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, max_depth, threshold, output):
     """Build a quadtree decision function from measurement FILES.
 
     Without --max-depth or --threshold the exact tree is built (it reproduces the decision map).
@@ -91,6 +95,7 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, max_depth, th
     from .decision_function import build_decision_function
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     fn = build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold or 1.0, pad_mode=pad_mode,
+                                 leaf_rule=leaf_rule,
                                  provenance={"sources": [os.path.basename(f) for f in files]})
     output = output or f"{dmap.collective}.qt.json"
     write_text(output, fn.dumps())
@@ -163,7 +168,7 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
               help="Write the figures (PNG, needs matplotlib: quadsel[figures]) into this directory.")
 @click.option("--no-compare", is_flag=True, help="Quadtrees and the default only (the paper's Tables 1-2).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
-def report(files, collective, fmt, comm_size, column_map, pad_mode, out_format, thresholds, holdouts, figures_dir,
+def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, out_format, thresholds, holdouts, figures_dir,
            no_compare, output):
     """Penalty table of quadtrees and comparators on FILES, optionally held-out rows and figures.
 
@@ -183,7 +188,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, out_format, 
         raise QuadselError("--thresholds values must be in (0, 1]")
     splits = [parse_holdout(h) for h in holdouts]
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
-    result = rpt.build_report(dmap, pad_mode=pad_mode, thresholds=sweep, holdouts=splits,
+    result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)

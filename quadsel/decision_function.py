@@ -18,7 +18,7 @@ from . import __version__
 from .decision_map import DecisionMap, Method, floor_index
 from .errors import InputError
 from .padding import first_copy, pad, pad_index, padded_size
-from .quadtree import LEAF, Quadtree, build_quadtree
+from .quadtree import LEAF, LEAF_RULES, Quadtree, build_quadtree
 
 FORMAT_NAME = "quadsel-quadtree"
 FORMAT_VERSION = 1
@@ -37,6 +37,7 @@ class DecisionFunction:
     max_depth: Optional[int] = None
     accuracy_threshold: float = 1.0
     provenance: dict = field(default_factory=dict)
+    leaf_rule: str = "majority"
 
     def __post_init__(self):
         self.first_row = first_copy(self.row_map, len(self.comm_sizes))
@@ -67,6 +68,8 @@ class DecisionFunction:
             parts.append(f"max_depth={self.max_depth}")
         if self.accuracy_threshold < 1.0:
             parts.append(f"threshold={self.accuracy_threshold:g}")
+        if self.leaf_rule != "majority":
+            parts.append(f"leaf={self.leaf_rule}")
         return ",".join(parts)
 
     # -- the region each node answers for, in real sizes (used by the emitters) -------------------
@@ -95,7 +98,8 @@ class DecisionFunction:
             "axes": {"comm_sizes": self.comm_sizes.tolist(), "msg_sizes": self.msg_sizes.tolist()},
             "methods": [m.to_json() for m in self.methods],
             "padding": {"mode": self.pad_mode, "row_map": self.row_map.tolist(), "col_map": self.col_map.tolist()},
-            "constraints": {"max_depth": self.max_depth, "accuracy_threshold": self.accuracy_threshold},
+            "constraints": {"max_depth": self.max_depth, "accuracy_threshold": self.accuracy_threshold,
+                            "leaf_rule": self.leaf_rule},
             "tree": self.tree.to_json(),
             "stats": self.tree.stats(),
             "provenance": self.provenance,
@@ -123,6 +127,7 @@ class DecisionFunction:
                 max_depth=data["constraints"]["max_depth"],
                 accuracy_threshold=float(data["constraints"]["accuracy_threshold"]),
                 provenance=data.get("provenance", {}),
+                leaf_rule=str(data["constraints"].get("leaf_rule", "majority")),
             )
             fn.validate()
             return fn
@@ -143,6 +148,8 @@ class DecisionFunction:
         internal = t.children[:, 0] != LEAF
         if np.any(t.children[internal] <= np.arange(t.n_nodes)[internal, None]) or np.any(t.children >= t.n_nodes):
             raise ValueError("tree children must point forward to existing nodes")
+        if self.leaf_rule not in LEAF_RULES:
+            raise ValueError(f"unknown leaf rule {self.leaf_rule!r}")
         if np.any((t.method < 0) | (t.method >= len(self.methods))):
             raise ValueError("tree refers to a method that is not in the method table")
 
@@ -170,18 +177,21 @@ def relative_penalty(dmap: DecisionMap):
 
 
 def build_decision_function(dmap: DecisionMap, max_depth=None, accuracy_threshold=1.0, pad_mode="spread",
-                            provenance=None):
+                            provenance=None, leaf_rule="majority"):
     """Pad the decision map (§3), build the constrained quadtree (§3.1), wrap it with its query rule."""
     side = padded_size(*dmap.shape)
     row_map = pad_index(dmap.shape[0], side, pad_mode)
     col_map = pad_index(dmap.shape[1], side, pad_mode)
     penalty = relative_penalty(dmap)[np.ix_(row_map, col_map)]
+    penalty[pad(dmap.filled, row_map, col_map)] = np.nan        # filled points are never scored, nor weighed
+    # each measured point weighs 1 in total, however many padded copies it has
+    weight = np.outer(1.0 / np.bincount(row_map)[row_map], 1.0 / np.bincount(col_map)[col_map])
     tree = build_quadtree(pad(dmap.best, row_map, col_map), max_depth=max_depth,
-                          accuracy_threshold=accuracy_threshold, penalty=penalty)
+                          accuracy_threshold=accuracy_threshold, penalty=penalty, leaf_rule=leaf_rule, weight=weight)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),
             "filled_points": int(dmap.filled.sum())}
     info.update(provenance or {})
     return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, list(dmap.methods), pad_mode,
-                            row_map, col_map, tree, max_depth, float(accuracy_threshold), info)
+                            row_map, col_map, tree, max_depth, float(accuracy_threshold), info, leaf_rule)

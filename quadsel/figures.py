@@ -404,7 +404,7 @@ def write_figures(report, directory):
 
     sweep = []
     for t in FIG_THRESHOLDS:
-        fn = build_decision_function(dmap, accuracy_threshold=t, pad_mode=report.pad_mode)
+        fn = build_decision_function(dmap, accuracy_threshold=t, pad_mode=report.pad_mode, leaf_rule=report.leaf_rule)
         row = tree_row(fn, dmap)
         row["threshold"] = t
         sweep.append(row)

@@ -73,13 +73,21 @@ class Quadtree:
         return cls(**arrays)
 
 
-def build_quadtree(padded_map, max_depth=None, accuracy_threshold=1.0, penalty=None):
+LEAF_RULES = ("majority", "penalty")
+
+
+def build_quadtree(padded_map, max_depth=None, accuracy_threshold=1.0, penalty=None, leaf_rule="majority",
+                   weight=None):
     """Build the quadtree of a padded 2^k×2^k decision map under the paper's constraints (§3.1).
 
     A block becomes a leaf when one method covers at least `accuracy_threshold` of its cells (1.0 = the
-    exact tree), when it is at `max_depth` (root = depth 0), or when it is a single cell. The leaf's
-    method is the block's majority; ties go to the method with the lowest mean relative penalty over the
-    block (`penalty`: padded (side, side, K) array, optional), then to the lowest method index.
+    exact tree), when it is at `max_depth` (root = depth 0), or when it is a single cell.
+    The leaf's method (`leaf_rule`):
+      majority — the paper's: the block's most frequent method; ties go to the method with the lowest mean
+                 relative penalty over the block (`penalty`: padded (side, side, K) array), then the lowest index;
+      penalty  — the method with the lowest weighted mean relative penalty over the block, each cell weighted
+                 by `weight` (padded (side, side); 1/copies makes every measured point count once).
+    A uniform block is a leaf of its method under both rules, so the exact tree is the same.
     """
     grid = np.asarray(padded_map, dtype=np.int64)
     side = grid.shape[0]
@@ -89,26 +97,36 @@ def build_quadtree(padded_map, max_depth=None, accuracy_threshold=1.0, penalty=N
         raise ValueError("the accuracy threshold must be in (0, 1]")
     if max_depth is not None and max_depth < 0:
         raise ValueError("max depth must be >= 0")
+    if leaf_rule not in LEAF_RULES:
+        raise ValueError(f"unknown leaf rule {leaf_rule!r} (choose from {', '.join(LEAF_RULES)})")
+    if leaf_rule == "penalty" and penalty is None:
+        raise ValueError("the penalty leaf rule needs the penalty array")
     n_methods = int(grid.max()) + 1 if penalty is None else penalty.shape[2]
+    cell_weight = np.ones(grid.shape) if weight is None else np.asarray(weight, dtype=float)
 
     children, method, depth, row, col, size = [], [], [], [], [], []
 
-    def majority(block, r, c, s):
+    def lowest_penalty(candidates, r, c, s):
+        block_penalty = penalty[r:r + s, c:c + s][:, :, candidates].reshape(-1, len(candidates))
+        w = cell_weight[r:r + s, c:c + s].reshape(-1, 1) * ~np.isnan(block_penalty)
+        total, mass = (np.nan_to_num(block_penalty) * w).sum(axis=0), w.sum(axis=0)
+        mean_penalty = np.where(mass > 0, total / np.where(mass > 0, mass, 1), np.inf)
+        return int(candidates[int(np.argmin(mean_penalty))])
+
+    def leaf_method(block, r, c, s):
         counts = np.bincount(block.ravel(), minlength=n_methods)
+        share = counts.max() / block.size
+        if leaf_rule == "penalty":
+            return lowest_penalty(np.arange(n_methods), r, c, s), share
         top = np.flatnonzero(counts == counts.max())
         if len(top) > 1 and penalty is not None:
-            block_penalty = penalty[r:r + s, c:c + s][:, :, top].reshape(-1, len(top))
-            known = ~np.isnan(block_penalty)
-            mean_penalty = np.where(known.any(axis=0),
-                                    np.where(known, block_penalty, 0).sum(axis=0) / np.maximum(known.sum(axis=0), 1),
-                                    np.inf)
-            top = top[[int(np.argmin(mean_penalty))]]
-        return int(top[0]), counts.max() / block.size
+            return lowest_penalty(top, r, c, s), share
+        return int(top[0]), share
 
     def grow(r, c, s, d):
         node = len(method)
         block = grid[r:r + s, c:c + s]
-        winner, share = majority(block, r, c, s)
+        winner, share = leaf_method(block, r, c, s)
         children.append([LEAF] * 4)
         method.append(winner)
         depth.append(d)

@@ -64,18 +64,19 @@ def selector_row(selector, dmap, mask=None, holdout=None):
     return row
 
 
-def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
+def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
     """Max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold sweep (< 1)."""
     k = int(math.log2(padded_size(*dmap.shape)))
-    fns = [build_decision_function(dmap, max_depth=d, pad_mode=pad_mode) for d in range(1, k + 1)]
-    fns.append(build_decision_function(dmap, pad_mode=pad_mode))
-    fns += [build_decision_function(dmap, accuracy_threshold=t, pad_mode=pad_mode) for t in thresholds if t < 1.0]
+    options = {"pad_mode": pad_mode, "leaf_rule": leaf_rule}
+    fns = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, k + 1)]
+    fns.append(build_decision_function(dmap, **options))
+    fns += [build_decision_function(dmap, accuracy_threshold=t, **options) for t in thresholds if t < 1.0]
     return fns
 
 
-def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
+def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
     """Rows for max depth 1..k, the exact tree, a threshold sweep, the default (the paper's Tables 1-2)."""
-    rows = [tree_row(fn, dmap) for fn in quadtree_functions(dmap, pad_mode, thresholds)]
+    rows = [tree_row(fn, dmap) for fn in quadtree_functions(dmap, pad_mode, thresholds, leaf_rule)]
     baseline = default_row(dmap)
     if baseline is not None:
         rows.append(baseline)
@@ -83,7 +84,8 @@ def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS):
 
 
 # -- the full comparison ----------------------------------------------------------------------------
-def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, comparators=COMPARATORS, notes=None):
+def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, comparators=COMPARATORS, notes=None,
+                    leaf_rule="majority"):
     """Quadtrees and comparators built on the (training) map `train`, in report order.
 
     CART gets one tree per distinct quadtree leaf count (the same leaf budget) up to the first budget it
@@ -91,7 +93,7 @@ def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, com
     model that cannot be fitted adds a line to `notes` and leaves those rows out.
     """
     notes = [] if notes is None else notes
-    selectors = [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds)]
+    selectors = [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds, leaf_rule)]
     if "single" in comparators:
         selectors.append(SingleBest.fit(train))
     if "runlength" in comparators:
@@ -134,13 +136,14 @@ class Report:
     notes: List[str] = field(default_factory=list)
     figures: List[str] = field(default_factory=list)
     pad_mode: str = "spread"
+    leaf_rule: str = "majority"
 
     @property
     def model(self) -> Optional[ModelSelector]:
         return next((s for s in self.selectors if s.kind == "model"), None)
 
     def meta(self):
-        meta = {"collective": self.dmap.collective, "pad": self.pad_mode,
+        meta = {"collective": self.dmap.collective, "pad": self.pad_mode, "leaf_rule": self.leaf_rule,
                 "comm_sizes": self.dmap.comm_sizes.tolist(), "msg_sizes": self.dmap.msg_sizes.tolist(),
                 "methods": [m.label for m in self.dmap.methods], "points": int(self.dmap.measured.sum()),
                 "holdouts": [{"holdout": h.name, "description": h.describe(), "points": int(test.sum())}
@@ -151,11 +154,12 @@ class Report:
         return meta
 
 
-def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS):
+def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS,
+                 leaf_rule="majority"):
     """All rows: every selector on all the data, then for each held-out split rebuilt on its training part."""
     from .holdout import split, training_map
     notes = []
-    selectors = build_selectors(dmap, pad_mode, thresholds, comparators, notes)
+    selectors = build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
     with_default = "default" in comparators
     rows = comparison_rows(dmap, selectors, with_default=with_default)
     splits = []
@@ -166,10 +170,10 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
             notes.append(f"{exc}: skipped")
             continue
         train = training_map(dmap, test)
-        held = build_selectors(train, pad_mode, thresholds, comparators, notes)
+        held = build_selectors(train, pad_mode, thresholds, comparators, notes, leaf_rule)
         rows += comparison_rows(dmap, held, test, holdout.name, with_default)
         splits.append((holdout, test, train, held))
-    return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode)
+    return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode, leaf_rule=leaf_rule)
 
 
 # -- output ---------------------------------------------------------------------------------------

@@ -119,6 +119,9 @@ def test_build_with_constraints_and_query_json(tmp_path):
                       "segsize": method.segsize}
     run(["build", *files, "--threshold", "0.6", "-o", tmp_path / "t2.json"])
     assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
+    run(["build", *files, "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
+    again = DecisionFunction.load(tmp_path / "t3.json")
+    assert (again.leaf_rule, again.constraint) == ("penalty", "max_depth=2,leaf=penalty")
 
 
 def test_build_default_output_name_and_stdout(tmp_path, monkeypatch):

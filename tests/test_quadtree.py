@@ -75,3 +75,33 @@ def test_rejects_unpadded_maps_and_bad_constraints():
         build_quadtree(np.zeros((3, 3), dtype=int))
     with pytest.raises(ValueError):
         build_quadtree(np.zeros((2, 2), dtype=int), accuracy_threshold=0)
+
+
+@given(maps(max_methods=3), st.integers(0, 4), st.floats(0.05, 1.0), st.integers(0, 10**6))
+@settings(max_examples=100)
+def test_penalty_leaf_rule_picks_the_least_penalty_and_keeps_the_exact_tree(grid, max_depth, threshold, seed):
+    rng = np.random.default_rng(seed)
+    side = grid.shape[0]
+    penalty = rng.uniform(0.01, 2.0, size=(side, side, 3))
+    penalty[np.arange(side)[:, None], np.arange(side)[None, :], grid] = 0.0     # the map's method is the best
+    weight = rng.uniform(0.1, 1.0, size=(side, side))
+    exact = build_quadtree(grid, penalty=penalty, leaf_rule="penalty", weight=weight)
+    assert np.array_equal(exact.paint(), grid)
+    tree = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold, penalty=penalty,
+                          leaf_rule="penalty", weight=weight)
+    majority = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold)
+    assert np.array_equal(tree.children, majority.children)       # same shape: only leaf methods differ
+    for n in np.flatnonzero(tree.is_leaf):
+        r, c, s = tree.row[n], tree.col[n], tree.size[n]
+        w = weight[r:r + s, c:c + s, None]
+        mean = (penalty[r:r + s, c:c + s] * w).sum(axis=(0, 1)) / w.sum()
+        assert mean[tree.method[n]] == pytest.approx(mean.min())
+
+
+def test_penalty_leaf_rule_avoids_a_cheap_majority_trap():
+    grid = np.array([[0, 0], [0, 1]])            # method 0 wins 3 cells by a hair, loses the 4th by 10x
+    penalty = np.zeros((2, 2, 2))
+    penalty[:, :, 1] = [[0.01, 0.01], [0.01, 0.0]]
+    penalty[1, 1, 0] = 9.0
+    assert build_quadtree(grid, max_depth=0, penalty=penalty).method[0] == 0
+    assert build_quadtree(grid, max_depth=0, penalty=penalty, leaf_rule="penalty").method[0] == 1
