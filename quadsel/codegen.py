@@ -2,6 +2,8 @@
 
 import re
 
+import numpy as np
+
 from . import __version__
 from .errors import QuadselError
 from .templating import render
@@ -67,21 +69,44 @@ def _conditions(fn, node, quadrant):
     return " && ".join(terms)
 
 
-def _emit(fn, node, ids, indent, out):
-    pad = "    " * indent
-    if fn.tree.children[node, 0] < 0:
-        method = fn.methods[int(fn.tree.method[node])]
-        out.append(f"{pad}alg = {ids[method.algorithm][0]}; seg = {method.segsize}; /* {comment_text(method.label)} */")
-        return
-    branches = fn.reachable_children(node)
-    if len(branches) == 1:   # the other quadrants hold only padding copies: no test needed
-        _emit(fn, branches[0][1], ids, indent, out)
-        return
-    for i, (quadrant, child) in enumerate(branches):
-        keyword = "if" if i == 0 else "} else if"
-        out.append(f"{pad}{keyword} ({_conditions(fn, node, quadrant)}) {{ /* {('NW', 'NE', 'SW', 'SE')[quadrant]} */")
-        _emit(fn, child, ids, indent + 1, out)
-    out.append(f"{pad}}}")
+def _uniform_methods(fn):
+    """Per node: its method when every reachable leaf below it has the same one, else -1."""
+    tree, uniform = fn.tree, np.full(fn.tree.n_nodes, -1)
+    for node in range(tree.n_nodes - 1, -1, -1):     # children come after their parent
+        if tree.children[node, 0] < 0:
+            uniform[node] = tree.method[node]
+        else:
+            below = {int(uniform[child]) for _, child in fn.reachable_children(node)}
+            uniform[node] = below.pop() if len(below) == 1 else -1
+    return uniform
+
+
+def emit_branches(fn, ids):
+    """The nested if/else-if body (§3.2), one statement per line, indented for a function body.
+
+    Quadrants that hold only padding copies are left out, and a subtree whose reachable leaves all carry
+    one method becomes a single assignment (the merge of same-colour conditions §3.2 leaves as future work).
+    """
+    uniform, out = _uniform_methods(fn), []
+
+    def emit(node, indent):
+        pad = "    " * indent
+        if uniform[node] >= 0:
+            method = fn.methods[int(uniform[node])]
+            out.append(f"{pad}alg = {ids[method.algorithm][0]}; seg = {method.segsize}; /* {comment_text(method.label)} */")
+            return
+        branches = fn.reachable_children(node)
+        if len(branches) == 1:   # the other quadrants hold only padding copies: no test needed
+            emit(branches[0][1], indent)
+            return
+        for i, (quadrant, child) in enumerate(branches):
+            keyword = "if" if i == 0 else "} else if"
+            out.append(f"{pad}{keyword} ({_conditions(fn, node, quadrant)}) {{ /* {('NW', 'NE', 'SW', 'SE')[quadrant]} */")
+            emit(child, indent + 1)
+        out.append(f"{pad}}}")
+
+    emit(0, 1)
+    return "\n".join(out)
 
 
 def _common_context(fn, name, ids):
@@ -97,9 +122,7 @@ def _common_context(fn, name, ids):
 def generate_c(fn, name=None):
     """C source of `int NAME(int comm_size, size_t msg_size, int *segsize)` for a DecisionFunction."""
     ids = algorithm_ids(fn.methods, fn.collective)
-    body = []
-    _emit(fn, 0, ids, 1, body)
-    return render("c_decision.c.j2", body="\n".join(body), **_common_context(fn, name, ids))
+    return render("c_decision.c.j2", body=emit_branches(fn, ids), **_common_context(fn, name, ids))
 
 
 def generate_c_table(fn, name=None):

@@ -14,7 +14,7 @@ import os
 import re
 
 from . import __version__
-from .codegen import _emit, comment_text, function_name
+from .codegen import comment_text, emit_branches, function_name
 from .errors import QuadselError
 from .rules import build_rule_list
 from .templating import render
@@ -330,14 +330,13 @@ def generate_c_ompi_tuned(fn, name=None):
     ids = {}
     for method in fn.methods:
         ids[method.algorithm] = (str(ompi_algorithm_id(coll, method.algorithm)), None)
-    body = []
-    _emit(fn, 0, ids, 1, body)
+    body = emit_branches(fn, ids)
     sig = OMPI_TUNED_SIGNATURES[coll]
     chain_ids = sorted(OMPI_CHAIN_IDS.get(coll, ()))
     sources = [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
     return render("c_ompi_tuned.c.j2", name=function_name(coll, name or f"ompi_coll_tuned_{coll}_intra_dec_fixed"),
                   collective=coll, version=__version__, constraint=comment_text(fn.constraint),
-                  stats=fn.tree.stats(), source_lines=sources, sig=sig, body="\n".join(body),
+                  stats=fn.tree.stats(), source_lines=sources, sig=sig, body=body,
                   chain_ids=chain_ids, chain_fanout=OMPI_DEFAULT_CHAIN_FANOUT,
                   labels=list(dict.fromkeys(f"{ids[m.algorithm][0]} = {comment_text(m.algorithm)}" for m in fn.methods)))
 

@@ -44,8 +44,9 @@ def compile_decision(gcc, tmp_path):
         folder.mkdir()
         (folder / "decision.c").write_text(source)
         (folder / "driver.c").write_text(DRIVER % {"name": name})
-        subprocess.run([gcc, *GCC_FLAGS, "-o", str(folder / "decide"), str(folder / "decision.c"),
-                        str(folder / "driver.c")], check=True, capture_output=True, text=True)
+        result = subprocess.run([gcc, *GCC_FLAGS, "-o", str(folder / "decide"), str(folder / "decision.c"),
+                                 str(folder / "driver.c")], capture_output=True, text=True)
+        assert result.returncode == 0, f"gcc rejected the generated C:\n{result.stderr}\n{source}"
 
         def ask(queries):
             text = "".join(f"{c} {m}\n" for c, m in queries)
