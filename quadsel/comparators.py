@@ -22,16 +22,8 @@ from typing import List, Optional
 import numpy as np
 
 from .decision_map import Method
+from .mpi_facts import OMPI_ALGORITHMS
 
-# Open MPI coll/tuned algorithm ids (FORMATS.md) — to name numeric methods and pick their model form.
-OMPI_ALGORITHMS = {
-    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree", 5: "binary_tree",
-              6: "binomial", 7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
-    "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial", 6: "in-order_binary",
-               7: "rabenseifner", 8: "knomial"},
-    "allreduce": {1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
-                  5: "segmented_ring", 6: "rabenseifner"},
-}
 
 
 def algorithm_name(algorithm, collective):

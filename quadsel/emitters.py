@@ -16,25 +16,13 @@ import re
 from . import __version__
 from .codegen import comment_text, emit_branches, function_name
 from .errors import QuadselError
+from .mpi_facts import MPICH_ALGORITHMS, OMPI_ALGORITHMS, OMPI_COLLECTIVE_IDS
 from .rules import build_rule_list
 from .templating import render
 
 # -- Open MPI facts (coll/tuned, 5.0.x; FORMATS.md) -----------------------------------------------------
-# enum COLLTYPE of ompi/mca/coll/base/coll_base_functions.h: the classic file's collective ids.
-OMPI_COLLECTIVE_IDS = {
-    "allgather": 0, "allgatherv": 1, "allreduce": 2, "alltoall": 3, "alltoallv": 4, "alltoallw": 5,
-    "barrier": 6, "bcast": 7, "exscan": 8, "gather": 9, "gatherv": 10, "reduce": 11, "reduce_scatter": 12,
-    "reduce_scatter_block": 13, "scan": 14, "scatter": 15, "scatterv": 16,
-}
-# coll_tuned_<coll>_algorithm ids (the same in 5.0.x and main, besides reduce 8 knomial on main).
-OMPI_ALGORITHM_IDS = {
-    "bcast": {"basic_linear": 1, "chain": 2, "pipeline": 3, "split_binary_tree": 4, "binary_tree": 5,
-              "binomial": 6, "knomial": 7, "scatter_allgather": 8, "scatter_allgather_ring": 9},
-    "reduce": {"linear": 1, "chain": 2, "pipeline": 3, "binary": 4, "binomial": 5, "in-order_binary": 6,
-               "rabenseifner": 7},
-    "allreduce": {"basic_linear": 1, "nonoverlapping": 2, "recursive_doubling": 3, "ring": 4,
-                  "segmented_ring": 5, "rabenseifner": 6},
-}
+# coll_tuned_<coll>_algorithm name -> id
+OMPI_ALGORITHM_IDS = {coll: {name: alg for alg, name in table.items()} for coll, table in OMPI_ALGORITHMS.items()}
 # Other spellings seen in benchmark data and in the paper (Linear, Binary, Split-Binary, ...).
 OMPI_ALIASES = {
     "bcast": {"linear": 1, "binary": 5, "bintree": 5, "splitbinary": 4, "splitbintree": 4, "bmtree": 6},
@@ -47,14 +35,6 @@ OMPI_CHAIN_IDS = {"bcast": {2}, "reduce": {2}}
 OMPI_DEFAULT_CHAIN_FANOUT = 4
 
 # -- MPICH facts (csel JSON, MPICH 4.x/5.0) -----------------------------------------------------------------
-# MPIR_CVAR_<COLL>_INTRA_ALGORITHM values and their csel container names (allcomm for `nb`).
-MPICH_ALGORITHMS = {
-    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
-              "pipelined_tree", "tree"],
-    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
-    "allreduce": ["nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather", "tree",
-                  "recexch", "ring", "k_reduce_scatter_allgather", "ccl"],
-}
 # Parameters a csel container must carry (the JSON does not fall back to the CVARs): MPICH 5.0.2's CVAR
 # defaults, i.e. what a forced measurement of the algorithm used.
 MPICH_PARAMETERS = {

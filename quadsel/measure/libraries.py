@@ -11,30 +11,14 @@ import re
 
 from ..errors import QuadselError
 from ..ingest.table import DEFAULT_ALGORITHM
+from ..mpi_facts import MPICH_ALGORITHMS, OMPI_ALGORITHMS
 
 COLLECTIVES = ("bcast", "reduce", "allreduce")
 
-# Open MPI 5.0.x coll/tuned ids (FORMATS.md); used before MPI starts and when MPI_T cannot list them.
-OMPI_ALGORITHMS = {
-    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree", 5: "binary_tree",
-              6: "binomial", 7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
-    "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial", 6: "in-order_binary",
-               7: "rabenseifner"},
-    "allreduce": {1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
-                  5: "segmented_ring", 6: "rabenseifner"},
-}
 # Algorithms whose 5.0.x implementation never reads the forced segment size (coll_tuned_*_do_this and
 # coll_base_*): measuring them at several segment sizes would repeat one measurement.
 OMPI_UNSEGMENTED = {"bcast": {1, 8, 9}, "reduce": {1, 7, 8}, "allreduce": {1, 2, 3, 4, 6}}
 
-# MPICH 4.x/5.x algorithm names (the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM besides `auto`).
-MPICH_ALGORITHMS = {
-    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
-              "pipelined_tree", "tree"],
-    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
-    "allreduce": ["nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather", "tree",
-                  "recexch", "ring", "k_reduce_scatter_allgather", "ccl"],
-}
 # `ccl` needs an external CCL (NCCL/RCCL/oneCCL) and otherwise falls back: not swept unless asked for.
 MPICH_NOT_BY_DEFAULT = {"ccl"}
 
