@@ -275,7 +275,8 @@ def report_markdown(report, title=None, figure_links=()):
     text = to_markdown(report.rows, title, holdout_text)
     if any(r["method"] != "quadtree" for r in report.rows):
         head, _, tables = text.partition("\n\n")
-        text = head + "\n\n" + summary_markdown(report.rows) + "\n" + tables
+        reference = "max_depth=3" + ("" if report.leaf_rule == "majority" else f",leaf={report.leaf_rule}")
+        text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
     extra = []
     if report.notes:
         extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]
