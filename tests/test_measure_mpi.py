@@ -141,27 +141,31 @@ def test_kill_9_then_rerun_has_every_point_exactly_once(tmp_path):
     out = tmp_path / "k.csv"
     args = ["--np", "2", "-c", "bcast", "--algorithms", "default,1,2,6", "--segments", "0",
             "--msg-sizes", "1-1M:pow2", "--rounds", "2", "--max-reps", "40", "--quiet", "-o", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "quadsel.measure", *args], env=_env(), start_new_session=True,
+    # a 0.1 s pause after each point makes a round last ~2 s, so the kill lands inside round 2
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel.measure", *args], start_new_session=True,
+                            env=_env(QUADSEL_MEASURE_POINT_DELAY="0.1"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = tmp_path / "k.csv.rounds.jsonl"
     deadline = time.time() + 120
     # kill in round 2, once some rows are written: the journal holds round 1, the CSV part of round 2
     while time.time() < deadline and proc.poll() is None:
-        if out.exists() and len(out.read_text().splitlines()) > 10:
+        if out.exists() and len(out.read_text().splitlines()) > 3:
             break
-        time.sleep(0.05)
+        time.sleep(0.01)
     assert proc.poll() is None, "the run ended before it could be killed"
     _kill_session(proc.pid)
     proc.wait()
-    assert journal.exists()
     partial = keys(out)
-    assert 10 <= len(partial) < 4 * 21
+    assert journal.exists(), f"killed too late: {len(partial)} rows"
+    assert 3 <= len(partial) < 4 * 21
     done = measure(args)
     assert done.returncode == 0, done.stderr
     final = keys(out)
     assert len(final) == len(set(final)) == 4 * 21            # every point exactly once
     assert final[:len(partial)] == partial                     # finished rows were kept, not redone
     assert not journal.exists()
+    runs = json.loads((tmp_path / "k.meta.json").read_text())["runs"]
+    assert [r["complete"] for r in runs] == [False, True]
 
 
 @needs_openmpi

@@ -24,6 +24,8 @@ from .progress import Progress
 from .timing import Method, StoppingRule, time_methods
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
+# Test aid: seconds to pause after each point, so that a test can kill -9 a run in its middle.
+POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 
 # name -> (mpi4py datatype attribute, bytes); `auto` is resolved in `choose_datatype`
 DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
@@ -270,6 +272,8 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                     journal.record(key, round_, samples[meth][len(prior[meth]):], spent[meth])
                 elif rank == 0:
                     results.append(key, *spec.rule.summarize(samples[meth]))
+            if POINT_DELAY:
+                time.sleep(POINT_DELAY)
             progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]",
                              weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
                                         for _ in at_point))
