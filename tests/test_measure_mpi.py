@@ -245,3 +245,14 @@ def test_under_the_users_launcher_with_idle_ranks(tmp_path):
     meta = json.loads((tmp_path / "u.meta.json").read_text())
     assert meta["job_size"] == 3 and meta["command"].startswith("python -m quadsel.measure")
     assert meta["methodology"]["timing"] == "span"
+
+
+@needs_openmpi
+def test_hang_watchdog_aborts_the_job(tmp_path):
+    """A point that makes no progress (simulated by a 20 s pause) ends the job with a message."""
+    out = tmp_path / "h.csv"
+    done = measure(["--np", "2", "-c", "bcast", "--algorithms", "default", "--msg-sizes", "1,2", "--rounds", "1",
+                    "--hang-timeout", "2", "--quiet", "-o", str(out)], timeout=60,
+                   QUADSEL_MEASURE_POINT_DELAY="20")
+    assert done.returncode != 0
+    assert "no timed call finished for" in done.stderr and "message size 1" in done.stderr

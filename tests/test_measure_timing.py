@@ -123,3 +123,30 @@ def test_time_budget_stops_a_slow_method():
     rule = StoppingRule(min_reps=5, max_reps=10_000, precision=1e-4, max_time=1.0, fence=0)
     samples, spent, _ = _run({"slow": 0.05}, rule, noise=1.0)
     assert len(samples["slow"]) < 40
+
+
+def test_watchdog_aborts_only_after_the_timeout():
+    import io
+    from quadsel.measure.watchdog import Watchdog
+    clock, aborted, stream = FakeClock(), [], io.StringIO()
+    dog = Watchdog(10.0, lambda: aborted.append(True), stream=stream, clock=clock)
+    dog.beat("comm size 4, message size 1024")
+    clock.now += 9.0
+    assert not dog.check() and not aborted
+    dog.beat()
+    clock.now += 10.5
+    assert dog.check() and aborted == [True]
+    assert "comm size 4, message size 1024" in stream.getvalue()
+
+
+def test_heartbeat_after_every_batch():
+    beats = []
+    log, clock = [], FakeClock()
+    methods = [Method(name, FakeComm(name, log)) for name in "ab"]
+
+    def call(comm):
+        clock.now += 1e-6
+
+    time_methods(methods, call, StoppingRule(min_reps=6, max_reps=6), random.Random(0), warmup=0, batch=3,
+                 clock=clock, reduce_max=lambda comm, array: None, heartbeat=beats.append)
+    assert sorted(beats) == ["a", "a", "b", "b"]

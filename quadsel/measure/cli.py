@@ -53,12 +53,15 @@ from .timing import StoppingRule
 @click.option("--timing", type=click.Choice(["local", "span"]), default="local", show_default=True,
               help="local: max over ranks of each rank's own call time; span: latest end - earliest "
                    "start (one node only; counts the barrier's exit skew in).")
+@click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              help="Abort the job when no timed batch finished for this many seconds (0: never).")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Keep the rows already in OUTPUT and measure only the missing points.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision, confidence,
-            min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, resume, quiet, env_method):
+            min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, hang_timeout, resume,
+            quiet, env_method):
     """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
 
     Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
@@ -83,8 +86,8 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
     ctx = click.get_current_context()
     try:
         spec = _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence,
-                     min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, resume,
-                     quiet, env_method)
+                     min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
+                     hang_timeout, resume, quiet, env_method)
         if np_ is not None and launch.inside_mpi_job():
             _check_job_size(np_)
     except (QuadselError, click.UsageError):
@@ -100,7 +103,8 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
 
 
 def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,
-          max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, resume, quiet, env_method):
+          max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, hang_timeout, resume, quiet,
+          env_method):
     return runner.Spec(
         collective=collective, output=output,
         comm_sizes=parse_list(comm_sizes, "communicator size") if comm_sizes else None,
@@ -110,6 +114,7 @@ def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, preci
         datatype=datatype,
         rule=_rule(precision, confidence, min_reps, max_reps, max_time, fence),
         warmup=warmup, batch=batch, rounds=rounds, seed=seed, resume=resume, progress=not quiet, timing=timing,
+        hang_timeout=hang_timeout,
         env_method=_env_method(env_method),
         command=os.environ.get("QUADSEL_MEASURE_COMMAND") or _command_line(),
     )

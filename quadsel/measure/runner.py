@@ -22,6 +22,7 @@ from .libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
 from .progress import Progress
 from .timing import Method, StoppingRule, time_methods
+from .watchdog import Watchdog
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 # Test aid: seconds to pause after each point, so that a test can kill -9 a run in its middle.
@@ -50,6 +51,7 @@ class Spec:
     resume: bool = True
     progress: bool = True
     timing: str = "local"     # "local": max over ranks of own durations; "span": latest end - earliest start
+    hang_timeout: float = 300.0   # abort the job when no batch finished for this long (0: never)
     env_method: Optional[Tuple[str, int]] = None   # forced by this launch's environment (no MPI_T)
     command: str = ""
 
@@ -184,13 +186,18 @@ def run(spec):
     recv = np.zeros_like(send)
     datatype = getattr(MPI, DATATYPES[dtype_name][0])
 
+    watchdog = None
+    if rank == 0 and spec.hang_timeout:
+        watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
     for round_ in range(1, spec.rounds + 1):
         for n in spec.comm_sizes:
             pending = [k for k in keys if k[3] == n and _pending(k, round_, spec.rounds, done, journal)]
             if not pending:
                 continue
             _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results,
-                               progress, send, recv, datatype, dtype_size)
+                               progress, send, recv, datatype, dtype_size, watchdog)
+    if watchdog:
+        watchdog.stop()
     progress.close()
     world.Barrier()
     if rank == 0:
@@ -202,6 +209,13 @@ def run(spec):
         output.write_meta(spec.output, meta)
     if mpit is not None:
         mpit.close()
+
+
+def _beat(watchdog, where):
+    if watchdog is None:
+        return None
+    watchdog.beat(f"{where} (warm-up)")
+    return lambda name: watchdog.beat(f"{where}, method {name[0]}:{name[1]}")
 
 
 def _pending(key, round_, rounds, done, journal):
@@ -236,7 +250,7 @@ def _call_for(MPI, collective, send, recv, count, datatype):
 
 
 def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results, progress,
-                       send, recv, datatype, dtype_size):
+                       send, recv, datatype, dtype_size, watchdog=None):
     rank = world.Get_rank()
     member = rank < n
     base = world.Split(0 if member else MPI.UNDEFINED, rank)
@@ -265,7 +279,8 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
             span = spec.timing == "span"
             samples, spent = time_methods(contenders, call, spec.rule, rng, warmup=spec.warmup, batch=spec.batch,
                                           prior=prior, prior_time=prior_time, share=round_ / spec.rounds,
-                                          span=span, clock=time.perf_counter if span else None)
+                                          span=span, clock=time.perf_counter if span else None,
+                                          heartbeat=_beat(watchdog, f"comm size {n}, message size {m}"))
             for meth in at_point:
                 key = (spec.collective, meth[0], meth[1], n, m)
                 if round_ < spec.rounds:
@@ -326,6 +341,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
+                            hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
                                           else "max over ranks of each rank's own duration")),

@@ -87,7 +87,7 @@ class Method:
 
 
 def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None,
-                 reduce_max=None, span=False):
+                 reduce_max=None, span=False, heartbeat=None):
     """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
 
     Every rank of the methods' communicators must call this with the same arguments (same `rng`
@@ -102,6 +102,7 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     span=False: time of a call = max over ranks of (own end - own start), each rank starting when it
     leaves the barrier. span=True: time = latest end - earliest start over the ranks, which needs a
     clock that all ranks share (one node: CLOCK_MONOTONIC) and counts the barrier's exit skew in.
+    `heartbeat(name)`, if given, is called after every batch (the runner's hang watchdog).
     """
     if clock is None or reduce_max is None:
         from mpi4py import MPI
@@ -148,6 +149,8 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
             samples[m.name].extend((times * 1e6).tolist())
             spent[m.name] += float(local[2 * n])
             added[m.name] += n
+            if heartbeat:
+                heartbeat(m.name)
         still = []
         for m in active:
             s = samples[m.name]
