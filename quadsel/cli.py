@@ -80,6 +80,16 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     return build_decision_map(rows, collective)
 
 
+def _file_identity(path):
+    """Where a tree's data came from: the file as given and its SHA-256."""
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return {"path": str(path), "sha256": digest.hexdigest()}
+
+
 # -- commands -----------------------------------------------------------------------------------
 @main.command()
 @ingest_options
@@ -96,7 +106,8 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, ma
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     fn = build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold or 1.0, pad_mode=pad_mode,
                                  leaf_rule=leaf_rule,
-                                 provenance={"sources": [os.path.basename(f) for f in files]})
+                                 provenance={"sources": [os.path.basename(f) for f in files],
+                                             "inputs": [_file_identity(f) for f in files]})
     output = output or f"{dmap.collective}.qt.json"
     write_text(output, fn.dumps())
     stats = fn.tree.stats()
