@@ -87,6 +87,11 @@ def test_tiny_real_run_rows_metadata_and_rerun(tmp_path):
     assert meta["job_size"] == 2 and sum(meta["ranks_per_node"].values()) == 2 and meta["hostnames"]
     assert "--np 2" in meta["command"] and meta["grid"]["comm_sizes"] == [2]
     assert meta["grid"]["algorithms"]["6"] == "binomial"
+    # --timing auto: both ranks are on this one machine, so the span on its shared clock is used
+    method = meta["methodology"]
+    assert method["timing_requested"] == "auto" and method["timing"] == "span", method
+    assert method["timer"] == "CLOCK_MONOTONIC" and "one host" in method["timing_reason"]
+    assert method["wtime_is_global"] in (True, False)
     assert not (tmp_path / "bcast.csv.rounds.jsonl").exists()
     # a rerun of the same command finds every point done and writes nothing
     before = out.read_bytes()
@@ -94,6 +99,10 @@ def test_tiny_real_run_rows_metadata_and_rerun(tmp_path):
     assert again.returncode == 0, again.stderr
     assert out.read_bytes() == before
     assert len(json.loads((tmp_path / "bcast.meta.json").read_text())["runs"]) == 2
+    # resuming with the other timing would mix two definitions of time in one file: refused
+    mixed = measure(TINY + ["--timing", "local", "-o", str(out)])
+    assert mixed.returncode == 2 and "timed with --timing span" in mixed.stderr, mixed.stderr
+    assert out.read_bytes() == before
 
 
 @needs_openmpi
@@ -202,6 +211,7 @@ def test_tiny_real_run_mpich(tmp_path):
                                        "scatter_ring_allgather") for m in ("1", "65536"))
     meta = json.loads((tmp_path / "m.meta.json").read_text())
     assert meta["library"] == "mpich" and meta["forcing"] == "mpit"
+    assert meta["methodology"]["timing"] == "span" and meta["methodology"]["timing_requested"] == "auto"
 
 
 @needs_openmpi

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from quadsel.measure.timing import Method, StoppingRule, summarize, time_methods
+from quadsel.errors import QuadselError
+from quadsel.measure.timing import (Method, StoppingRule, clock_domain, resolve_timing, summarize,
+                                     time_methods)
 
 
 def test_half_width_is_student_t():
@@ -150,3 +152,38 @@ def test_heartbeat_after_every_batch():
     time_methods(methods, call, StoppingRule(min_reps=6, max_reps=6), random.Random(0), warmup=0, batch=3,
                  clock=clock, reduce_max=lambda comm, array: None, heartbeat=beats.append)
     assert sorted(beats) == ["a", "a", "b", "b"]
+
+
+# -- which timing a run uses (--timing auto|local|span) ---------------------------------------------------
+
+def test_auto_timing_is_span_on_one_host():
+    mode, reason = resolve_timing("auto", ["vm/b44"] * 8)
+    assert mode == "span" and "one host" in reason
+    assert resolve_timing("auto", ["vm/b44"])[0] == "span"
+
+
+def test_auto_timing_is_local_across_hosts_even_with_a_global_wtime():
+    for wtime_is_global in (False, True):
+        mode, reason = resolve_timing("auto", ["a/1", "a/1", "b/2", "b/2"], wtime_is_global)
+        assert mode == "local" and "2 hosts" in reason
+    assert "MPI_WTIME_IS_GLOBAL" in resolve_timing("auto", ["a", "b"], True)[1]
+
+
+def test_forced_timing_is_kept_and_span_refused_across_hosts():
+    assert resolve_timing("local", ["vm"] * 4) == ("local", "--timing local")
+    assert resolve_timing("span", ["vm"] * 4) == ("span", "--timing span")
+    assert resolve_timing("local", ["a", "b"])[0] == "local"
+    with pytest.raises(QuadselError, match="one host"):
+        resolve_timing("span", ["a", "b"])
+    with pytest.raises(ValueError):
+        resolve_timing("max", ["vm"])
+
+
+def test_same_host_name_on_two_kernels_is_two_clocks(tmp_path):
+    boot_a, boot_b = tmp_path / "a", tmp_path / "b"
+    boot_a.write_text("1111\n")
+    boot_b.write_text("2222\n")
+    a, b = clock_domain("node", str(boot_a)), clock_domain("node", str(boot_b))
+    assert a == "node/1111" and a != b
+    assert resolve_timing("auto", [a, b])[0] == "local"       # e.g. containers named alike on two machines
+    assert clock_domain("node", str(tmp_path / "missing")) == "node"

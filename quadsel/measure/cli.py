@@ -10,7 +10,7 @@ from ..errors import QuadselError
 from . import launch, runner
 from .grid import parse_list
 from .libraries import COLLECTIVES, open_library
-from .timing import StoppingRule
+from .timing import TIMINGS, StoppingRule
 
 
 @click.command("measure")
@@ -50,9 +50,10 @@ from .timing import StoppingRule
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
 @click.option("--datatype", type=click.Choice(["auto"] + list(runner.DATATYPES)), default="auto",
               show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")
-@click.option("--timing", type=click.Choice(["local", "span"]), default="local", show_default=True,
-              help="local: max over ranks of each rank's own call time; span: latest end - earliest "
-                   "start (one node only; counts the barrier's exit skew in).")
+@click.option("--timing", type=click.Choice(TIMINGS), default="auto", show_default=True,
+              help="span: latest end - earliest start over the ranks on the clock they share (one host "
+                   "only); local: max over ranks of each rank's own call time (fooled by ranks leaving "
+                   "the barrier at different times); auto: span when all ranks are on one host, else local.")
 @click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
               help="Abort the job when no timed batch finished for this many seconds (0: never).")
 @click.option("--resume/--no-resume", default=True, show_default=True,
@@ -66,8 +67,8 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
 
     Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
     names forced through MPIR_CVAR_*) and the library's default are timed at every communicator size
-    and message size of the grid, SKaMPI style: warm-up, barrier before each call, time = max over
-    ranks, repeated until the 95 % confidence interval is within --precision of the mean (or a
+    and message size of the grid, SKaMPI style: warm-up, barrier before each call, time of a call
+    taken over all ranks (--timing), repeated until the 95 % confidence interval is within --precision of the mean (or a
     budget is spent), methods visited in shuffled order, the grid repeated --rounds times.
 
     Run it under your launcher (sub-communicators of the first n ranks give every smaller size):

@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -21,7 +21,7 @@ from . import output
 from .libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
 from .progress import Progress
-from .timing import Method, StoppingRule, time_methods
+from .timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods
 from .watchdog import Watchdog
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
@@ -50,7 +50,8 @@ class Spec:
     seed: int = 0
     resume: bool = True
     progress: bool = True
-    timing: str = "local"     # "local": max over ranks of own durations; "span": latest end - earliest start
+    timing: str = "auto"      # "local": max over ranks of own durations; "span": latest end - earliest start;
+                              # "auto": span when all ranks are on one host, else local (resolve_timing)
     hang_timeout: float = 300.0   # abort the job when no batch finished for this long (0: never)
     env_method: Optional[Tuple[str, int]] = None   # forced by this launch's environment (no MPI_T)
     command: str = ""
@@ -143,9 +144,15 @@ def run(spec):
         fail(str(exc))
     dtype_name, dtype_size = choose_datatype(spec)
 
-    hosts = world.allgather(MPI.Get_processor_name() or socket.gethostname())
-    if spec.timing == "span" and len(set(hosts)) > 1:
-        fail("--timing span needs all ranks on one node (it compares clocks across ranks)")
+    name = MPI.Get_processor_name() or socket.gethostname()
+    hosts, domains = zip(*world.allgather((name, clock_domain(name))))
+    wtime_is_global = bool(world.Get_attr(MPI.WTIME_IS_GLOBAL))
+    try:
+        timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global)
+    except QuadselError as exc:
+        fail(str(exc))
+    requested_timing = spec.timing
+    spec = replace(spec, timing=timing)
 
     keys = [(spec.collective, label, seg, n, m)
             for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods]
@@ -156,7 +163,9 @@ def run(spec):
     meta = None
     if rank == 0:
         try:
-            meta = _start_meta(spec, library, methods, labels, dtype_name, len(keys), size)
+            meta = _start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
+                               dict(timing_requested=requested_timing, timing_reason=timing_reason,
+                                    wtime_is_global=wtime_is_global))
             results = output.ResultFile(spec.output, spec.resume)
             journal = output.Journal(output.journal_path(spec.output), spec.resume)
             state = (results.done, journal.rounds, None)
@@ -308,13 +317,19 @@ def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
+def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
     from mpi4py import MPI
     import mpi4py
     old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
     if old and old.get("library") != library.name:
         raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is {library.name}; "
                            "use another --output or --no-resume")
+    if old:
+        # metadata from before --timing existed (quadsel <= the first examples) was always `local`
+        old_timing = (old.get("methodology") or {}).get("timing", "local")
+        if old_timing != spec.timing:
+            raise QuadselError(f"{spec.output} holds data timed with --timing {old_timing} and this run would "
+                               f"use {spec.timing}; pass --timing {old_timing}, another --output or --no-resume")
     offered = library.algorithms(spec.collective)
     meta = {
         "quadsel_version": __version__,
@@ -341,7 +356,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size):
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
-                            hang_timeout=spec.hang_timeout,
+                            **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
                                           else "max over ranks of each rank's own duration")),

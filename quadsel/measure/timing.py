@@ -1,5 +1,6 @@
-"""The SKaMPI-style timing loop: warm-up, a barrier before every timed call, time = max over ranks,
-repeat until the 95 % confidence interval of the mean is within a relative precision (model-based
+"""The SKaMPI-style timing loop: warm-up, a barrier before every timed call, time of a call taken over
+all ranks (see `resolve_timing`: the span on a shared clock when all ranks share one, else the maximum
+of the ranks' own durations), repeat until the 95 % confidence interval of the mean is within a relative precision (model-based
 paper §6: 95 % CI, precision 0.025), or a repetition / time budget is spent.
 
 `time_methods` times several methods at one point *interleaved*: each pass visits the still-active
@@ -8,11 +9,57 @@ It is the reusable core (`quadsel measure` now, `quadsel verify` later).
 """
 
 import math
+import socket
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 from scipy import stats
+
+from ..errors import QuadselError
+
+
+TIMINGS = ("auto", "local", "span")
+
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+
+
+def clock_domain(processor_name=None, boot_id_path=BOOT_ID):
+    """What identifies the CLOCK_MONOTONIC this process reads: its host name and the running kernel's
+    boot id (Linux). Two processes with the same domain read the same monotonic clock; host names alone
+    can repeat across machines (containers), the boot id does not."""
+    name = processor_name or socket.gethostname()
+    try:
+        with open(boot_id_path) as handle:
+            boot = handle.read().strip()
+    except OSError:
+        boot = ""
+    return f"{name}/{boot}" if boot else name
+
+
+def resolve_timing(requested, domains, wtime_is_global=False):
+    """(mode, reason): the timing a run uses, from `--timing` and the clock domains of all ranks.
+
+    `auto` is `span` when every rank reads the same clock (one host): latest end - earliest start on that
+    clock is the time of the collective call, and it is not fooled by ranks leaving the barrier at
+    different moments (a late rank that finds its data already there would time almost nothing). With
+    ranks on several hosts the clocks are not synchronised, so `auto` is `local`: each rank's own
+    duration, maximum over ranks. MPI_WTIME_IS_GLOBAL does not change that: the standard promises no
+    accuracy for it, and Open MPI and MPICH report false anyway. Forcing `span` across hosts is an error.
+    """
+    if requested not in TIMINGS:
+        raise ValueError(f"unknown timing {requested!r} (known: {', '.join(TIMINGS)})")
+    hosts = len(set(domains))
+    ranks = len(domains)
+    if requested == "span" and hosts > 1:
+        raise QuadselError(f"--timing span needs all ranks on one host (they are on {hosts}): it compares "
+                           "clock readings across ranks")
+    if requested != "auto":
+        return requested, f"--timing {requested}"
+    if hosts <= 1:
+        return "span", f"auto: all {ranks} ranks on one host, which has one CLOCK_MONOTONIC"
+    note = " (MPI_WTIME_IS_GLOBAL is set, but without a stated accuracy)" if wtime_is_global else ""
+    return "local", f"auto: ranks on {hosts} hosts, whose clocks are not synchronised{note}"
 
 
 @dataclass(frozen=True)
@@ -100,8 +147,11 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     `clock` and `reduce_max(comm, array)` default to MPI_Wtime and an in-place MAX all-reduce.
 
     span=False: time of a call = max over ranks of (own end - own start), each rank starting when it
-    leaves the barrier. span=True: time = latest end - earliest start over the ranks, which needs a
-    clock that all ranks share (one node: CLOCK_MONOTONIC) and counts the barrier's exit skew in.
+    leaves the barrier; a rank that leaves it late can find its data there already, so this
+    underestimates, by an amount that depends on the algorithm. span=True: time = latest end - earliest
+    start over the ranks, which needs a clock that all ranks share (one host: CLOCK_MONOTONIC); it
+    includes how much later than the first rank the others start, about alike for every method.
+    `resolve_timing` chooses between them.
     `heartbeat(name)`, if given, is called after every batch (the runner's hang watchdog).
     """
     if clock is None or reduce_max is None:
