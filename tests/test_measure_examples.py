@@ -29,3 +29,6 @@ def test_example_is_a_complete_grid_with_metadata(name):
     assert meta["complete"] and meta["forcing"] == "mpit" and meta["thread_level"] == "multiple"
     assert meta["library"] == ("mpich" if name.startswith("mpich") else "openmpi")
     assert meta["hostnames"] and meta["ranks_per_node"] and "quadsel.measure" in meta["command"]
+    # one host: --timing auto chose the span on the shared clock (local timing was fooled by barrier skew)
+    assert meta["methodology"]["timing"] == "span" and meta["methodology"]["timing_requested"] == "auto"
+    assert len(meta["hostnames"]) == 1
