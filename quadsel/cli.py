@@ -244,39 +244,46 @@ def query(tree, comm_size, msg_size, as_json):
 
 
 @main.command()
-@click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("inputs", metavar="TREE_OR_RULES...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--np", "np_", type=click.IntRange(min=1), default=None,
               help="Ranks to launch (outside an MPI job); default: the job size under mpiexec.")
-@click.option("--comm-sizes", metavar="LIST", help="Communicator sizes to verify (default: the tree's, up to --np).")
-@click.option("--msg-sizes", metavar="LIST", help="Message sizes to verify (default: the tree's).")
+@click.option("--comm-sizes", metavar="LIST",
+              help="Communicator sizes to verify (default: the tree's or the measurements', up to --np; "
+                   "required for a rules file without --measurements).")
+@click.option("--msg-sizes", metavar="LIST",
+              help="Message sizes to verify (default: the tree's or the measurements'; required for a rules file "
+                   "without --measurements).")
 @click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Measurement file(s): time only their per-point best method as `best` (default: every method of the tree).")
+              help="Measurement file(s): time only their per-point best method as `best` (default: every method of "
+                   "the tree; a rules file has no best arm without them).")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
 @click.option("--check-rules/--no-check-rules", default=True, show_default=True,
-              help="Also prove the library follows the emitted rules file (two extra launches; not under mpiexec).")
+              help="Also prove the library follows the rules file: the one emitted from the TREEs, or each RULES "
+                   "file itself (two extra launches each; not under mpiexec).")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
-def verify(trees, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
+def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
            as_json, output):
-    """Measure on the real MPI whether the TREEs' selection beats the library default.
+    """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
-    At every grid point: the library default, the method quadsel selects (forced through MPI_T) and the
-    per-point best of the candidate methods, interleaved in one run over several rounds. Reports the
+    RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
+    (rule_file_version 3), or an MPICH selection JSON -- emitted by `quadsel codegen` or hand-written.
+    At every grid point: the library default, the method the selection makes (forced through MPI_T) and
+    the per-point best of the candidate methods, interleaved in one run over several rounds. Reports the
     geometric-mean speed-up over the default, the share of points within 10 % of the best and the worst
-    point; with --check-rules also whether the library, loading the emitted rules file, runs the tree's
-    method (docs/deploy.md).
+    point; with --check-rules also whether the library, loading the rules file, runs the selected method
+    (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
     import tempfile
     from . import emitters
-    from .decision_function import DecisionFunction
     from .measure import launch
     from .measure.grid import parse_list
     from .verify import command, follow, speed
-    fns = [DecisionFunction.load(t) for t in trees]
+    from .verify.selection import load_inputs
     inside = launch.inside_mpi_job()
     if np_ is None:
         if not inside:
@@ -284,41 +291,58 @@ def verify(trees, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_rep
         np_ = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0) or None
         if np_ is None:
             raise QuadselError("cannot tell the job size: give --np")
-    library = command.current_library()
+    library, library_version = command.current_library_version()
+    loaded = load_inputs(inputs, library, library_version)
+    if launch.job_rank() == 0:
+        for note in loaded.notes:
+            click.echo(note, err=True)
     comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
-    results, summaries, all_rows = {}, {}, []
+    summaries, all_rows, plans = {}, [], {}
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
-    for fn in fns:
-        best = command.best_measured(measurement_files, fn.collective) if measurement_files else None
-        spec = {"collective": fn.collective, "points": command.plan(fn, library, np_, comms, msgs, best),
-                "rounds": rounds, "rule": rule}
+    for sel in loaded.selections:
+        best = command.best_measured(measurement_files, sel.collective) if measurement_files else None
+        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
+    for sel in loaded.selections:
+        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
         result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return
-        result["collective"] = fn.collective
-        rows, summary = speed.summarize(result)
-        results[fn.collective], summaries[fn.collective] = result, summary
+        result["collective"] = sel.collective
+        rows, summaries[sel.collective] = speed.summarize(result)
         all_rows += rows
     checks = None
     if check_rules and not inside:
-        with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
-            path = os.path.join(workdir, "rules")
-            if library == "openmpi":
-                text = emitters.emit_ompi_rules(fns)
-            else:
-                text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(_mpich_library()))
-            write_text(path, text)
-            points = {fn.collective: [(p["comm"], p["msg"]) for p in command.plan(fn, library, np_, comms, msgs)]
-                      for fn in fns}
-            checks = follow.check_follows(fns, path, library, np_, points=points, mpiexec=mpiexec)
+        checks = {}
+        points = {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}
+        if loaded.trees:
+            with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+                path = os.path.join(workdir, "rules")
+                fns = [t.fn for t in loaded.trees]
+                if library == "openmpi":
+                    text = emitters.emit_ompi_rules(fns)
+                else:
+                    text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(_mpich_library()))
+                write_text(path, text)
+                checks["emitted from the trees"] = follow.check_follows(loaded.trees, path, library, np_,
+                                                                        points=points, mpiexec=mpiexec)
+        for rules in loaded.rules_files:
+            checks[rules.path] = follow.check_follows(rules.selections(), rules.path, library, np_,
+                                                      points=points, mpiexec=mpiexec)
+    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if as_json:
-        doc = {"library": library, "np": np_, "summary": summaries, "points": all_rows,
-               "rules_followed": None if checks is None else {"counts": follow.summary(checks),
-                                                               "points": [c.__dict__ for c in checks]}}
+        doc = {"library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
+               "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
+                         [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
+                           "warnings": r.warnings} for r in loaded.rules_files],
+               "summary": summaries, "points": all_rows,
+               "rules_followed": None if checks is None else {
+                   "counts": follow.summary([x for c in checks.values() for x in c]),
+                   "files": {source: follow.summary(c) for source, c in checks.items()},
+                   "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c]}}
         write_text(output, json.dumps(doc, indent=1) + "\n")
     else:
-        write_text(output, command.format_table(all_rows, summaries, checks))
+        write_text(output, command.format_table(all_rows, summaries, checks, notes))
 
 
 def _mpich_library():

@@ -2,6 +2,10 @@
 
 They share no code with quadsel.emitters / quadsel.rules on purpose: a test compares what these readers
 answer with DecisionFunction.query, so a bug in the rule list cannot hide itself.
+
+quadsel.rules_files (what `quadsel verify RULES` reads) is a separate, stricter implementation of the same
+matching, written apart from these on purpose: this module stays the test oracle, never the code under test.
+tests/test_verify_rules.py checks that both answer alike on emitted files.
 """
 
 import json

@@ -113,3 +113,58 @@ def test_mpich_follows_the_emitted_selection(tmp_path):
     bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
     assert not bad, bad
     assert summary(checks).get("follows", 0) >= 3, checks
+
+
+# -- rules files checked as they are (quadsel verify RULES) ----------------------------------------------------
+def _rules(path, text, library_version="Open MPI v5.0.11"):
+    from quadsel.rules_files import read_rules_file
+    path.write_text(text)
+    return read_rules_file(str(path), library_version=library_version)
+
+
+@needs_openmpi
+def test_open_mpi_follows_a_hand_written_file_with_a_chain_fan_out(tmp_path):
+    # 4 ranks: one chain (0 -> 1 -> 2 -> 3) and four chains (0 -> each) send differently, so the fan-out
+    # the rule carries must be forced too (coll_tuned_bcast_algorithm_chain_fanout)
+    rules = _rules(tmp_path / "hand.rules", "1\n7\n1\n4 3\n0 2 1 0\n1024 2 4 0\n65536 6 0 0\n")
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4,
+                           points={"bcast": [(4, 8), (4, 2048), (4, 65536)]})
+    by_msg = {c.msg: c for c in checks}
+    assert [c.status for c in checks] == ["follows"] * 3, checks
+    assert by_msg[8].method == "2:0:chain_fanout=1" and by_msg[2048].method == "2:0"
+    assert "2:0" not in by_msg[8].matches and "2:0:chain_fanout=1" not in by_msg[2048].matches
+
+
+@needs_openmpi
+def test_open_mpi_version_2_max_requests_are_forced(tmp_path):
+    rules = _rules(tmp_path / "v2.rules", "rule-file-version-2\n1\n11\n1\n4 2\n0 1 0 0\n4096 5 0 1024 8\n")
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4, points={"reduce": [(4, 64), (4, 8192)]})
+    assert [c.method for c in checks] == ["1:0", "5:1024:max_requests=8"]
+    assert all(c.status == "follows" for c in checks), checks
+
+
+@needs_openmpi
+def test_a_file_open_mpi_ignores_runs_the_default(tmp_path):
+    # reduce's first message rule is 8: Open MPI drops the whole file, bcast's good rules included
+    rules = _rules(tmp_path / "dropped.rules", "2\n7\n1\n4 1\n0 1 0 0\n11\n1\n4 1\n8 1 0 0\n")
+    assert rules.ignored
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4,
+                           points={"bcast": [(4, 8), (4, 65536)], "reduce": [(4, 64)]})
+    assert all(c.method == "default:0" and c.status == "indistinguishable" for c in checks), checks
+
+
+@needs_mpich
+def test_mpich_follows_its_selection_file_read_back(tmp_path):
+    from quadsel.rules_files import read_rules_file
+    allreduce = tree_choosing("allreduce", [2, 4], [8, 65536],
+                              [[("recursive_doubling", 0), ("ring", 0)],
+                               [("ring", 0), ("tree", 0)]])
+    base = emitters.load_mpich_base(str(Path(MPICH_PYTHON).parent.parent / "lib" / "libmpi.so"))
+    selection = tmp_path / "mpich.json"
+    selection.write_text(emitters.emit_mpich_json([allreduce], base=base))
+    rules = read_rules_file(str(selection), library_version="MPICH Version: 5.0.2")
+    checks = check_follows(rules.selections(), str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON), points={"allreduce": [(2, 8), (4, 8), (4, 65536)]})
+    assert [c.method for c in checks] == ["recursive_doubling:0", "ring:0", "tree:0"]
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad and summary(checks).get("follows", 0) >= 2, checks

@@ -43,6 +43,23 @@ def test_verify_reports_speedup_best_and_that_open_mpi_follows_the_rules(tmp_pat
     assert "differs" not in followed and followed.get("follows", 0) >= 1   # 64 KiB in 8 KiB segments: 8 messages
 
 
+@needs_openmpi
+def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
+    rules = tmp_path / "bcast.rules"
+    rules.write_text("1\n7\n1\n2 2\n0 6 0 0\n65536 3 0 8192\n")
+    result = CliRunner().invoke(main, ["verify", str(rules), "--np", "2", "--comm-sizes", "2", "--msg-sizes", "1K,64K",
+                                       "--rounds", "2", "--max-reps", "10", "--max-time", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [p["quadsel"] for p in doc["points"]] == ["6:0", "3:8192"]
+    assert all(p["best_us"] is None and p["rule"].startswith(str(rules)) for p in doc["points"])
+    assert doc["summary"]["bcast"]["within_10pct_of_best"] is None
+    followed = doc["rules_followed"]["counts"]
+    assert "differs" not in followed and followed.get("follows", 0) >= 1
+    assert doc["inputs"] == [{"path": str(rules), "kind": "ompi-rules", "collectives": ["bcast"], "ignored": None,
+                              "warnings": []}]
+
+
 def test_summary_arithmetic():
     result = {"collective": "bcast", "points": [
         {"collective": "bcast", "comm": 2, "msg": 1, "default": ["default", 0], "quadsel": ["6", 0],

@@ -7,34 +7,58 @@ import sys
 import tempfile
 
 from ..errors import QuadselError
-from ..ingest.table import DEFAULT_ALGORITHM
 from ..measure import launch
 from ..measure.libraries import detect
 from . import follow, speed
+from .forcing import DEFAULT_ARM, json_arm
 
 
-def plan(fn, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
-    """Points of one tree: [{"collective", "comm", "msg", "default", "quadsel", "candidates"}]."""
-    label = lambda m: [follow.library_label(library, fn.collective, m), int(m.segsize) if library == "openmpi" else 0]
-    comms = [int(c) for c in (comm_sizes or fn.comm_sizes.tolist()) if int(c) <= np_]
-    msgs = [int(m) for m in (msg_sizes or fn.msg_sizes.tolist())]
+def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
+    """Points of one selection: [{"collective", "comm", "msg", "default", "quadsel", "candidates", "rule"}].
+
+    sel: a selection (quadsel.verify.selection) or a DecisionFunction. Grid: comm_sizes / msg_sizes, else
+    the selection's own (a tree's measured sizes), else the measured points of `measurements`
+    ({(comm, msg): Method}, the per-point best). Candidates for the best arm: that measured best, else
+    every method of a tree; a rules file without measurements has none (candidates None: no best arm).
+    """
+    from .selection import as_selection
+    sel = as_selection(sel, library)
+    grid_comms, grid_msgs = sel.comm_sizes, sel.msg_sizes
+    if measurements:
+        grid_comms = grid_comms or sorted({c for c, _ in measurements})
+        grid_msgs = grid_msgs or sorted({m for _, m in measurements})
+    comms = comm_sizes or grid_comms
+    msgs = msg_sizes or grid_msgs
+    if not comms or not msgs:
+        missing = " and ".join(o for o, v in (("--comm-sizes", comms), ("--msg-sizes", msgs)) if not v)
+        raise QuadselError(f"{sel.path}: a rules file has no measurement grid: give {missing} "
+                           f"(or --measurements with {sel.collective} measurements)")
+    comms = [int(c) for c in comms if int(c) <= np_]
+    msgs = [int(m) for m in msgs]
     if not comms:
-        raise QuadselError(f"{fn.collective}: no communicator size <= {np_} to verify (use --np or --comm-sizes)")
-    if fn.collective != "bcast" and 0 in msgs:
+        raise QuadselError(f"{sel.collective}: no communicator size <= {np_} to verify (use --np or --comm-sizes)")
+    if sel.collective != "bcast" and 0 in msgs:
         msgs.remove(0)
-    all_methods = [label(m) for m in fn.methods]
+    method_pick = getattr(sel, "method_pick", None) or (lambda m: _measured_pick(library, sel.collective, m))
+    all_methods = [json_arm(m.arm()) for m in sel.methods()] if hasattr(sel, "methods") else None
     points = []
     for n in comms:
         for m in msgs:
-            chosen = label(fn.query(n, m))
+            chosen = sel.pick(n, m)
             if measurements is not None:
                 best = measurements.get((n, m))
-                candidates = [label(best)] if best is not None else [chosen]
+                candidates = [json_arm(method_pick(best).arm())] if best is not None else [json_arm(chosen.arm())]
             else:
                 candidates = all_methods
-            points.append({"collective": fn.collective, "comm": n, "msg": m, "default": [DEFAULT_ALGORITHM, 0],
-                           "quadsel": chosen, "candidates": candidates})
+            points.append({"collective": sel.collective, "comm": n, "msg": m, "default": json_arm(DEFAULT_ARM),
+                           "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule})
     return points
+
+
+def _measured_pick(library, collective, method):
+    from ..rules_files import Pick
+    return Pick(follow.library_label(library, collective, method),
+                int(method.segsize) if library == "openmpi" else 0)
 
 
 def best_measured(paths, collective):
@@ -52,14 +76,20 @@ def best_measured(paths, collective):
 
 
 def current_library():
+    return current_library_version()[0]
+
+
+def current_library_version():
+    """('openmpi' | 'mpich', MPI_Get_library_version()) of the MPI mpi4py loads."""
     if launch.inside_mpi_job():
         from mpi4py import MPI
-        kind = detect(MPI.Get_library_version())
+        version = MPI.Get_library_version()
     else:
-        kind = detect(launch.library_without_init())
+        version = launch.library_without_init()
+    kind = detect(version)
     if kind is None:
         raise QuadselError("verify needs Open MPI or MPICH (mpi4py loads neither)")
-    return kind
+    return kind, version
 
 
 def run_speed(spec, np_, mpiexec=None, timeout=None):
@@ -81,27 +111,39 @@ def run_speed(spec, np_, mpiexec=None, timeout=None):
             return json.load(handle)
 
 
-def format_table(rows, summaries, checks):
+def _us(value):
+    return "—" if value is None else f"{value:.1f}"
+
+
+def format_table(rows, summaries, checks, notes=()):
     out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | vs best | quadsel | best |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
-        out.append(f"| {r['collective']} | {r['comm_size']} | {r['msg_size']} | {r['default_us']:.1f} | "
-                   f"{r['quadsel_us']:.1f} | {r['best_us']:.1f} | {r['speedup']:.2f} | {100 * r['vs_best']:+.0f} % | "
-                   f"{r['quadsel']} | {r['best']} |")
+        vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
+        out.append(f"| {r['collective']} | {r['comm_size']} | {r['msg_size']} | {_us(r['default_us'])} | "
+                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {vs_best} | "
+                   f"{r['quadsel']} | {r['best'] or '—'} |")
     out.append("")
     for coll, s in summaries.items():
-        w, low = s["worst_vs_best"], s["lowest_speedup"]
-        out.append(f"{coll}: {s['points']} points; geometric-mean speed-up over default {s['geomean_speedup']:.2f}x; "
-                   f"faster than default at {100 * s['faster_than_default']:.0f} %; within 10 % of the best at "
-                   f"{100 * s['within_10pct_of_best']:.0f} %; worst point comm {w['comm_size']} msg {w['msg_size']} "
-                   f"({100 * w['vs_best']:+.0f} % vs best {w['best']}); lowest speed-up {low['speedup']:.2f}x "
-                   f"at comm {low['comm_size']} msg {low['msg_size']}")
+        low = s["lowest_speedup"]
+        line = (f"{coll}: {s['points']} points; geometric-mean speed-up over default {s['geomean_speedup']:.2f}x; "
+                f"faster than default at {100 * s['faster_than_default']:.0f} %; ")
+        w = s["worst_vs_best"]
+        if w is None:
+            line += "best arm skipped (a rules file: give --measurements to time each point's measured best); "
+        else:
+            line += (f"within 10 % of the best at {100 * s['within_10pct_of_best']:.0f} %; worst point comm "
+                     f"{w['comm_size']} msg {w['msg_size']} ({100 * w['vs_best']:+.0f} % vs best {w['best']}); ")
+        out.append(line + f"lowest speed-up {low['speedup']:.2f}x at comm {low['comm_size']} msg {low['msg_size']}")
+    for note in notes:
+        out.append(note)
     if checks is not None:
-        counts = follow.summary(checks)
-        out.append("rules file followed by the library: " + (", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-                                                         or "no point checked"))
-        for c in checks:
-            if c.status == "differs":
-                out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: tree {c.method}, library ran "
-                           f"{', '.join(c.matches) or 'none of the forced methods'}")
+        for source, file_checks in checks.items():
+            counts = follow.summary(file_checks)
+            out.append(f"rules file followed by the library ({source}): " +
+                       (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no point checked"))
+            for c in file_checks:
+                if c.status == "differs":
+                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected {c.method}, library "
+                               f"ran {', '.join(c.matches) or 'none of the forced methods'}")
     return "\n".join(out) + "\n"

@@ -10,9 +10,10 @@ method through MPI_T: equal to the tree's method (and different from the library
 library followed the file at that point.
 
 Run inside an MPI job:  python -m quadsel.verify.fingerprint SPEC.json OUT.json
-SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [[label, segsize], ...] or null}
-(null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename).
-OUT (rank 0): {"points": [{"comm", "msg", "arms": {"label:seg" or "library": fingerprint}}]}.
+SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [arm, ...] or null}
+(arms as in quadsel.verify.forcing: [label, segsize] or [label, segsize, [[param, value], ...]];
+null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename).
+OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerprint}}]}.
 """
 
 import hashlib
@@ -22,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..ingest.table import DEFAULT_ALGORITHM
+from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm
 
 KINDS = ("traffic", "order")
 MODULUS = 1 << 40
@@ -79,7 +80,8 @@ def run(spec):
         from .traffic import Traffic
         traffic = Traffic(mpit)
     op = MPI.Op.Create(_order_op, commute=True) if kind == "order" else None
-    forced = [tuple(f) for f in spec["forced"]] if spec.get("forced") else None
+    forced = [norm_arm(f) for f in spec["forced"]] if spec.get("forced") else None
+    forcing = Forcing(library, collective)
     if forced:
         library.prepare(collective)
     results = []
@@ -89,21 +91,21 @@ def run(spec):
         base = world.Split(0 if member else MPI.UNDEFINED, rank)
         msgs = [p[1] for p in spec["points"] if p[0] == n]
         if member:
-            arms = {}
-            for label, seg in forced or [("library", 0)]:
-                if forced:
-                    library.activate(collective, label, seg)
-                arms[f"{label}:{seg}" if forced else "library"] = base.Dup()   # Open MPI binds forcing here
+            arms, arm_of = {}, {}
+            for arm in forced or [None]:
+                if arm is not None:
+                    forcing.activate(arm)
+                name = arm_key(arm) if arm is not None else "library"
+                arms[name], arm_of[name] = base.Dup(), arm   # Open MPI binds forcing at creation
             if forced and library.carries_forcing:
-                library.activate(collective, DEFAULT_ALGORITHM, 0)
+                forcing.activate(DEFAULT_ARM)
             for m in msgs:
                 row = {"comm": n, "msg": m, "arms": {}}
                 if checkable(kind, collective, m):
                     call = _calls(MPI, collective, m, kind, op)
                     for name, comm in arms.items():
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
-                            label, seg = name.rsplit(":", 1)
-                            library.activate(collective, label, int(seg))
+                            forcing.activate(arm_of[name])
                         if traffic is not None:
                             value = _traffic_call(traffic, comm, call)
                         else:
@@ -111,7 +113,7 @@ def run(spec):
                             comm.Barrier()
                         row["arms"][name] = value
                     if forced and not library.carries_forcing:
-                        library.activate(collective, DEFAULT_ALGORITHM, 0)
+                        forcing.activate(DEFAULT_ARM)
                 results.append(row)
             for comm in arms.values():
                 comm.Free()

@@ -5,11 +5,12 @@ its own choice where a file does not match: a parse check proves nothing. So two
 
   file    the library loads the emitted file (OMPI_MCA_coll_tuned_dynamic_rules_filename /
           MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) and decides by itself;
-  forced  no file; every method of the tree and the library default are forced through MPI_T.
+  forced  no file; every method the selection uses and the library default are forced through MPI_T.
 
 At every point the fingerprint of the file launch must equal the forced fingerprint of the method the
-tree chooses there (quadsel.verify.fingerprint). Where that method's fingerprint equals the default's
-the point cannot tell them apart and is reported as such.
+selection chooses there (quadsel.verify.fingerprint): a tree's method (the file is the one emitted from
+the trees), or for a rules file what quadsel.rules_files reads the library doing with it. Where that
+method's fingerprint equals the default's the point cannot tell them apart and is reported as such.
 """
 
 import json
@@ -20,8 +21,8 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import QuadselError
-from ..ingest.table import DEFAULT_ALGORITHM
 from ..measure import launch
+from .forcing import DEFAULT_ARM, arm_key, json_arm, norm_arm
 
 
 @dataclass
@@ -29,7 +30,7 @@ class PointCheck:
     collective: str
     comm: int
     msg: int
-    method: str                 # "label:segsize" the tree chooses
+    method: str                 # arm key ("label:segsize[:param=value]") the selection chooses
     status: str                 # follows | differs | indistinguishable | unchecked
     matches: list               # forced arms whose fingerprint equals the file launch's
 
@@ -70,23 +71,33 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
                   timeout=900):
-    """[PointCheck] for every (comm <= np_, msg) grid point of the trees (or `points` {collective: [(n, m)]})."""
+    """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
+    (then only those collectives).
+
+    fns: DecisionFunctions (rules_path is the file emitted from them) or selections
+    (quadsel.verify.selection; a rules file's own selections with rules_path that file).
+    """
+    from ..rules_files import CallModel
+    from .selection import as_selection
     python = python or sys.executable
     mpiexec = launch.find_mpiexec(mpiexec)
     kind_of = {}
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
-        for fn in fns:
-            coll = fn.collective
+        for sel in [as_selection(f, library) for f in fns]:
+            coll = sel.collective
+            if points is not None and coll not in points:
+                continue   # e.g. a rules file's other collectives, not verified
             kind_of[coll] = kind or ("traffic" if library == "openmpi" else "order")
-            grid = (points or {}).get(coll) or [(int(n), int(m)) for n in fn.comm_sizes if n <= np_
-                                                for m in fn.msg_sizes]
+            grid = (points or {}).get(coll) or [(int(n), int(m)) for n in (sel.comm_sizes or []) if n <= np_
+                                                for m in (sel.msg_sizes or [])]
             if not grid:
-                raise QuadselError(f"{coll}: no measured communicator size <= {np_}")
-            chosen = {p: fn.query(*p) for p in grid}
-            labels = sorted({(library_label(library, coll, m), int(m.segsize) if library == "openmpi" else 0)
-                             for m in chosen.values()})
-            forced = [(DEFAULT_ALGORITHM, 0)] + labels
+                raise QuadselError(f"{coll}: no communicator size <= {np_} to check")
+            # the order fingerprint calls with a user operation: an MPICH selection may test that
+            call_of = (lambda m: CallModel.of_order_call(m)) if kind_of[coll] == "order" else (lambda m: None)
+            chosen = {p: sel.pick(p[0], p[1], call=call_of(p[1])) for p in grid}
+            forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
+                                                                   if not c.is_default})]
             extra = {}
             if kind_of[coll] == "traffic":
                 from .traffic import MONITORING_ENV
@@ -96,8 +107,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                               python, mpiexec, timeout, workdir)
             by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
-                method = chosen[p]
-                name = f"{library_label(library, coll, method)}:{int(method.segsize) if library == 'openmpi' else 0}"
+                name = arm_key(chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
                 if got is None or name not in arms:
                     status, matches = "unchecked", []
@@ -105,7 +115,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                     matches = sorted(k for k, v in arms.items() if v == got)
                     if arms[name] != got:
                         status = "differs"
-                    elif arms.get(f"{DEFAULT_ALGORITHM}:0") == got:
+                    elif arms.get(arm_key(DEFAULT_ARM)) == got:
                         status = "indistinguishable"
                     else:
                         status = "follows"

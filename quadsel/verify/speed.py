@@ -6,7 +6,8 @@ samples are pooled:
   default  the library's own choice (Open MPI: its fixed decision; MPICH: its built-in selection);
   quadsel  the method the tree selects, forced through MPI_T exactly as `quadsel measure` forces it;
   best     the per-point best of the candidate methods (every method of the tree, or the best of a
-           measurement file), timed in the same run; quadsel's method is always a candidate.
+           measurement file), timed in the same run; quadsel's method is always a candidate. A point
+           without candidates (a rules file and no measurements) has no best arm.
 That the library picks quadsel's method by itself when it loads the emitted file is shown separately,
 by quadsel.verify.follow.
 
@@ -21,16 +22,22 @@ import time
 
 import numpy as np
 
-from ..ingest.table import DEFAULT_ALGORITHM
+from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm
 
 WITHIN = 0.10   # "within 10 % of the best"
 
 
 def _key(method):
-    return f"{method[0]}:{method[1]}"
+    return arm_key(method)
+
+
+def _arms(point):
+    """Every arm of a point, normalised: default, quadsel, candidates."""
+    return sorted({norm_arm(m) for m in [point["default"], point["quadsel"]] + (point["candidates"] or [])})
 
 
 def _call(MPI, collective, msg, send, recv):
+    # the call quadsel.rules_files.CallModel.of_verify_call describes (MPICH selections test it)
     if collective == "bcast":
         return lambda comm: comm.Bcast([send, msg, MPI.BYTE], root=0)
     size, mpitype = (4, MPI.FLOAT) if msg % 4 == 0 else (1, MPI.UINT8_T)
@@ -55,6 +62,7 @@ def run(spec):
     mpit = MPIT()
     library = open_library(MPI.Get_library_version(), mpit)
     library.prepare(collective)
+    forcing = Forcing(library, collective)
     points = [dict(p) for p in spec["points"]]
     biggest = max(p["msg"] for p in points)
     send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
@@ -66,17 +74,17 @@ def run(spec):
             base = world.Split(0 if member else MPI.UNDEFINED, rank)
             if member:
                 here = [p for p in points if p["comm"] == n]
-                methods = sorted({tuple(m) for p in here for m in [p["default"], p["quadsel"]] + p["candidates"]})
+                methods = sorted({m for p in here for m in _arms(p)})
                 comms = {}
                 for method in methods:
-                    library.activate(collective, method[0], method[1])
+                    forcing.activate(method)
                     comms[method] = base.Dup()   # Open MPI binds the forced method at creation
                 if library.carries_forcing:
-                    library.activate(collective, DEFAULT_ALGORITHM, 0)
+                    forcing.activate(DEFAULT_ARM)
                 for p in here:
-                    arms = sorted({tuple(m) for m in [p["default"], p["quadsel"]] + p["candidates"]})
+                    arms = _arms(p)
                     contenders = [Method(_key(m), comms[m], None if library.carries_forcing else
-                                         (lambda m=m: library.activate(collective, m[0], m[1]))) for m in arms]
+                                         (lambda m=m: forcing.activate(m))) for m in arms]
                     keys = [(n, p["msg"], _key(m)) for m in arms]
                     prior = {k[2]: samples.get(k, []) for k in keys}
                     prior_time = {k[2]: spent.get(k, 0.0) for k in keys}
@@ -88,7 +96,7 @@ def run(spec):
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
                 if not library.carries_forcing:
-                    library.activate(collective, DEFAULT_ALGORITHM, 0)
+                    forcing.activate(DEFAULT_ARM)
                 for comm in comms.values():
                     comm.Free()
                 base.Free()
@@ -101,7 +109,7 @@ def run(spec):
     out = []
     for p in points:
         times = {}
-        for m in {tuple(x) for x in [p["default"], p["quadsel"]] + p["candidates"]}:
+        for m in _arms(p):
             mean, sd, count = rule.summarize(samples[(p["comm"], p["msg"], _key(m))])
             times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
         out.append(dict(p, times=times))
@@ -110,27 +118,40 @@ def run(spec):
 
 
 def summarize(result):
-    """Per-point rows and the summary: geometric-mean speed-up over default, share within 10 % of best."""
+    """Per-point rows and the summary: geometric-mean speed-up over default, share within 10 % of best.
+
+    Points without candidates (no best arm) have best/best_us/vs_best None, and so do the summary's
+    best-related entries when no point has a best arm.
+    """
     rows = []
     for p in result["points"]:
         t = {k: v["mean_us"] for k, v in p["times"].items()}
         default, chosen = t[_key(p["default"])], t[_key(p["quadsel"])]
-        best_key = min((_key(m) for m in p["candidates"] + [p["quadsel"]]), key=lambda k: t[k])
-        best = t[best_key]
-        rows.append({"collective": p.get("collective", result.get("collective")), "comm_size": p["comm"],
-                     "msg_size": p["msg"], "quadsel": _key(p["quadsel"]), "best": best_key,
-                     "default_us": default, "quadsel_us": chosen, "best_us": best,
-                     "speedup": default / chosen, "vs_best": chosen / best - 1.0})
+        best_key = best = vs_best = None
+        if p["candidates"] is not None:
+            best_key = min((_key(m) for m in p["candidates"] + [p["quadsel"]]), key=lambda k: t[k])
+            best = t[best_key]
+            vs_best = chosen / best - 1.0
+        row = {"collective": p.get("collective", result.get("collective")), "comm_size": p["comm"],
+               "msg_size": p["msg"], "quadsel": _key(p["quadsel"]), "best": best_key,
+               "default_us": default, "quadsel_us": chosen, "best_us": best,
+               "speedup": default / chosen, "vs_best": vs_best}
+        if p.get("rule"):
+            row["rule"] = p["rule"]
+        rows.append(row)
     if not rows:
         return rows, {}
     speedups = np.array([r["speedup"] for r in rows])
-    worst = max(rows, key=lambda r: r["vs_best"])
+    with_best = [r for r in rows if r["vs_best"] is not None]
+    worst = max(with_best, key=lambda r: r["vs_best"]) if with_best else None
     slowest = min(rows, key=lambda r: r["speedup"])
     summary = {
         "points": len(rows),
         "geomean_speedup": float(math.exp(np.mean(np.log(speedups)))),
-        "within_10pct_of_best": float(np.mean([r["vs_best"] <= WITHIN for r in rows])),
-        "worst_vs_best": {k: worst[k] for k in ("comm_size", "msg_size", "quadsel", "best", "vs_best")},
+        "points_with_best": len(with_best),
+        "within_10pct_of_best": float(np.mean([r["vs_best"] <= WITHIN for r in with_best])) if with_best else None,
+        "worst_vs_best": {k: worst[k] for k in ("comm_size", "msg_size", "quadsel", "best", "vs_best")}
+        if worst else None,
         "lowest_speedup": {k: slowest[k] for k in ("comm_size", "msg_size", "quadsel", "speedup")},
         "faster_than_default": float(np.mean(speedups > 1.0)),
     }

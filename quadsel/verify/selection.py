@@ -1,0 +1,89 @@
+"""What `quadsel verify` verifies: the selections of quadsel trees and of rules files, one per collective.
+
+A selection has `collective`, `path`, a grid (`comm_sizes`, `msg_sizes`; None for a rules file) and
+`pick(comm, msg, call=None)` -> quadsel.rules_files.Pick, the method to force for the `quadsel` arm.
+A tree's pick is the tree's method; a rules file's pick is what the library does when it loads the file
+(quadsel.rules_files), the library default where it decides by itself or ignores the file.
+"""
+
+from dataclasses import dataclass, field
+from typing import List
+
+from ..errors import QuadselError
+from ..rules_files import VERIFIABLE, Pick, detect_format, read_rules_file
+
+
+class TreeSelection:
+    def __init__(self, fn, library, path=None):
+        self.fn = fn
+        self.library = library
+        self.collective = fn.collective
+        self.path = path
+        self.comm_sizes = [int(c) for c in fn.comm_sizes.tolist()]
+        self.msg_sizes = [int(m) for m in fn.msg_sizes.tolist()]
+
+    def method_pick(self, method):
+        from .follow import library_label
+        return Pick(library_label(self.library, self.collective, method),
+                    int(method.segsize) if self.library == "openmpi" else 0)
+
+    def pick(self, comm_size, msg, call=None):
+        return self.method_pick(self.fn.query(comm_size, msg))
+
+    def methods(self):
+        return [self.method_pick(m) for m in self.fn.methods]
+
+
+def as_selection(item, library):
+    """A DecisionFunction becomes a TreeSelection; selections pass through."""
+    return item if hasattr(item, "pick") else TreeSelection(item, library)
+
+
+@dataclass
+class Inputs:
+    selections: list = field(default_factory=list)      # in input order
+    trees: list = field(default_factory=list)           # TreeSelection
+    rules_files: list = field(default_factory=list)     # quadsel.rules_files.RulesFile
+    notes: List[str] = field(default_factory=list)      # one line each, for stderr
+
+
+def load_inputs(paths, library, library_version):
+    """Read TREE_OR_RULES arguments; check they fit the loaded library; one selection per collective."""
+    from ..decision_function import DecisionFunction
+    out = Inputs()
+    seen = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise QuadselError(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise QuadselError(f"{path}: neither a quadsel tree nor a rules file (not text)") from None
+        if detect_format(text) == "tree":
+            selections = [TreeSelection(DecisionFunction.load(path), library, path)]
+            out.trees += selections
+        else:
+            rules = read_rules_file(path, text, library_version)
+            if rules.library != library:
+                names = {"openmpi": "Open MPI", "mpich": "MPICH"}
+                raise QuadselError(f"{path}: an {names[rules.library]} rules file, but mpi4py loads "
+                                   f"{names.get(library, library)}")
+            out.rules_files.append(rules)
+            out.notes += [f"warning: {w}" for w in rules.warnings]
+            if rules.ignored:
+                out.notes.append(f"WARNING: {rules.ignored}; verifying the library default instead")
+            others = [c for c in rules.collectives if c not in VERIFIABLE]
+            if others:
+                out.notes.append(f"note: {path}: not verified (verify measures {', '.join(VERIFIABLE)}): "
+                                 f"{', '.join(others)}")
+            selections = rules.selections()
+            if not selections:
+                raise QuadselError(f"{path}: no rules for {', '.join(VERIFIABLE)} to verify")
+        for sel in selections:
+            if sel.collective in seen:
+                raise QuadselError(f"{path}: {sel.collective} is also selected by {seen[sel.collective]}: "
+                                   f"give one tree or rules file per collective")
+            seen[sel.collective] = path
+        out.selections += selections
+    return out
