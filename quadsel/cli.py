@@ -254,8 +254,8 @@ def query(tree, comm_size, msg_size, as_json):
               help="Message sizes to verify (default: the tree's or the measurements'; required for a rules file "
                    "without --measurements).")
 @click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Measurement file(s): time only their per-point best method as `best` (default: every method of "
-                   "the tree; a rules file has no best arm without them).")
+              help="Measurement file(s): the `best` arm is the fastest of their per-point three best methods, "
+                   "re-timed (default: of every method of the tree; a rules file has no best arm without them).")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
@@ -292,7 +292,8 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
         if np_ is None:
             raise QuadselError("cannot tell the job size: give --np")
     library, library_version = command.current_library_version()
-    loaded = load_inputs(inputs, library, library_version)
+    loaded = load_inputs(inputs, library, library_version,
+                         mpich_builtin=(lambda: emitters.load_mpich_base(_mpich_library())) if library == "mpich" else None)
     if launch.job_rank() == 0:
         for note in loaded.notes:
             click.echo(note, err=True)
@@ -300,8 +301,13 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
     summaries, all_rows, plans = {}, [], {}
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
+    measured = command.best_measured(measurement_files) if measurement_files else {}
     for sel in loaded.selections:
-        best = command.best_measured(measurement_files, sel.collective) if measurement_files else None
+        best = measured.get(sel.collective)
+        if measurement_files and best is None and launch.job_rank() == 0:
+            click.echo(f"note: no {sel.collective} rows in --measurements: "
+                       + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every "
+                          "method of the tree"), err=True)
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
@@ -310,11 +316,22 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
             return
         result["collective"] = sel.collective
         rows, summaries[sel.collective] = speed.summarize(result)
+        summaries[sel.collective]["timing"] = result.get("timing")
         all_rows += rows
-    checks = None
+    checks, failed = None, {}
+    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if check_rules and not inside:
         checks = {}
         points = {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}
+
+        def check(source, selections, path):
+            try:
+                checks[source] = follow.check_follows(selections, path, library, np_, points=points, mpiexec=mpiexec)
+            except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
+                failed[source] = str(exc)
+                notes.append(f"RULES CHECK FAILED ({source}): {exc}")
+                click.echo(notes[-1], err=True)
+
         if loaded.trees:
             with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                 path = os.path.join(workdir, "rules")
@@ -324,12 +341,9 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
                 else:
                     text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(_mpich_library()))
                 write_text(path, text)
-                checks["emitted from the trees"] = follow.check_follows(loaded.trees, path, library, np_,
-                                                                        points=points, mpiexec=mpiexec)
+                check("emitted from the trees", loaded.trees, path)
         for rules in loaded.rules_files:
-            checks[rules.path] = follow.check_follows(rules.selections(), rules.path, library, np_,
-                                                      points=points, mpiexec=mpiexec)
-    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
+            check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
     if as_json:
         doc = {"library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
                "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
@@ -339,10 +353,13 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
                "rules_followed": None if checks is None else {
                    "counts": follow.summary([x for c in checks.values() for x in c]),
                    "files": {source: follow.summary(c) for source, c in checks.items()},
-                   "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c]}}
+                   "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
+                   "failed": failed}}
         write_text(output, json.dumps(doc, indent=1) + "\n")
     else:
         write_text(output, command.format_table(all_rows, summaries, checks, notes))
+    if failed:
+        raise SystemExit(1)
 
 
 def _mpich_library():

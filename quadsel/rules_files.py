@@ -552,7 +552,9 @@ def check_mpich(doc, path):
     if not isinstance(doc, JObject):
         raise InputError(path, 1, "an MPICH selection file is a JSON object")
 
-    def walk(node):
+    unguarded = []
+
+    def walk(node, parent=False):
         if not isinstance(node, JObject):
             raise InputError(path, getattr(node, "line", None) or 1, "MPICH needs an object as every value")
         keys = node.keys()
@@ -573,6 +575,8 @@ def check_mpich(doc, path):
                     raise InputError(path, line, f"MPICH has no {match.group(1).lower()} algorithm "
                                                  f"{match.group(3)!r} (known: "
                                                  f"{', '.join(MPICH_ALGORITHMS[match.group(1).lower()])})")
+                if container in ("MPIR_Bcast_intra_smp", "MPIR_Reduce_intra_smp") and not parent:
+                    unguarded.append(line)
                 return
             name, op, value = _mpich_classify(key, path, line)
             if value == "any" and i != len(keys) - 1:
@@ -580,9 +584,15 @@ def check_mpich(doc, path):
             if value != "any" and name not in MPICH_BOOLEAN and i == len(keys) - 1:
                 raise InputError(path, line, f"{key!r} needs a following key such as "
                                              f"\"{name}=any\" (MPICH aborts on a condition with no alternative)")
-            walk(child)
+            walk(child, parent or ckey == "comm_hierarchy=parent")
 
     walk(doc)
+    if unguarded:
+        lines = ", ".join(str(n) for n in unguarded[:5]) + (" ..." if len(unguarded) > 5 else "")
+        warnings.append(f"{path}:{unguarded[0]}: bcast/reduce smp outside \"comm_hierarchy=parent\" (lines {lines}): "
+                        f"MPICH aborts (bcast: assertion MPIR_Comm_is_parent_comm, seen with MPICH 5.0.2) when it "
+                        f"selects it for a communicator without a node hierarchy, e.g. its own node communicators "
+                        f"inside MPI_Comm_split; MPICH's own selection guards them so")
     return warnings
 
 

@@ -249,10 +249,11 @@ def test_verify_a_rules_file_with_measurements_times_their_best(fake_mpi, tmp_pa
                                        str(csv), "--no-check-rules", "--json"])
     assert result.exit_code == 0, result.output
     assert [s["collective"] for s in fake_mpi] == ["bcast", "reduce"]
-    assert [(p["comm"], p["msg"], p["candidates"]) for p in fake_mpi[1]["points"]] == [(4, 4096, [["5", 1024]])]
+    assert [(p["comm"], p["msg"], p["candidates"]) for p in fake_mpi[1]["points"]] == [(4, 4096, [["5", 1024], ["1", 0]])]
     points = {(p["comm"], p["msg"]): p for p in fake_mpi[0]["points"]}
     assert sorted(points) == [(2, 8), (2, 2048), (4, 8), (4, 2048)]
-    assert points[(2, 8)]["candidates"] == [["6", 0]] and points[(4, 2048)]["candidates"] == [["3", 1024]]
+    assert points[(2, 8)]["candidates"] == [["6", 0], ["1", 0]]          # the measured best three, fastest first
+    assert points[(4, 2048)]["candidates"] == [["3", 1024], ["6", 0]]
 
 
 def test_an_ignored_file_is_said_loudly_and_verified_as_the_default(fake_mpi):
@@ -312,3 +313,50 @@ def test_table_lists_checks_per_file_and_differing_points():
     assert "best arm skipped" in text and "IGNORED: x" in text
     assert "rules file followed by the library (a.rules): 1 differs, 1 follows" in text
     assert "DIFFERS: bcast comm 4 msg 16: selected 1:0, library ran default:0" in text
+
+
+def test_mpich_collectives_that_keep_mpichs_own_selection_are_not_verified():
+    import json
+    doc = json.loads((DATA / "good-mpich.json").read_text())
+    builtin = {"collective=reduce": doc["collective=reduce"], "collective=bcast": {"comm_type=intra": {}}}
+    loaded = load_inputs([str(DATA / "good-mpich.json")], "mpich", "MPICH Version: 5.0.2", lambda: builtin)
+    assert [s.collective for s in loaded.selections] == ["bcast"]
+    assert any("reduce: MPICH's own selection, not verified" in n for n in loaded.notes)
+
+
+def test_best_measured_keeps_the_three_fastest_per_point(tmp_path):
+    csv = tmp_path / "m.csv"
+    csv.write_text("collective,comm_size,msg_size,algorithm,segsize,time_us\n"
+                   "bcast,2,8,default,0,1\nbcast,2,8,6,0,3\nbcast,2,8,1,0,4\nbcast,2,8,3,1024,2\nbcast,2,8,5,0,9\n"
+                   "reduce,2,8,1,0,4\n")
+    best = command.best_measured([str(csv)])
+    assert [m.label for m in best["bcast"][(2, 8)]] == ["3/seg1024", "6", "1"]
+    assert command.best_measured([str(csv)], "allreduce") == {}
+
+
+def test_unguarded_mpich_bcast_smp_is_reported():
+    # MPICH 5.0.2 asserts MPIR_Comm_is_parent_comm in bcast smp; its own selection keeps smp under
+    # comm_hierarchy=parent, a selection file that does not makes MPI_Comm_split abort
+    text = ('{"collective=bcast": {"comm_type=intra": {\n "avg_msg_size<=64": {"algorithm=MPIR_Bcast_intra_smp": {}},\n'
+            ' "avg_msg_size=any": {"comm_hierarchy=parent": {"algorithm=MPIR_Bcast_intra_smp": {}},\n'
+            '                      "comm_hierarchy=any": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}}}')
+    rules = read_rules_file("smp.json", text, "MPICH Version: 5.0.2")
+    assert [w for w in rules.warnings if "smp outside" in w] == [
+        w for w in rules.warnings if w.startswith("smp.json:2: bcast/reduce smp outside \"comm_hierarchy=parent\" "
+                                                  "(lines 2)")]
+    assert any("smp outside" in w for w in rules.warnings)
+    assert rules.pick("bcast", 4, 100) == Pick("smp")       # one node, 4 ranks: a parent communicator
+    assert rules.pick("bcast", 1, 100) == Pick("binomial")
+
+
+def test_a_failed_rules_check_keeps_the_timings_and_exits_1(fake_mpi, monkeypatch):
+    from quadsel.verify import follow
+
+    def aborts(*args, **kwargs):
+        raise QuadselError("fingerprint launch failed (exit 9): Abort(1) on node 1: Internal error")
+    monkeypatch.setattr(follow, "check_follows", aborts)
+    result = CliRunner().invoke(main, ["verify", str(DATA / "good-v1.rules"), "--np", "4", "--comm-sizes", "4",
+                                       "--msg-sizes", "8"])
+    assert result.exit_code == 1
+    assert "geometric-mean speed-up over default" in result.stdout
+    assert f"RULES CHECK FAILED ({DATA / 'good-v1.rules'}): fingerprint launch failed" in result.stderr

@@ -18,8 +18,9 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
 
     sel: a selection (quadsel.verify.selection) or a DecisionFunction. Grid: comm_sizes / msg_sizes, else
     the selection's own (a tree's measured sizes), else the measured points of `measurements`
-    ({(comm, msg): Method}, the per-point best). Candidates for the best arm: that measured best, else
-    every method of a tree; a rules file without measurements has none (candidates None: no best arm).
+    ({(comm, msg): [Method, ...]}, the per-point fastest first). Candidates for the best arm: those measured
+    methods, else every method of a tree; a rules file without measurements has none (candidates None: no
+    best arm). The selected method is always timed too, as the `quadsel` arm.
     """
     from .selection import as_selection
     sel = as_selection(sel, library)
@@ -47,7 +48,7 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
             chosen = sel.pick(n, m)
             if measurements is not None:
                 best = measurements.get((n, m))
-                candidates = [json_arm(method_pick(best).arm())] if best is not None else [json_arm(chosen.arm())]
+                candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
             else:
                 candidates = all_methods
             points.append({"collective": sel.collective, "comm": n, "msg": m, "default": json_arm(DEFAULT_ARM),
@@ -61,18 +62,27 @@ def _measured_pick(library, collective, method):
                 int(method.segsize) if library == "openmpi" else 0)
 
 
-def best_measured(paths, collective):
-    """{(comm, msg): fastest non-default Method} from measurement files."""
+BEST_OF = 3   # --measurements: the measured per-point fastest three methods are the best arm's candidates
+
+
+def best_measured(paths, collective=None, top=BEST_OF):
+    """{(comm, msg): [the `top` fastest non-default Methods, fastest first]} from measurement files;
+    with collective=None {collective: that} for every collective the files hold.
+
+    Several, not only the winner: for a tree built from the same file the winner is the tree's own choice,
+    and "within 10 % of the best" would hold by construction.
+    """
     from ..decision_map import Method
     from ..ingest import read_measurements
-    best = {}
-    for row in read_measurements(list(paths), collective=collective):
+    times = {}
+    for row in read_measurements(list(paths)):
         if row.is_default:
             continue
-        key = (row.comm_size, row.msg_size)
-        if key not in best or row.time < best[key][0]:
-            best[key] = (row.time, Method(row.algorithm, row.segsize))
-    return {k: v[1] for k, v in best.items()}
+        method = Method(row.algorithm, row.segsize)
+        point = times.setdefault(row.collective, {}).setdefault((row.comm_size, row.msg_size), {})
+        point[method] = min(row.time, point.get(method, float("inf")))
+    out = {coll: {k: sorted(v, key=v.get)[:top] for k, v in points.items()} for coll, points in times.items()}
+    return out if collective is None else out.get(collective, {})
 
 
 def current_library():
@@ -134,7 +144,9 @@ def format_table(rows, summaries, checks, notes=()):
         else:
             line += (f"within 10 % of the best at {100 * s['within_10pct_of_best']:.0f} %; worst point comm "
                      f"{w['comm_size']} msg {w['msg_size']} ({100 * w['vs_best']:+.0f} % vs best {w['best']}); ")
-        out.append(line + f"lowest speed-up {low['speedup']:.2f}x at comm {low['comm_size']} msg {low['msg_size']}")
+        timing = f" (timing: {s['timing']})" if s.get("timing") else ""
+        out.append(line + f"lowest speed-up {low['speedup']:.2f}x at comm {low['comm_size']} msg {low['msg_size']}"
+                   + timing)
     for note in notes:
         out.append(note)
     if checks is not None:

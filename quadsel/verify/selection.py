@@ -47,8 +47,18 @@ class Inputs:
     notes: List[str] = field(default_factory=list)      # one line each, for stderr
 
 
-def load_inputs(paths, library, library_version):
-    """Read TREE_OR_RULES arguments; check they fit the loaded library; one selection per collective."""
+def _unjson(node):
+    """A JObject tree as plain dicts (key order kept), to compare with MPICH's own selection."""
+    from ..rules_files import JObject
+    return {k: _unjson(v) for k, _, v in node.items} if isinstance(node, JObject) else node
+
+
+def load_inputs(paths, library, library_version, mpich_builtin=None):
+    """Read TREE_OR_RULES arguments; check they fit the loaded library; one selection per collective.
+
+    mpich_builtin: a function returning MPICH's own selection (a dict): collectives of an MPICH file whose
+    subtree is exactly MPICH's own are MPICH's default, so not verified (a deployable quadsel file carries
+    them for every collective it does not tune)."""
     from ..decision_function import DecisionFunction
     out = Inputs()
     seen = {}
@@ -73,11 +83,18 @@ def load_inputs(paths, library, library_version):
             out.notes += [f"warning: {w}" for w in rules.warnings]
             if rules.ignored:
                 out.notes.append(f"WARNING: {rules.ignored}; verifying the library default instead")
+            selections = rules.selections()
+            if rules.format == "mpich-json" and mpich_builtin is not None:
+                builtin = mpich_builtin()
+                own = {c: _unjson(rules._data.get(f"collective={c}")) for c in rules.collectives}
+                same = [s.collective for s in selections if own.get(s.collective) == builtin.get(f"collective={s.collective}")]
+                if same and len(same) < len(selections):
+                    out.notes.append(f"note: {path}: {', '.join(same)}: MPICH's own selection, not verified")
+                    selections = [s for s in selections if s.collective not in same]
             others = [c for c in rules.collectives if c not in VERIFIABLE]
             if others:
-                out.notes.append(f"note: {path}: not verified (verify measures {', '.join(VERIFIABLE)}): "
-                                 f"{', '.join(others)}")
-            selections = rules.selections()
+                shown = ", ".join(others[:6]) + (f" and {len(others) - 6} more" if len(others) > 6 else "")
+                out.notes.append(f"note: {path}: verify measures {', '.join(VERIFIABLE)}; not verified: {shown}")
             if not selections:
                 raise QuadselError(f"{path}: no rules for {', '.join(VERIFIABLE)} to verify")
         for sel in selections:

@@ -1,8 +1,9 @@
 """The speed-up of quadsel's selection over the library default, measured on the real MPI.
 
 At every grid point three arms are timed, interleaved in one run (quadsel.measure.timing.time_methods:
-shuffled visiting order, barrier before each call, time = max over ranks), over several rounds whose
-samples are pooled:
+shuffled visiting order, barrier before each call; the time of a call as `quadsel measure` takes it,
+spec["timing"] "auto" by default: latest end - earliest start on one host, else the maximum of the ranks'
+own durations), over several rounds whose samples are pooled:
   default  the library's own choice (Open MPI: its fixed decision; MPICH: its built-in selection);
   quadsel  the method the tree selects, forced through MPI_T exactly as `quadsel measure` forces it;
   best     the per-point best of the candidate methods (every method of the tree, or the best of a
@@ -52,7 +53,7 @@ def run(spec):
     from mpi4py import MPI
     from ..measure.libraries import open_library
     from ..measure.mpit import MPIT
-    from ..measure.timing import Method, StoppingRule, time_methods
+    from ..measure.timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -63,6 +64,9 @@ def run(spec):
     library = open_library(MPI.Get_library_version(), mpit)
     library.prepare(collective)
     forcing = Forcing(library, collective)
+    name = MPI.Get_processor_name()
+    timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)))
+    span = timing == "span"
     points = [dict(p) for p in spec["points"]]
     biggest = max(p["msg"] for p in points)
     send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
@@ -91,7 +95,8 @@ def run(spec):
                     rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}")
                     got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv), rule, rng,
                                              warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
-                                             prior=prior, prior_time=prior_time, share=round_ / rounds)
+                                             prior=prior, prior_time=prior_time, share=round_ / rounds,
+                                             span=span, clock=time.perf_counter if span else None)
                     for k in keys:
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
@@ -114,7 +119,7 @@ def run(spec):
             times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
         out.append(dict(p, times=times))
     return {"points": out, "library": library.name, "library_version": library.version, "rounds": rounds,
-            "ranks": world.Get_size()}
+            "ranks": world.Get_size(), "timing": timing, "timing_reason": timing_reason}
 
 
 def summarize(result):
