@@ -59,6 +59,10 @@ MPICH_GUARDS = {
     ("allreduce", "recursive_multiplying"): ("commutative", "recursive_doubling"),
     ("bcast", "scatter_recursive_doubling_allgather"): ("pow2_comm", "scatter_ring_allgather"),
 }
+# MPICH's smp algorithms run only on a parent communicator (one with node-level sub-communicators): on
+# its internal node communicators MPICH 5.0.2 asserts MPIR_Comm_is_parent_comm and aborts (found by
+# `quadsel verify`). Its own selection guards them with comm_hierarchy=parent; so do we.
+MPICH_HIERARCHY_FALLBACK = {"bcast": "binomial", "reduce": "binomial", "allreduce": "recursive_doubling"}
 MPICH_INTER = {"bcast": "MPIR_Bcast_inter_remote_send_local_bcast",
                "reduce": "MPIR_Reduce_inter_local_reduce_remote_send",
                "allreduce": "MPIR_Allreduce_inter_reduce_exchange_bcast"}
@@ -204,7 +208,15 @@ def _mpich_container(collective, method):
 def _mpich_leaf(collective, key, guarded):
     name = mpich_algorithm(collective, key)[1]
     leaf = {f"algorithm={name}": {f"{k}={v}": {} for k, v in MPICH_PARAMETERS.get((collective, key), {}).items()}}
-    if not guarded or (collective, key) not in MPICH_GUARDS:
+    if guarded and key == "smp" and collective in MPICH_HIERARCHY_FALLBACK:
+        fallback = _mpich_leaf(collective, MPICH_HIERARCHY_FALLBACK[collective], guarded=False)
+        return {"comm_hierarchy=parent": _mpich_condition(collective, key, leaf), "comm_hierarchy=any": fallback}
+    return _mpich_condition(collective, key, leaf) if guarded else leaf
+
+
+def _mpich_condition(collective, key, leaf):
+    """`leaf` behind the operation/communicator condition MPICH puts on this algorithm, if any."""
+    if (collective, key) not in MPICH_GUARDS:
         return leaf
     condition, fallback = MPICH_GUARDS[(collective, key)]
     other = _mpich_leaf(collective, fallback, guarded=False)

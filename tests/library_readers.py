@@ -87,7 +87,8 @@ class OmpiJsonRules:
 
 # -- MPICH csel JSON: sibling keys tried in order, first match wins, `=any` catches all ------------------------
 class MpichSelection:
-    """Models a call with a built-in, commutative operation and a count >= the communicator's power of two."""
+    """Models a call on one node (a communicator of 2+ ranks is a parent of its node communicator), with a
+    built-in, commutative operation and a count >= the communicator's power of two."""
 
     def __init__(self, text):
         self.doc = json.loads(text)
@@ -103,6 +104,8 @@ class MpichSelection:
             return value == "intra"
         if name in ("is_op_built_in", "is_commutative"):
             return value == "yes"
+        if name == "comm_hierarchy":   # one node: MPICH makes a communicator of 2+ ranks a parent of a node comm
+            return value == "parent" and comm_size > 1
         if name == "count" and value == "pow2":
             return False   # "count<pow2": the modelled count is large
         if name in ("comm_size", "avg_msg_size"):

@@ -17,8 +17,8 @@ from test_rules import probe_points, random_fn
 HERE = Path(__file__).resolve().parent
 OMPI_IDS = {"bcast": ["1", "2", "3", "5", "6", "7"], "reduce": ["1", "2", "4", "5", "6", "7"],
             "allreduce": ["1", "3", "4", "6"]}
-MPICH_NAMES = {"bcast": ["binomial", "scatter_ring_allgather", "tree", "pipelined_tree"],
-               "reduce": ["binomial", "reduce_scatter_gather"], "allreduce": ["recursive_doubling", "ring", "tree"]}
+MPICH_NAMES = {"bcast": ["binomial", "scatter_ring_allgather", "tree", "pipelined_tree", "smp"],
+               "reduce": ["binomial", "reduce_scatter_gather", "smp"], "allreduce": ["recursive_doubling", "ring", "tree"]}
 COLL_ID = {"bcast": 7, "reduce": 11, "allreduce": 2}
 
 
@@ -74,7 +74,10 @@ def test_mpich_selection_follows_the_tree(seed, collectives, n_comm, n_msg, n_me
     for fn in fns:
         for comm, msg in probe_points(fn):
             name, params = selection.lookup(fn.collective, comm, msg)
-            assert name == f"MPIR_{fn.collective.capitalize()}_intra_{fn.query(comm, msg).algorithm}", (comm, msg)
+            algorithm = fn.query(comm, msg).algorithm
+            if algorithm == "smp" and comm == 1:   # no node hierarchy: the documented guard's fallback
+                algorithm = emitters.MPICH_HIERARCHY_FALLBACK[fn.collective]
+            assert name == f"MPIR_{fn.collective.capitalize()}_intra_{algorithm}", (comm, msg)
             if name == "MPIR_Bcast_intra_pipelined_tree":
                 assert params == {"tree_type": "kary", "k": "2", "is_non_blocking": "1", "chunk_size": "8192",
                                   "recv_pre_posted": "0"}
@@ -292,3 +295,12 @@ def test_mpich_guards_restricted_algorithms_like_mpich_does():
     assert '"is_op_built_in=no"' in text and '"count<pow2"' in text
     guarded = emitters._mpich_leaf("bcast", "scatter_recursive_doubling_allgather", guarded=True)
     assert list(guarded) == ["comm_size=pow2", "comm_size=any"]
+
+
+def test_mpich_smp_runs_only_on_parent_communicators():
+    # MPICH 5.0.2 asserts MPIR_Comm_is_parent_comm inside smp: its own selection guards it, and so must we
+    for coll, fallback in (("bcast", "binomial"), ("reduce", "binomial")):
+        guarded = emitters._mpich_leaf(coll, "smp", guarded=True)
+        assert list(guarded) == ["comm_hierarchy=parent", "comm_hierarchy=any"]
+        assert list(guarded["comm_hierarchy=any"]) == [f"algorithm=MPIR_{coll.capitalize()}_intra_{fallback}"]
+    assert "is_commutative=yes" in emitters._mpich_leaf("reduce", "smp", guarded=True)["comm_hierarchy=parent"]
