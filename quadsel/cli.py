@@ -278,108 +278,14 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     point; with --check-rules also whether the library, loading the rules file, runs the selected method
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
-    import tempfile
-    from . import emitters
-    from .measure import launch
-    from .measure.grid import parse_list
-    from .verify import command, follow, speed
-    from .verify.selection import load_inputs
-    inside = launch.inside_mpi_job()
-    if np_ is None:
-        if not inside:
-            raise QuadselError("give --np N (or run under mpiexec)")
-        np_ = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0) or None
-        if np_ is None:
-            raise QuadselError("cannot tell the job size: give --np")
-    library, library_version = command.current_library_version()
-    loaded = load_inputs(inputs, library, library_version,
-                         mpich_builtin=(lambda: emitters.load_mpich_base(_mpich_library())) if library == "mpich" else None)
-    if launch.job_rank() == 0:
-        for note in loaded.notes:
-            click.echo(note, err=True)
-    comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
-    msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
-    summaries, all_rows, plans = {}, [], {}
-    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
-    measured = command.best_measured(measurement_files) if measurement_files else {}
-    for sel in loaded.selections:
-        best = measured.get(sel.collective)
-        if measurement_files and best is None and launch.job_rank() == 0:
-            click.echo(f"note: no {sel.collective} rows in --measurements: "
-                       + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every "
-                          "method of the tree"), err=True)
-        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
-    for sel in loaded.selections:
-        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
-        result = command.run_speed(spec, np_, mpiexec)
-        if result is None:   # a rank other than 0 inside an MPI job
-            return
-        result["collective"] = sel.collective
-        rows, summaries[sel.collective] = speed.summarize(result)
-        summaries[sel.collective]["timing"] = result.get("timing")
-        all_rows += rows
-    checks, failed = None, {}
-    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
-    if check_rules and not inside:
-        checks = {}
-        points = {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}
-
-        def check(source, selections, path):
-            try:
-                checks[source] = follow.check_follows(selections, path, library, np_, points=points, mpiexec=mpiexec)
-            except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
-                failed[source] = str(exc)
-                notes.append(f"RULES CHECK FAILED ({source}): {exc}")
-                click.echo(notes[-1], err=True)
-
-        if loaded.trees:
-            with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
-                path = os.path.join(workdir, "rules")
-                fns = [t.fn for t in loaded.trees]
-                if library == "openmpi":
-                    text = emitters.emit_ompi_rules(fns)
-                else:
-                    text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(_mpich_library()))
-                write_text(path, text)
-                check("emitted from the trees", loaded.trees, path)
-        for rules in loaded.rules_files:
-            check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
-    if as_json:
-        doc = {"library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
-               "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
-                         [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
-                           "warnings": r.warnings} for r in loaded.rules_files],
-               "summary": summaries, "points": all_rows,
-               "rules_followed": None if checks is None else {
-                   "counts": follow.summary([x for c in checks.values() for x in c]),
-                   "files": {source: follow.summary(c) for source, c in checks.items()},
-                   "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
-                   "failed": failed}}
-        write_text(output, json.dumps(doc, indent=1) + "\n")
-    else:
-        write_text(output, command.format_table(all_rows, summaries, checks, notes))
-    if failed:
+    from .verify.run import run_verify
+    outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
+    if outcome is None:   # a rank other than 0 inside an MPI job
+        return
+    write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
+    if outcome.failed:
         raise SystemExit(1)
-
-
-def _mpich_library():
-    """The libmpi that mpi4py loads (MPICH embeds its own selection there)."""
-    import ctypes.util
-    import mpi4py
-    path = None
-    try:
-        path = mpi4py.get_config().get("mpicc")
-    except Exception:
-        pass
-    for folder in (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path or ""))), "lib"),
-                   os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__import__("sys").executable))), "lib")):
-        candidate = os.path.join(folder, "libmpi.so")
-        if os.path.exists(candidate):
-            return candidate
-    found = ctypes.util.find_library("mpi")
-    if not found:
-        raise QuadselError("cannot find MPICH's libmpi.so to keep its selection for the other collectives")
-    return found
 
 
 def _register_optional_commands():

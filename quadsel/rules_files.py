@@ -34,7 +34,7 @@ import bisect
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .errors import InputError, QuadselError
 from .ingest.table import DEFAULT_ALGORITHM

@@ -2,10 +2,9 @@ import json
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from quadsel import emitters
 from quadsel.cli import main

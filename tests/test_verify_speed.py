@@ -3,7 +3,6 @@
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

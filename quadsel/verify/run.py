@@ -1,0 +1,124 @@
+"""`quadsel verify` as one function: load trees / rules files, time the arms, check the rules are followed."""
+
+import ctypes.util
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from .. import emitters
+from ..atomic import write_text
+from ..errors import QuadselError
+from ..measure import launch
+from ..measure.grid import parse_list
+from . import command, follow, speed
+from .selection import load_inputs
+
+
+@dataclass
+class Outcome:
+    table: str          # the Markdown table and summary lines
+    document: dict      # the same as JSON (--json)
+    failed: dict        # rules file -> why the library could not be shown to follow it
+
+
+def job_size(np_):
+    """--np, or the size of the MPI job we run in."""
+    if np_ is not None:
+        return np_
+    if not launch.inside_mpi_job():
+        raise QuadselError("give --np N (or run under mpiexec)")
+    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0)
+    if not size:
+        raise QuadselError("cannot tell the job size: give --np")
+    return size
+
+
+def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
+               mpiexec, echo):
+    """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr."""
+    inside = launch.inside_mpi_job()
+    np_ = job_size(np_)
+    library, library_version = command.current_library_version()
+    loaded = load_inputs(inputs, library, library_version,
+                         mpich_builtin=(lambda: emitters.load_mpich_base(mpich_library())) if library == "mpich" else None)
+    if launch.job_rank() == 0:
+        for note in loaded.notes:
+            echo(note)
+    comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
+    msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
+    summaries, all_rows, plans = {}, [], {}
+    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
+    measured = command.best_measured(measurement_files) if measurement_files else {}
+    for sel in loaded.selections:
+        best = measured.get(sel.collective)
+        if measurement_files and best is None and launch.job_rank() == 0:
+            echo(f"note: no {sel.collective} rows in --measurements: "
+                 + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
+        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
+    for sel in loaded.selections:
+        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
+        result = command.run_speed(spec, np_, mpiexec)
+        if result is None:   # a rank other than 0 inside an MPI job
+            return None
+        result["collective"] = sel.collective
+        rows, summaries[sel.collective] = speed.summarize(result)
+        summaries[sel.collective]["timing"] = result.get("timing")
+        all_rows += rows
+    checks, failed = None, {}
+    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
+    if check_rules and not inside:
+        checks = {}
+        points = {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}
+
+        def check(source, selections, path):
+            try:
+                checks[source] = follow.check_follows(selections, path, library, np_, points=points, mpiexec=mpiexec)
+            except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
+                failed[source] = str(exc)
+                notes.append(f"RULES CHECK FAILED ({source}): {exc}")
+                echo(notes[-1])
+
+        if loaded.trees:
+            with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+                path = os.path.join(workdir, "rules")
+                fns = [t.fn for t in loaded.trees]
+                if library == "openmpi":
+                    text = emitters.emit_ompi_rules(fns)
+                else:
+                    text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(mpich_library()))
+                write_text(path, text)
+                check("emitted from the trees", loaded.trees, path)
+        for rules in loaded.rules_files:
+            check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
+    document = {
+        "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
+        "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
+                  [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
+                    "warnings": r.warnings} for r in loaded.rules_files],
+        "summary": summaries, "points": all_rows,
+        "rules_followed": None if checks is None else {
+            "counts": follow.summary([x for c in checks.values() for x in c]),
+            "files": {source: follow.summary(c) for source, c in checks.items()},
+            "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
+            "failed": failed}}
+    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed)
+
+
+def mpich_library():
+    """The libmpi that mpi4py loads (MPICH embeds its own selection there)."""
+    import mpi4py
+    path = None
+    try:
+        path = mpi4py.get_config().get("mpicc")
+    except Exception:   # mpi4py built without a config: fall back to the folders below
+        pass
+    for folder in (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path or ""))), "lib"),
+                   os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))), "lib")):
+        candidate = os.path.join(folder, "libmpi.so")
+        if os.path.exists(candidate):
+            return candidate
+    found = ctypes.util.find_library("mpi")
+    if not found:
+        raise QuadselError("cannot find MPICH's libmpi.so to keep its selection for the other collectives")
+    return found
