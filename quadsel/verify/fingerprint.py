@@ -17,13 +17,12 @@ OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerp
 """
 
 import hashlib
-import json
 import sys
 import time
 
 import numpy as np
 
-from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm
+from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
 KINDS = ("traffic", "order")
 MODULUS = 1 << 40
@@ -134,15 +133,5 @@ def _traffic_call(traffic, comm, call):
     return [list(row) for row in pattern] if pattern is not None else None
 
 
-def main(argv):
-    spec_path, out_path = argv
-    with open(spec_path) as handle:
-        spec = json.load(handle)
-    result = run(spec)
-    if result is not None:
-        from ..atomic import write_text
-        write_text(out_path, json.dumps(result) + "\n")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    worker_main(run, sys.argv[1:])

@@ -54,3 +54,15 @@ class Forcing:
             if name not in self.saved:
                 self.saved[name] = mpit.read_int(cvar)
             mpit.write_int(cvar, params.get(name, self.saved[name]))
+
+
+def worker_main(run, argv):
+    """Entry point of a worker launched under mpiexec: `python -m MODULE SPEC.json OUT.json`; rank 0 writes."""
+    import json
+    from ..atomic import write_text
+    spec_path, out_path = argv
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    result = run(spec)
+    if result is not None:
+        write_text(out_path, json.dumps(result) + "\n")

@@ -15,7 +15,6 @@ by quadsel.verify.follow.
 Run inside an MPI job:  python -m quadsel.verify.speed SPEC.json OUT.json
 """
 
-import json
 import math
 import random
 import sys
@@ -23,7 +22,7 @@ import time
 
 import numpy as np
 
-from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm
+from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
 WITHIN = 0.10   # "within 10 % of the best"
 
@@ -163,15 +162,5 @@ def summarize(result):
     return rows, summary
 
 
-def main(argv):
-    spec_path, out_path = argv
-    with open(spec_path) as handle:
-        spec = json.load(handle)
-    result = run(spec)
-    if result is not None:
-        from ..atomic import write_text
-        write_text(out_path, json.dumps(result) + "\n")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    worker_main(run, sys.argv[1:])
