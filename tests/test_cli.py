@@ -206,3 +206,22 @@ def test_every_malformed_file_fails_build_with_file_and_line(tmp_path, path, opt
     assert len(message.splitlines()) == 1 and "Traceback" not in message
     assert (f"{path.name}:{line}:" if line else path.name) in message
     assert not out.exists()
+
+
+def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision):
+    """The README's first command: build → codegen → report on examples/ompi5-bcast.csv."""
+    import re
+    from conftest import REPO
+    readme = (REPO / "README.md").read_text()
+    command = re.search(r"```sh\n(pip install [^\n]*quadsel build [^\n]*)\n```", readme).group(1)
+    steps = [part.strip() for part in command.split("&&")][1:]
+    assert [s.split()[1] for s in steps] == ["build", "codegen", "report"]
+    for step in steps:
+        args = [a if not a.startswith("examples/") else str(REPO / a) for a in step.split()[1:]]
+        args = [str(tmp_path / a) if a.endswith((".json", ".c")) else a for a in args]
+        result = run(args)
+    assert "| exact |" in result.output or "quadtree, exact" in result.output
+    ask = compile_decision((tmp_path / "bcast_decision.c").read_text(), "quadsel_bcast_decision")
+    fn = DecisionFunction.load(tmp_path / "bcast.qt.json")
+    assert fn.max_depth == 3
+    assert ask([(4, 4096)]) == [(int(fn.query(4, 4096).algorithm), fn.query(4, 4096).segsize)]
