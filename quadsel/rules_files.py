@@ -88,16 +88,27 @@ class CallModel:
     one_node: bool = True          # every rank on this machine (quadsel verify --np)
 
     @staticmethod
-    def of_verify_call(collective, msg):
-        """The call quadsel.verify.speed makes: bytes for bcast; float (4 B) or uint8 MPI_SUM for reductions."""
-        if collective == "bcast" or msg % 4:
+    def of_verify_call(collective, msg, type_size=None):
+        """The call quadsel.verify.speed makes: bytes for bcast; MPI_SUM of float (4 B) or uint8 for reductions
+        (`type_size`, as verify_type_size chose it for the whole grid; None: float where msg allows it)."""
+        if type_size is None:
+            type_size = 4 if msg % 4 == 0 else 1
+        if collective == "bcast" or type_size == 1:
             return CallModel(count=msg, type_size=1)
-        return CallModel(count=msg // 4, type_size=4)
+        return CallModel(count=msg // type_size, type_size=type_size)
 
     @staticmethod
     def of_order_call(msg):
         """quadsel.verify.fingerprint's order call: int64, a user operation declared commutative."""
         return CallModel(count=msg // 8, type_size=8, op_built_in=False, commutative=True)
+
+
+def verify_type_size(collective, msg_sizes):
+    """Element size of verify's calls, by quadsel measure's `--datatype auto` rule over the same sizes: bytes
+    for bcast; for reductions float (4) when every size is a multiple of 4, else uint8 (1)."""
+    if collective == "bcast":
+        return 1
+    return 4 if all(m % 4 == 0 for m in msg_sizes) else 1
 
 
 # -- Open MPI classic rules file --------------------------------------------------------------------------

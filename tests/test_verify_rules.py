@@ -360,3 +360,12 @@ def test_a_failed_rules_check_keeps_the_timings_and_exits_1(fake_mpi, monkeypatc
     assert result.exit_code == 1
     assert "geometric-mean speed-up over default" in result.stdout
     assert f"RULES CHECK FAILED ({DATA / 'good-v1.rules'}): fingerprint launch failed" in result.stderr
+
+
+def test_verify_reduces_in_the_datatype_measure_would_use_for_the_same_sizes():
+    from quadsel.rules_files import CallModel, verify_type_size
+    assert verify_type_size("reduce", [1, 16, 4096]) == 1        # as `quadsel measure --msg-sizes 1-1M:pow2`: uint8
+    assert verify_type_size("reduce", [4, 16, 4096]) == 4        # every size a multiple of 4: float
+    assert verify_type_size("bcast", [4, 8]) == 1
+    assert CallModel.of_verify_call("reduce", 4096, 1).count == 4096
+    assert CallModel.of_verify_call("reduce", 4096, 4).count == 1024

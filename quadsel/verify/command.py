@@ -9,6 +9,7 @@ import tempfile
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.libraries import detect
+from ..rules_files import CallModel, verify_type_size
 from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
 
@@ -42,16 +43,18 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
         msgs.remove(0)
     method_pick = getattr(sel, "method_pick", None) or (lambda m: _measured_pick(library, sel.collective, m))
     all_methods = [json_arm(m.arm()) for m in sel.methods()] if hasattr(sel, "methods") else None
+    type_size = verify_type_size(sel.collective, msgs)
     points = []
     for n in comms:
         for m in msgs:
-            chosen = sel.pick(n, m)
+            chosen = sel.pick(n, m, call=CallModel.of_verify_call(sel.collective, m, type_size))
             if measurements is not None:
                 best = measurements.get((n, m))
                 candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
             else:
                 candidates = all_methods
-            points.append({"collective": sel.collective, "comm": n, "msg": m, "default": json_arm(DEFAULT_ARM),
+            points.append({"collective": sel.collective, "comm": n, "msg": m, "type_size": type_size,
+                           "default": json_arm(DEFAULT_ARM),
                            "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule})
     return points
 

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from ..rules_files import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
 WITHIN = 0.10   # "within 10 % of the best"
@@ -36,11 +37,12 @@ def _arms(point):
     return sorted({norm_arm(m) for m in [point["default"], point["quadsel"]] + (point["candidates"] or [])})
 
 
-def _call(MPI, collective, msg, send, recv):
+def _call(MPI, collective, msg, send, recv, type_size=None):
     # the call quadsel.rules_files.CallModel.of_verify_call describes (MPICH selections test it)
     if collective == "bcast":
         return lambda comm: comm.Bcast([send, msg, MPI.BYTE], root=0)
-    size, mpitype = (4, MPI.FLOAT) if msg % 4 == 0 else (1, MPI.UINT8_T)
+    call = CallModel.of_verify_call(collective, msg, type_size)
+    size, mpitype = call.type_size, (MPI.FLOAT if call.type_size == 4 else MPI.UINT8_T)
     s, r = [send, msg // size, mpitype], [recv, msg // size, mpitype]
     if collective == "reduce":
         return lambda comm: comm.Reduce(s, r, op=MPI.SUM, root=0)
@@ -92,7 +94,7 @@ def run(spec):
                     prior = {k[2]: samples.get(k, []) for k in keys}
                     prior_time = {k[2]: spent.get(k, 0.0) for k in keys}
                     rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}")
-                    got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv), rule, rng,
+                    got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv, p.get("type_size")), rule, rng,
                                              warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
                                              prior=prior, prior_time=prior_time, share=round_ / rounds,
                                              span=span, clock=time.perf_counter if span else None)
