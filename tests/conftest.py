@@ -61,3 +61,12 @@ def orfeo():
     if not ORFEO.is_dir():
         pytest.skip("../shared/datasets is not present (fresh clone)")
     return ORFEO
+
+
+@pytest.fixture
+def mpi_env(monkeypatch):
+    """What a launch of quadsel's MPI workers needs here: root is allowed, and the workers import this tree."""
+    import os
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))

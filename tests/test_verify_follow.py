@@ -59,10 +59,8 @@ def tree_choosing(collective, comm_sizes, msg_sizes, choice):
 
 
 @pytest.fixture(autouse=True)
-def _root_and_path(monkeypatch):
-    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def _env(mpi_env):
+    """Every test here launches MPI workers (conftest.mpi_env)."""
 
 
 @needs_openmpi

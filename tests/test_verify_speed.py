@@ -1,7 +1,6 @@
 """`quadsel verify` end to end on the real MPI: 2 ranks, a few points (seconds). Skipped without MPI."""
 
 import json
-import os
 import sys
 
 import pytest
@@ -10,17 +9,15 @@ from click.testing import CliRunner
 from quadsel.cli import main
 from quadsel.verify import speed
 
-from test_verify_follow import REPO, _library, _mpiexec, tree_choosing
+from test_verify_follow import _library, _mpiexec, tree_choosing
 
 needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
                                    reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
 
 
 @pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def _env(mpi_env):
+    """Every test here launches MPI workers (conftest.mpi_env)."""
 
 
 @needs_openmpi

@@ -21,7 +21,7 @@ from . import output
 from .libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
 from .progress import Progress
-from .timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods
+from .timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods, wait_quietly
 from .watchdog import Watchdog
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
@@ -306,11 +306,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
         base.Free()
         if library.carries_forcing is False:
             library.activate(spec.collective, DEFAULT_ALGORITHM, 0)
-    # Idle ranks (and members when done) wait without spinning: on an oversubscribed node a
-    # busy-polling idle rank would steal the CPU from the ranks being measured.
-    request = world.Ibarrier()
-    while not request.Test():
-        time.sleep(0.002)
+    wait_quietly(world)
 
 
 def _now():

@@ -49,7 +49,7 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=2000)
     args = parser.parse_args(argv)
     from mpi4py import MPI
-    from .timing import clock_domain
+    from .timing import clock_domain, wait_quietly
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
     domains = world.allgather(clock_domain(MPI.Get_processor_name()))
@@ -68,9 +68,7 @@ def main(argv=None):
                 result["job_size"] = size
                 print(json.dumps(result), flush=True)
             comm.Free()
-        request = world.Ibarrier()       # idle ranks sleep instead of spinning (oversubscribed node)
-        while not request.Test():
-            time.sleep(0.002)
+        wait_quietly(world)
     return 0
 
 

@@ -10,6 +10,7 @@ It is the reusable core (`quadsel measure` now, `quadsel verify` later).
 
 import math
 import socket
+import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -210,3 +211,11 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
                 still.append(m)
         active = still
     return samples, spent
+
+
+def wait_quietly(comm, poll=0.002):
+    """Barrier that sleeps between polls: on an oversubscribed node a busy-polling idle rank would steal the
+    CPU from the ranks being measured (idle ranks, and members once their part is done, wait here)."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(poll)

@@ -18,7 +18,6 @@ OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerp
 
 import hashlib
 import sys
-import time
 
 import numpy as np
 
@@ -68,6 +67,7 @@ def run(spec):
     from mpi4py import MPI
     from ..measure.libraries import open_library
     from ..measure.mpit import MPIT
+    from ..measure.timing import wait_quietly
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -117,9 +117,7 @@ def run(spec):
             for comm in arms.values():
                 comm.Free()
             base.Free()
-        request = world.Ibarrier()   # idle ranks wait without spinning (oversubscribed nodes)
-        while not request.Test():
-            time.sleep(0.002)
+        wait_quietly(world)
     if traffic is not None:
         traffic.close()
     if op is not None:

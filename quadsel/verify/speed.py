@@ -54,7 +54,7 @@ def run(spec):
     from mpi4py import MPI
     from ..measure.libraries import open_library
     from ..measure.mpit import MPIT
-    from ..measure.timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods
+    from ..measure.timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods, wait_quietly
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -106,9 +106,7 @@ def run(spec):
                 for comm in comms.values():
                     comm.Free()
                 base.Free()
-            request = world.Ibarrier()   # idle ranks wait without spinning (oversubscribed nodes)
-            while not request.Test():
-                time.sleep(0.002)
+            wait_quietly(world)
     mpit.close()
     if rank != 0:
         return None
