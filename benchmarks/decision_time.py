@@ -12,11 +12,11 @@ import subprocess
 import sys
 import tempfile
 
-from quadsel.codegen import generate_c, generate_c_table
-from quadsel.decision_function import build_decision_function
-from quadsel.decision_map import build_decision_map
+from quadsel.targets.c import generate_c, generate_c_table
+from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
-from quadsel.padding import padded_size
+from quadsel.decision.padding import padded_size
 
 DRIVER = r"""
 #define _POSIX_C_SOURCE 199309L

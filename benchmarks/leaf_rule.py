@@ -5,8 +5,8 @@ usage: python benchmarks/leaf_rule.py   (reads ../shared/datasets when present, 
 
 from pathlib import Path
 
-from quadsel.decision_function import build_decision_function
-from quadsel.decision_map import build_decision_map
+from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
 from quadsel.penalty import penalty_grid, summarize
 

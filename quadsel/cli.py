@@ -1,4 +1,4 @@
-"""quadsel command line: thin wrappers around ingest → decision map → quadtree → emitters/report."""
+"""quadsel command line: thin wrappers around ingest → decision → targets / evaluate (heavy imports stay inside the commands)."""
 
 import functools
 import json
@@ -8,10 +8,11 @@ import shlex
 import click
 
 from . import __version__
-from .atomic import write_text
 from .errors import QuadselError
-from .padding import PAD_MODES
-from .quadtree import LEAF_RULES
+from .output import write_text
+
+PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
+LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
 
 
 class InputFailure(click.ClickException):
@@ -73,7 +74,7 @@ def ingest_options(command, format_alias=True):
 
 
 def load_decision_map(files, collective, fmt, comm_size, column_map):
-    from .decision_map import build_decision_map
+    from .decision.decision_map import build_decision_map
     from .ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
                              column_map=_parse_column_map(column_map))
@@ -102,7 +103,7 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, ma
 
     Without --max-depth or --threshold the exact tree is built (it reproduces the decision map).
     """
-    from .decision_function import build_decision_function
+    from .decision.decision_function import build_decision_function
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     fn = build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold or 1.0, pad_mode=pad_mode,
                                  leaf_rule=leaf_rule,
@@ -140,30 +141,18 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
     `--flavor ompi-tuned` Open MPI's `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
-    from . import emitters
-    from .codegen import generate_c, generate_c_table
-    from .decision_function import DecisionFunction
+    from .decision.decision_function import DecisionFunction
+    from .targets import emit
     fns = [DecisionFunction.load(tree) for tree in trees]
-    if target != "c" and (flavor != "plain" or name):
-        raise QuadselError("--flavor and --name apply to --target c only")
-    if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
-        raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
-    if target == "c":
-        if len(fns) != 1:
-            raise QuadselError("--target c takes exactly one TREE")
-        generate = {"plain": generate_c, "table": generate_c_table, "ompi-tuned": emitters.generate_c_ompi_tuned}[flavor]
-        text = generate(fns[0], name=name)
-    elif target == "ompi-rules":
-        text = emitters.emit_ompi_rules(fns, max_requests=max_requests)
-    elif target == "ompi-json":
-        text = emitters.emit_ompi_json(fns, max_requests=max_requests)
-    else:
+    base = None
+    if target == "mpich-json":
         if mpich_base is None:
             raise QuadselError("mpich-json needs --mpich-base: MPICH replaces its whole selection with the file and "
                                "aborts on collectives it does not cover (give MPICH's tuning JSON or libmpi.so, or `none`)")
-        base = None if mpich_base == "none" else emitters.load_mpich_base(mpich_base)
-        text = emitters.emit_mpich_json(fns, base=base)
-    write_text(output, text)
+        if mpich_base != "none":
+            from .targets.mpich_json import load_base
+            base = load_base(mpich_base)
+    write_text(output, emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base))
 
 
 @main.command()
@@ -189,8 +178,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     a fitted analytical model. Penalty at a measured point = (T[chosen] - T[best]) / T[best] x 100 %;
     padded copies and interpolated points are never scored. docs/report.md explains every column.
     """
-    from . import report as rpt
-    from .holdout import parse_holdout
+    from .evaluate import report as rpt
+    from .evaluate.holdout import parse_holdout
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:
@@ -206,7 +195,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     links = []
     if figures_dir:
         try:
-            from .figures import write_figures
+            from .evaluate.figures import write_figures
             written = write_figures(result, figures_dir)
         except ImportError:
             raise click.ClickException("--figures needs matplotlib (pip install quadsel[figures])") from None
@@ -231,7 +220,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of `ALGORITHM SEGSIZE`.")
 def query(tree, comm_size, msg_size, as_json):
     """Print the method the TREE selects for one communicator and message size."""
-    from .decision_function import DecisionFunction
+    from .decision.decision_function import DecisionFunction
     from .units import parse_size
     fn = DecisionFunction.load(tree)
     msg = parse_size(msg_size, "--msg")

@@ -1,4 +1,4 @@
-"""Errors that the CLI turns into one line on stderr and exit status 2."""
+"""Errors that the CLI turns into one line on stderr and exit status 2, and the escaping of names in them."""
 
 
 class QuadselError(Exception):
@@ -20,3 +20,8 @@ class InputError(QuadselError):
         if self.line:
             return f"{self.path}:{self.line}: {self.message}"
         return f"{self.path}: {self.message}"
+
+
+def printable(text):
+    """Text safe to show on a terminal or in a C comment body: printable ASCII, anything else as "?"."""
+    return "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in str(text))

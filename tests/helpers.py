@@ -1,8 +1,17 @@
-"""Small builders of measurement tables for tests (no files needed)."""
+"""Shared test helpers: builders of measurement tables and trees (no files needed), MPI discovery."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 
+from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest.table import Measurement
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def table_from_cube(cost, comm_sizes, msg_sizes, methods, collective="bcast", default=None):
@@ -25,3 +34,57 @@ def random_table(rng, n_comm, n_msg, n_methods, names=None, collective="bcast"):
     methods = [(names[k % len(names)], 0 if k < len(names) else 1024 * k) for k in range(n_methods)]
     cost = rng.uniform(1.0, 100.0, size=(n_comm, n_msg, n_methods))
     return table_from_cube(cost, comm_sizes, msg_sizes, methods, collective), comm_sizes, msg_sizes
+
+
+def probe_points(fn):
+    """Every grid point, the sizes just below/above each, and sizes outside the measured range."""
+    comms = sorted({1, 2, int(fn.comm_sizes[-1]) + 1000} | {int(c) + d for c in fn.comm_sizes for d in (-1, 0, 1) if c + d >= 1})
+    msgs = sorted({0, int(fn.msg_sizes[-1]) * 2 + 1} | {int(m) + d for m in fn.msg_sizes for d in (-1, 0, 1) if m + d >= 0})
+    return [(c, m) for c in comms for m in msgs]
+
+
+def random_fn(seed, n_comm, n_msg, n_methods, max_depth, pad_mode="spread", names=None, collective="bcast"):
+    rng = np.random.default_rng(seed)
+    rows, _, _ = random_table(rng, n_comm, n_msg, n_methods, names=names, collective=collective)
+    return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, pad_mode=pad_mode)
+
+
+OMPI_IDS = {"bcast": ["1", "2", "3", "5", "6", "7"], "reduce": ["1", "2", "4", "5", "6", "7"],
+            "allreduce": ["1", "3", "4", "6"]}
+MPICH_NAMES = {"bcast": ["binomial", "scatter_ring_allgather", "tree", "pipelined_tree", "smp"],
+               "reduce": ["binomial", "reduce_scatter_gather", "smp"], "allreduce": ["recursive_doubling", "ring", "tree"]}
+COLL_ID = {"bcast": 7, "reduce": 11, "allreduce": 2}
+
+
+def ompi_fns(seed, collectives, n_comm=4, n_msg=6, n_methods=4, max_depth=None):
+    fns = []
+    for i, coll in enumerate(collectives):
+        fns.append(random_fn(seed + i, n_comm, n_msg, n_methods, max_depth, names=OMPI_IDS[coll], collective=coll))
+    return fns
+
+
+def tree_choosing(collective, comm_sizes, msg_sizes, choice):
+    """A decision function whose method at (comm index, msg index) is choice[ci][mi] = (algorithm, segsize)."""
+    methods = sorted({m for row in choice for m in row})
+    cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), 10.0)
+    for ci, row in enumerate(choice):
+        for mi, method in enumerate(row):
+            cost[ci, mi, methods.index(method)] = 1.0
+    rows = table_from_cube(cost, comm_sizes, msg_sizes, methods, collective)
+    return build_decision_function(build_decision_map(rows, collective))
+
+
+# -- MPI discovery (real launches are skipped without them) --
+def mpi_library(python):
+    code = "import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Get_library_version())"
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, PYTHONPATH=str(REPO))).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return "openmpi" if "Open MPI" in out else "mpich" if "MPICH" in out else None
+
+
+def mpiexec_beside(python):
+    beside = Path(python).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")

@@ -1,11 +1,11 @@
 """Independent readers of the emitted files, each following the library's documented matching rule.
 
-They share no code with quadsel.emitters / quadsel.rules on purpose: a test compares what these readers
+They share no code with quadsel.targets on purpose: a test compares what these readers
 answer with DecisionFunction.query, so a bug in the rule list cannot hide itself.
 
-quadsel.rules_files (what `quadsel verify RULES` reads) is a separate, stricter implementation of the same
+quadsel.targets.rules_file (what `quadsel verify RULES` reads) is a separate, stricter implementation of the same
 matching, written apart from these on purpose: this module stays the test oracle, never the code under test.
-tests/test_verify_rules.py checks that both answer alike on emitted files.
+tests/targets/test_rules_file.py checks that both answer alike on emitted files.
 """
 
 import json

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from quadsel.cli import main
-from quadsel.decision_function import DecisionFunction
+from quadsel.decision.decision_function import DecisionFunction
 
 COMM = [2, 3, 4, 6, 8]
 MSG = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
@@ -191,27 +191,10 @@ def test_negative_time_names_file_and_line(tmp_path):
     assert result.exit_code == 2 and "bad.csv:3:" in result.output
 
 
-def _bad_cases():
-    from test_ingest_errors import BAD, CASES
-    return [(BAD / name, options, line) for name, options, line, _ in CASES]
-
-
-@pytest.mark.parametrize("path, options, line", _bad_cases(), ids=lambda v: getattr(v, "name", None))
-def test_every_malformed_file_fails_build_with_file_and_line(tmp_path, path, options, line):
-    out = tmp_path / "t.qt.json"
-    extra = ["--collective", options["collective"]] if "collective" in options else []
-    result = run(["build", path, *extra, "-o", out], ok=False)
-    assert result.exit_code == 2
-    message = result.output.strip()
-    assert len(message.splitlines()) == 1 and "Traceback" not in message
-    assert (f"{path.name}:{line}:" if line else path.name) in message
-    assert not out.exists()
-
-
 def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision):
     """The README's first command: build → codegen → report on examples/ompi5-bcast.csv."""
     import re
-    from conftest import REPO
+    from helpers import REPO
     readme = (REPO / "README.md").read_text()
     command = re.search(r"```sh\n(pip install [^\n]*quadsel build [^\n]*)\n```", readme).group(1)
     steps = [part.strip() for part in command.split("&&")][1:]

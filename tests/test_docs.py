@@ -1,6 +1,6 @@
 """The docs name every command and option the CLI has."""
 
-from conftest import REPO
+from helpers import REPO
 from quadsel.cli import main
 
 

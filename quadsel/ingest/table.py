@@ -3,8 +3,7 @@
 from dataclasses import dataclass
 from typing import Optional
 
-# Rows whose algorithm is this (any case) are the library's own choice: the report's baseline, never a method.
-DEFAULT_ALGORITHM = "default"
+from ..libraries.base import DEFAULT_ALGORITHM  # noqa: F401 (rows of the library's own choice: the baseline)
 
 # Our own generic CSV layout (written by `quadsel measure`, read by every command).
 GENERIC_COLUMNS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us", "reps")

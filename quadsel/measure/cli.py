@@ -7,10 +7,9 @@ import sys
 import click
 
 from ..errors import QuadselError
-from . import launch, runner
-from .grid import parse_list
-from .libraries import COLLECTIVES, open_library
-from .timing import TIMINGS, StoppingRule
+from ..libraries import COLLECTIVES, open_library
+from . import launch
+from .grid import DATATYPES, TIMINGS, parse_list
 
 
 @click.command("measure")
@@ -48,7 +47,7 @@ from .timing import TIMINGS, StoppingRule
 @click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
               help="Passes over the whole grid; samples of all rounds are pooled.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
-@click.option("--datatype", type=click.Choice(["auto"] + list(runner.DATATYPES)), default="auto",
+@click.option("--datatype", type=click.Choice(["auto"] + list(DATATYPES)), default="auto",
               show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")
 @click.option("--timing", type=click.Choice(TIMINGS), default="auto", show_default=True,
               help="span: latest end - earliest start over the ranks on the clock they share (one host "
@@ -84,6 +83,7 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
     Rows are appended and flushed one by one; rerunning the same command after an interruption
     measures only the missing points.
     """
+    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
     try:
         spec = _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence,
@@ -106,6 +106,7 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
 def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,
           max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, hang_timeout, resume, quiet,
           env_method):
+    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     return runner.Spec(
         collective=collective, output=output,
         comm_sizes=parse_list(comm_sizes, "communicator size") if comm_sizes else None,
@@ -131,6 +132,7 @@ def _command_line():
 
 
 def _rule(precision, confidence, min_reps, max_reps, max_time, fence):
+    from .timing import StoppingRule
     try:
         return StoppingRule(precision, confidence, min_reps, max_reps, max_time, fence)
     except ValueError as exc:
@@ -151,6 +153,7 @@ def _check_job_size(np_):
 
 
 def _with_default_sizes(spec):
+    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     if spec.comm_sizes is None:
         size = runner._import_mpi().COMM_WORLD.Get_size()
         if size < 2:
@@ -177,6 +180,7 @@ def _child_args(ctx, skip=()):
 
 
 def _self_launch(ctx, spec, np_, mpiexec):
+    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     if spec.comm_sizes is None:
         if np_ < 2:
             raise QuadselError("--np must be at least 2 to measure a collective")

@@ -10,6 +10,12 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
 # A long plain range is almost always a forgotten `:pow2`; refuse it rather than run for a week.
 MAX_POINTS_PER_ITEM = 4096
 
+# Choices of the command line, here because this module needs no numpy (start-up time of every command).
+# name -> (mpi4py datatype attribute, bytes); `auto` is resolved in runner.choose_datatype
+DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
+             "float": ("FLOAT", 4), "double": ("DOUBLE", 8)}
+TIMINGS = ("auto", "local", "span")
+
 
 def parse_size(text, what="size"):
     """`64K` -> 65536; plain integers, K/M/G suffixes (binary), optional `B`/`iB`."""

@@ -8,7 +8,7 @@ import io
 import json
 import os
 
-from .. import atomic
+from .. import output as atomic
 from ..errors import QuadselError
 from ..ingest.table import GENERIC_COLUMNS
 

@@ -18,8 +18,9 @@ from .. import __version__
 from ..errors import QuadselError
 from ..ingest.table import DEFAULT_ALGORITHM
 from . import output
-from .libraries import COLLECTIVES, open_library
+from ..libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
+from .grid import DATATYPES
 from .progress import Progress
 from .timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods, wait_quietly
 from .watchdog import Watchdog
@@ -28,9 +29,6 @@ EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method 
 # Test aid: seconds to pause after each point, so that a test can kill -9 a run in its middle.
 POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 
-# name -> (mpi4py datatype attribute, bytes); `auto` is resolved in `choose_datatype`
-DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
-             "float": ("FLOAT", 4), "double": ("DOUBLE", 8)}
 
 
 @dataclass

@@ -44,7 +44,7 @@ def fingerprint(comm, collective, op, count=16):
 
 def run(collective, labels):
     from mpi4py import MPI
-    from .libraries import open_library
+    from ..libraries import open_library
     from .mpit import MPIT
 
     world = MPI.COMM_WORLD

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
-from scipy import stats
 
 from ..errors import QuadselError
 
 
-TIMINGS = ("auto", "local", "span")
+from .grid import TIMINGS
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
@@ -104,6 +103,7 @@ class StoppingRule:
         if n < 2:
             return math.inf
         sd = float(np.std(samples, ddof=1))
+        from scipy import stats   # lazy: SciPy costs most of the start-up time of every command
         return float(stats.t.ppf(0.5 + self.confidence / 2, n - 1)) * sd / math.sqrt(n)
 
     def precise(self, samples):

@@ -8,8 +8,8 @@ import tempfile
 
 from ..errors import QuadselError
 from ..measure import launch
-from ..measure.libraries import detect
-from ..rules_files import CallModel, verify_type_size
+from ..libraries import detect, label_of
+from ..targets.library_call import CallModel, verify_type_size
 from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
 
@@ -60,8 +60,8 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
 
 
 def _measured_pick(library, collective, method):
-    from ..rules_files import Pick
-    return Pick(follow.library_label(library, collective, method),
+    from ..targets.library_call import Pick
+    return Pick(label_of(library, collective, method),
                 int(method.segsize) if library == "openmpi" else 0)
 
 
@@ -75,7 +75,7 @@ def best_measured(paths, collective=None, top=BEST_OF):
     Several, not only the winner: for a tree built from the same file the winner is the tree's own choice,
     and "within 10 % of the best" would hold by construction.
     """
-    from ..decision_map import Method
+    from ..decision.decision_map import Method
     from ..ingest import read_measurements
     times = {}
     for row in read_measurements(list(paths)):

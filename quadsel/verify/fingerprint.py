@@ -65,7 +65,7 @@ def checkable(kind, collective, msg):
 
 def run(spec):
     from mpi4py import MPI
-    from ..measure.libraries import open_library
+    from ..libraries import open_library
     from ..measure.mpit import MPIT
     from ..measure.timing import wait_quietly
 

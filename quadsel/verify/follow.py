@@ -9,7 +9,7 @@ its own choice where a file does not match: a parse check proves nothing. So two
 
 At every point the fingerprint of the file launch must equal the forced fingerprint of the method the
 selection chooses there (quadsel.verify.fingerprint): a tree's method (the file is the one emitted from
-the trees), or for a rules file what quadsel.rules_files reads the library doing with it. Where that
+the trees), or for a rules file what quadsel.targets.rules_file reads the library doing with it. Where that
 method's fingerprint equals the default's the point cannot tell them apart and is reported as such.
 """
 
@@ -33,14 +33,6 @@ class PointCheck:
     method: str                 # arm key ("label:segsize[:param=value]") the selection chooses
     status: str                 # follows | differs | indistinguishable | unchecked
     matches: list               # forced arms whose fingerprint equals the file launch's
-
-
-def library_label(library, collective, method):
-    """The measure module's label of a tree method (Open MPI id as text, MPICH cvar value)."""
-    from ..emitters import mpich_algorithm, ompi_algorithm_id
-    if library == "openmpi":
-        return str(ompi_algorithm_id(collective, method.algorithm))
-    return mpich_algorithm(collective, method.algorithm)[0]
 
 
 def file_environment(library, rules_path):
@@ -77,7 +69,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     fns: DecisionFunctions (rules_path is the file emitted from them) or selections
     (quadsel.verify.selection; a rules file's own selections with rules_path that file).
     """
-    from ..rules_files import CallModel
+    from ..targets.library_call import CallModel
     from .selection import as_selection
     python = python or sys.executable
     mpiexec = launch.find_mpiexec(mpiexec)

@@ -1,6 +1,6 @@
 """Arms of a verify launch and how each is forced.
 
-An arm is [label, segsize] or [label, segsize, [[param, value], ...]] (quadsel.rules_files.Pick.arm): the
+An arm is [label, segsize] or [label, segsize, [[param, value], ...]] (quadsel.targets.library_call.Pick.arm): the
 measure module's algorithm label and segment size, plus what a rules file's rule may carry beyond them
 (Open MPI: a chain fan-out other than the forced default 4, a reduce's max outstanding requests), forced
 through the matching coll/tuned control variables.
@@ -59,7 +59,7 @@ class Forcing:
 def worker_main(run, argv):
     """Entry point of a worker launched under mpiexec: `python -m MODULE SPEC.json OUT.json`; rank 0 writes."""
     import json
-    from ..atomic import write_text
+    from ..output import write_text
     spec_path, out_path = argv
     with open(spec_path) as handle:
         spec = json.load(handle)

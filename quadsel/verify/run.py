@@ -6,8 +6,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from .. import emitters
-from ..atomic import write_text
+from ..output import write_text
+from ..targets import mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
@@ -41,7 +41,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
     loaded = load_inputs(inputs, library, library_version,
-                         mpich_builtin=(lambda: emitters.load_mpich_base(mpich_library())) if library == "mpich" else None)
+                         mpich_builtin=(lambda: mpich_json.load_base(mpich_library())) if library == "mpich" else None)
     if launch.job_rank() == 0:
         for note in loaded.notes:
             echo(note)
@@ -84,9 +84,9 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 path = os.path.join(workdir, "rules")
                 fns = [t.fn for t in loaded.trees]
                 if library == "openmpi":
-                    text = emitters.emit_ompi_rules(fns)
+                    text = ompi_rules.emit(fns)
                 else:
-                    text = emitters.emit_mpich_json(fns, base=emitters.load_mpich_base(mpich_library()))
+                    text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
                 write_text(path, text)
                 check("emitted from the trees", loaded.trees, path)
         for rules in loaded.rules_files:

@@ -1,16 +1,18 @@
 """What `quadsel verify` verifies: the selections of quadsel trees and of rules files, one per collective.
 
 A selection has `collective`, `path`, a grid (`comm_sizes`, `msg_sizes`; None for a rules file) and
-`pick(comm, msg, call=None)` -> quadsel.rules_files.Pick, the method to force for the `quadsel` arm.
+`pick(comm, msg, call=None)` -> quadsel.targets.library_call.Pick, the method to force for the `quadsel` arm.
 A tree's pick is the tree's method; a rules file's pick is what the library does when it loads the file
-(quadsel.rules_files), the library default where it decides by itself or ignores the file.
+(quadsel.targets.rules_file), the library default where it decides by itself or ignores the file.
 """
 
 from dataclasses import dataclass, field
 from typing import List
 
 from ..errors import QuadselError
-from ..rules_files import VERIFIABLE, Pick, detect_format, read_rules_file
+from ..libraries import label_of
+from ..targets.library_call import Pick
+from ..targets.rules_file import VERIFIABLE, detect_format, read_rules_file
 
 
 class TreeSelection:
@@ -23,8 +25,7 @@ class TreeSelection:
         self.msg_sizes = [int(m) for m in fn.msg_sizes.tolist()]
 
     def method_pick(self, method):
-        from .follow import library_label
-        return Pick(library_label(self.library, self.collective, method),
+        return Pick(label_of(self.library, self.collective, method),
                     int(method.segsize) if self.library == "openmpi" else 0)
 
     def pick(self, comm_size, msg, call=None):
@@ -43,13 +44,13 @@ def as_selection(item, library):
 class Inputs:
     selections: list = field(default_factory=list)      # in input order
     trees: list = field(default_factory=list)           # TreeSelection
-    rules_files: list = field(default_factory=list)     # quadsel.rules_files.RulesFile
+    rules_files: list = field(default_factory=list)     # quadsel.targets.rules_file.RulesFile
     notes: List[str] = field(default_factory=list)      # one line each, for stderr
 
 
 def _unjson(node):
     """A JObject tree as plain dicts (key order kept), to compare with MPICH's own selection."""
-    from ..rules_files import JObject
+    from ..targets.json_lines import JObject
     return {k: _unjson(v) for k, _, v in node.items} if isinstance(node, JObject) else node
 
 
@@ -59,7 +60,7 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     mpich_builtin: a function returning MPICH's own selection (a dict): collectives of an MPICH file whose
     subtree is exactly MPICH's own are MPICH's default, so not verified (a deployable quadsel file carries
     them for every collective it does not tune)."""
-    from ..decision_function import DecisionFunction
+    from ..decision.decision_function import DecisionFunction
     out = Inputs()
     seen = {}
     for path in paths:

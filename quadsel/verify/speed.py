@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..rules_files import CallModel
+from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
 WITHIN = 0.10   # "within 10 % of the best"
@@ -38,7 +38,7 @@ def _arms(point):
 
 
 def _call(MPI, collective, msg, send, recv, type_size=None):
-    # the call quadsel.rules_files.CallModel.of_verify_call describes (MPICH selections test it)
+    # the call quadsel.targets.library_call.CallModel.of_verify_call describes (MPICH selections test it)
     if collective == "bcast":
         return lambda comm: comm.Bcast([send, msg, MPI.BYTE], root=0)
     call = CallModel.of_verify_call(collective, msg, type_size)
@@ -52,7 +52,7 @@ def _call(MPI, collective, msg, send, recv, type_size=None):
 def run(spec):
     """Every rank: time the arms of spec["points"]; rank 0 returns {"points": [...]}."""
     from mpi4py import MPI
-    from ..measure.libraries import open_library
+    from ..libraries import open_library
     from ..measure.mpit import MPIT
     from ..measure.timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods, wait_quietly
 

@@ -1,0 +1,129 @@
+"""The decision map (§3): axes, methods, cost cube T[comm, msg, method] and the best method per point.
+
+A *method* is an (algorithm, segment size) pair — the paper's "method index". Rows of the map are
+communicator sizes (north = small), columns are message sizes (west = small).
+"""
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from ..errors import QuadselError
+from ..ingest.names import normalise_collective
+
+
+@dataclass(frozen=True, order=True)
+class Method:
+    algorithm: str
+    segsize: int = 0
+
+    @property
+    def label(self):
+        return self.algorithm if self.segsize == 0 else f"{self.algorithm}/seg{self.segsize}"
+
+    def to_json(self):
+        return {"algorithm": self.algorithm, "segsize": int(self.segsize)}
+
+
+def _method_sort_key(method):
+    # numeric Open MPI ids sort numerically, names alphabetically after them
+    alg = method.algorithm
+    return (0, int(alg), "", method.segsize) if alg.isdigit() else (1, 0, alg.lower(), method.segsize)
+
+
+@dataclass
+class DecisionMap:
+    collective: str
+    comm_sizes: np.ndarray          # sorted, int64, shape (C,)
+    msg_sizes: np.ndarray           # sorted, int64, shape (M,)
+    methods: List[Method]           # K methods
+    cost: np.ndarray                # (C, M, K) µs, NaN where the method was not measured
+    cost_filled: np.ndarray         # (C, M, K) cost with gaps interpolated along the message axis
+    filled: np.ndarray              # (C, M) bool: no method measured here, decision from interpolation
+    best: np.ndarray                # (C, M) int: index of the fastest method
+    default_cost: Optional[np.ndarray] = None   # (C, M) the library default's time, NaN where absent
+    sources: tuple = ()
+
+    @property
+    def shape(self):
+        return self.best.shape
+
+    @property
+    def measured(self):
+        """Points where at least one method was measured (the only points a penalty is computed on)."""
+        return ~self.filled
+
+    def best_cost(self):
+        return np.take_along_axis(self.cost_filled, self.best[:, :, None], axis=2)[:, :, 0]
+
+
+def build_decision_map(measurements, collective=None):
+    """Build the decision map of one collective from the tidy table (list of Measurement)."""
+    rows = list(measurements)
+    collectives = sorted({m.collective for m in rows})
+    if collective is None:
+        if len(collectives) != 1:
+            raise QuadselError(f"the input holds several collectives ({', '.join(collectives)}): choose one with --collective")
+        collective = collectives[0]
+    collective = normalise_collective(collective) or collective.strip().lower()
+    rows = [m for m in rows if m.collective == collective]
+    if not rows:
+        found = ", ".join(collectives) or "none"
+        raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
+    method_rows = [m for m in rows if not m.is_default]
+    if not method_rows:
+        raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
+
+    comm_sizes = np.array(sorted({m.comm_size for m in method_rows}), dtype=np.int64)
+    msg_sizes = np.array(sorted({m.msg_size for m in method_rows}), dtype=np.int64)
+    methods = sorted({Method(m.algorithm, m.segsize) for m in method_rows}, key=_method_sort_key)
+    ci = {v: i for i, v in enumerate(comm_sizes.tolist())}
+    mi = {v: i for i, v in enumerate(msg_sizes.tolist())}
+    ki = {v: i for i, v in enumerate(methods)}
+
+    cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), np.nan)
+    for m in method_rows:
+        cost[ci[m.comm_size], mi[m.msg_size], ki[Method(m.algorithm, m.segsize)]] = m.time
+
+    default_cost = None
+    default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
+    if default_rows:
+        default_cost = np.full((len(comm_sizes), len(msg_sizes)), np.nan)
+        for m in default_rows:
+            default_cost[ci[m.comm_size], mi[m.msg_size]] = m.time
+
+    filled = np.all(np.isnan(cost), axis=2)
+    cost_filled = interpolate_message_axis(cost, msg_sizes)
+    # a method not measured at a measured point must never win there
+    ranking = np.where(filled[:, :, None], cost_filled, cost)
+    ranking = np.where(np.isnan(ranking), np.inf, ranking)
+    best = np.argmin(ranking, axis=2)
+    sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
+    return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
+                       default_cost, sources)
+
+
+def interpolate_message_axis(cost, msg_sizes):
+    """Fill NaN costs by linear interpolation of log(time) over log(msg size) within each (comm, method) row.
+
+    Beyond the first/last measured message size the nearest measured value is used (no extrapolation).
+    A row with no measurement at all stays NaN.
+    """
+    out = cost.copy()
+    x = np.log2(np.maximum(msg_sizes.astype(float), 0.5))   # 0-byte messages sit just left of 1 byte
+    C, M, K = cost.shape
+    for c in range(C):
+        for k in range(K):
+            y = cost[c, :, k]
+            known = ~np.isnan(y)
+            if known.all() or not known.any():
+                continue
+            out[c, ~known, k] = np.exp(np.interp(x[~known], x[known], np.log(y[known])))
+    return out
+
+
+def floor_index(axis, value):
+    """§3.2 boundary rule: the largest measured value <= `value`; below the smallest, the first."""
+    i = int(np.searchsorted(axis, value, side="right")) - 1
+    return max(i, 0)

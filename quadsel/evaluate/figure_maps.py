@@ -1,0 +1,161 @@
+"""Map figures (paper Figs. 2-4): decision maps and penalty maps on communicator size x message size.
+
+Shared by quadsel.evaluate.figures: colours per method, penalty classes, one panel per selector, the PNG writer.
+matplotlib is imported lazily with the Agg backend, so quadsel works without it.
+"""
+
+import math
+
+import numpy as np
+
+from ..units import format_size
+from .comparators import method_name
+
+PENALTY_BOUNDS = (-1e9, 0.0, 5.0, 10.0, 25.0, 50.0, 1e9)
+PENALTY_COLOURS = ("#9ecae1", "#ffffff", "#fff6b0", "#ffe01a", "#ff8c1a", "#d7191c")
+PENALTY_LABELS = ("< 0 %", "0–5 %", "5–10 %", "10–25 %", "25–50 %", "≥ 50 %")
+UNSCORED = "#d9d9d9"
+
+
+def pyplot():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+# Hue groups of four shades (dark to light) from tab20c/tab20b, most distinct first.
+_GROUPS = (("tab20c", 0), ("tab20c", 4), ("tab20c", 8), ("tab20b", 12), ("tab20c", 12), ("tab20b", 4),
+           ("tab20b", 8), ("tab20b", 16), ("tab20b", 0), ("tab20c", 16))
+
+
+def method_colours(methods):
+    """One colour per method, the same in every figure of a run, all distinct.
+
+    Without segment sizes (or too many algorithms): tab10/tab20, then an evenly spaced hue circle. With
+    segment sizes: one hue per algorithm and one shade per segment size, so "3/seg8192" looks like "3".
+    """
+    plt = pyplot()
+    algorithms = list(dict.fromkeys(m.algorithm for m in methods))
+    segments = {a: sorted({m.segsize for m in methods if m.algorithm == a}) for a in algorithms}
+    if any(m.segsize for m in methods) and len(algorithms) <= len(_GROUPS) and \
+            max(len(v) for v in segments.values()) <= 4:
+        out = []
+        for m in methods:
+            name, first = _GROUPS[algorithms.index(m.algorithm)]
+            out.append(plt.get_cmap(name)(first + segments[m.algorithm].index(m.segsize)))
+        return out
+    n = len(methods)
+    if n <= 20:
+        cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+        return [cmap(i) for i in range(n)]
+    return [plt.get_cmap("hsv")(i / n) for i in range(n)]
+
+
+# -- axes -----------------------------------------------------------------------------------------
+def _coords(values, log):
+    v = np.asarray(values, dtype=float)
+    return np.log2(np.maximum(v, 0.5)) if log else v
+
+
+def _edges(centres):
+    """Cell edges halfway between neighbouring centres; the outer cells as wide as their neighbour."""
+    c = np.asarray(centres, dtype=float)
+    if c.size == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = (c[1:] + c[:-1]) / 2
+    return np.concatenate(([c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]))
+
+
+def _thin(n, most=8):
+    step = max(1, math.ceil(n / most))
+    return list(range(0, n, step))
+
+
+class MapAxes:
+    """Where the cells of a decision map go: log2 message axis; log2 comm axis when it spans 8x or more."""
+
+    def __init__(self, dmap):
+        self.dmap = dmap
+        self.comm_log = dmap.comm_sizes.max() >= 8 * max(dmap.comm_sizes.min(), 1)
+        self.x = _coords(dmap.msg_sizes, True)
+        self.y = _coords(dmap.comm_sizes, self.comm_log)
+        self.x_edges, self.y_edges = _edges(self.x), _edges(self.y)
+
+    def style(self, ax, xlabel=True, ylabel=True):
+        xt = _thin(len(self.x))
+        ax.set_xticks(self.x[xt])
+        ax.set_xticklabels([format_size(self.dmap.msg_sizes[i]) for i in xt], fontsize=8)
+        yt = _thin(len(self.y), 9)
+        ax.set_yticks(self.y[yt])
+        ax.set_yticklabels([str(int(self.dmap.comm_sizes[i])) for i in yt], fontsize=8)
+        ax.set_xlim(self.x_edges[0], self.x_edges[-1])
+        ax.set_ylim(self.y_edges[0], self.y_edges[-1])
+        if xlabel:
+            ax.set_xlabel("message size [bytes]", fontsize=9)
+        if ylabel:
+            ax.set_ylabel("communicator size", fontsize=9)
+
+
+def panel_grid(plt, n, ncols=3, width=4.3, height=3.1, bottom_space=0.0):
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows + bottom_space), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes.ravel()[:n], ncols
+
+
+def save(fig, path):
+    fig.savefig(path, dpi=110)
+    pyplot().close(fig)
+    return path
+
+
+# -- figures --------------------------------------------------------------------------------------
+def decision_maps(dmap, panels, path, title):
+    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods); a shared legend of the methods shown."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+    plt = pyplot()
+    colours = method_colours(dmap.methods)
+    cmap = ListedColormap(colours)
+    axes_info = MapAxes(dmap)
+    used = sorted({int(k) for _, grid in panels for k in np.unique(grid)})
+    legend_rows = math.ceil(len(used) / 6)
+    fig, axes, ncols = panel_grid(plt, len(panels), bottom_space=0.3 * legend_rows)
+    for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
+        ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.asarray(grid, dtype=float), cmap=cmap,
+                      vmin=-0.5, vmax=len(dmap.methods) - 0.5, edgecolors="face", linewidth=0)
+        axes_info.style(ax, xlabel=i >= len(panels) - ncols, ylabel=i % ncols == 0)
+        ax.set_title(name, fontsize=9)
+    handles = [Patch(facecolor=colours[k], edgecolor="black", linewidth=0.4,
+                     label=method_name(dmap.methods[k], dmap.collective)) for k in used]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.05) / fig.get_figheight(), 1, 0.96))
+    return save(fig, path)
+
+
+def penalty_maps(dmap, panels, path, title):
+    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN)."""
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.patches import Patch
+    plt = pyplot()
+    cmap = ListedColormap(PENALTY_COLOURS).with_extremes(bad=UNSCORED)
+    norm = BoundaryNorm(PENALTY_BOUNDS, cmap.N)
+    axes_info = MapAxes(dmap)
+    fig, axes, ncols = panel_grid(plt, len(panels), bottom_space=0.45)
+    for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
+        ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.ma.masked_invalid(grid), cmap=cmap, norm=norm,
+                      edgecolors="#c8c8c8", linewidth=0.3)
+        axes_info.style(ax, xlabel=i >= len(panels) - ncols, ylabel=i % ncols == 0)
+        ax.set_title(name, fontsize=9)
+    handles = [Patch(facecolor=c, edgecolor="#888888", linewidth=0.5, label=l)
+               for c, l in zip(PENALTY_COLOURS, PENALTY_LABELS)]
+    handles.append(Patch(facecolor=UNSCORED, edgecolor="#888888", linewidth=0.5, label="not scored"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False,
+               title="penalty vs the best measured method", title_fontsize=9)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.55 / fig.get_figheight(), 1, 0.96))
+    return save(fig, path)

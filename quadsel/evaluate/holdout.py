@@ -1,0 +1,93 @@
+"""Held-out evaluation: build every selector on part of the measured points, score it on the rest.
+
+The model-based paper (Nuriyev et al. 2022, §2.3) argues that quadtrees "perform poorly on unseen data";
+this module measures it. A split leaves out
+
+- `msg`         every other measured message size (odd positions on the message axis),
+- `comm`        every other measured communicator size (odd positions on the communicator axis),
+- `random:F`    a random fraction F of the measured points (`random:F:SEED`, seed 0 by default).
+
+The training decision map is built from the remaining measurements only, so its axes may shrink: a query
+for a held-out size then falls to the floor neighbour (the query rule), which is the generalisation tested.
+Scoring uses the full data's best method at the held-out points (penalty.py, unchanged).
+"""
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..decision.decision_map import build_decision_map
+from ..errors import QuadselError
+from ..ingest.table import Measurement
+
+KINDS = ("msg", "comm", "random")
+_RANDOM = re.compile(r"^random:(\d*\.?\d+)(?::(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Holdout:
+    kind: str
+    fraction: float = 0.0
+    seed: int = 0
+
+    @property
+    def name(self):
+        if self.kind != "random":
+            return self.kind
+        return f"random:{self.fraction:g}" + (f":{self.seed}" if self.seed else "")
+
+    def describe(self):
+        return {"msg": "every other message size held out",
+                "comm": "every other communicator size held out",
+                "random": f"a random {self.fraction:g} of the measured points held out (seed {self.seed})"}[self.kind]
+
+
+def parse_holdout(text):
+    """'msg', 'comm', 'random:0.25' or 'random:0.25:7' -> Holdout."""
+    spec = str(text).strip().lower()
+    if spec in ("msg", "comm"):
+        return Holdout(spec)
+    match = _RANDOM.match(spec)
+    if match:
+        fraction = float(match.group(1))
+        if not 0.0 < fraction < 1.0:
+            raise QuadselError(f"--holdout random fraction must be between 0 and 1 (exclusive), got {fraction:g}")
+        return Holdout("random", fraction, int(match.group(2) or 0))
+    raise QuadselError(f"--holdout expects msg, comm or random:FRACTION[:SEED]; got {text!r}")
+
+
+def split(dmap, holdout):
+    """(C, M) bool mask of the held-out points (all measured); the training points are measured & ~mask."""
+    test = np.zeros(dmap.shape, dtype=bool)
+    if holdout.kind == "msg":
+        test[:, 1::2] = True
+    elif holdout.kind == "comm":
+        test[1::2, :] = True
+    else:
+        points = np.flatnonzero(dmap.measured.ravel())
+        count = min(max(1, round(holdout.fraction * points.size)), points.size - 1)
+        chosen = np.random.default_rng(holdout.seed).choice(points, size=max(count, 0), replace=False)
+        test.ravel()[chosen] = True
+    test &= dmap.measured
+    if not test.any():
+        raise QuadselError(f"--holdout {holdout.name}: nothing to hold out on a {dmap.shape[0]}x{dmap.shape[1]} map")
+    if not (dmap.measured & ~test).any():
+        raise QuadselError(f"--holdout {holdout.name}: no measured point left to build on")
+    return test
+
+
+def training_map(dmap, test):
+    """The decision map of the measurements outside `test` (rebuilt from them: axes, fill and best anew)."""
+    rows = []
+    for c, comm in enumerate(dmap.comm_sizes.tolist()):
+        for m, msg in enumerate(dmap.msg_sizes.tolist()):
+            if test[c, m]:
+                continue
+            for k, method in enumerate(dmap.methods):
+                time = dmap.cost[c, m, k]
+                if not np.isnan(time):
+                    rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time)))
+    train = build_decision_map(rows, dmap.collective)
+    train.sources = dmap.sources
+    return train

@@ -1,0 +1,323 @@
+"""Tables 1–2 and beyond: statistics and penalty of every quadtree and of every comparator (§4.2).
+
+One row per decision rule. Quadtrees (depth-limited, exact, threshold-limited) are compared with the
+library default (measured), the single best method, the run-length rules table of
+ompi-collectives-tuning, CART trees with the quadtrees' leaf budgets and a fitted analytical model
+(quadsel.evaluate.comparators, model.py) — all scored with the one penalty definition of penalty.py, on the measured
+points they were built from and, with a held-out split (quadsel.holdout), on points they never saw.
+docs/report.md explains every column.
+"""
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+from .comparators import CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, cart_available, choice_on
+from .model import ModelSelector
+from ..decision.decision_function import build_decision_function
+from ..errors import QuadselError
+from ..decision.padding import padded_size
+from .penalty import default_penalty_grid, penalty_grid, summarize
+
+ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max",
+            "penalty_mean", "penalty_median", "leaves", "nodes")
+EXTRA_KEYS = ("method", "size", "holdout", "points", "unscored", "points_over_5")
+DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
+COMPARATORS = ("default", "single", "runlength", "cart", "model")
+NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
+
+
+def tree_row(fn, dmap):
+    """The Table 1/2 row of one quadtree decision function on the map it was built from."""
+    row = {"constraint": fn.constraint, "method": "quadtree"}
+    row.update(fn.tree.stats())
+    row.update(summarize(penalty_grid(dmap, fn.choice_grid()), dmap).to_json())
+    row["size"] = row["leaves"]
+    row["holdout"] = None
+    return row
+
+
+def default_row(dmap, mask=None, holdout=None):
+    """The library default's row (its measured time, nothing is fitted); None without `default` rows."""
+    grid = default_penalty_grid(dmap)
+    if grid is None:
+        return None
+    row = {"constraint": "default", "method": "default", "depth_min": None, "depth_max": None, "depth_mean": None,
+           "leaves": None, "nodes": None, "size": None}
+    row.update(summarize(grid, dmap, mask).to_json())
+    row["holdout"] = holdout
+    return row
+
+
+def selector_row(selector, dmap, mask=None, holdout=None):
+    """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`."""
+    row = {"constraint": selector.constraint, "method": selector.kind}
+    row.update(selector.stats())
+    row.update(summarize(penalty_grid(dmap, choice_on(selector, dmap)), dmap, mask).to_json())
+    row["size"] = selector.size
+    row["holdout"] = holdout
+    return row
+
+
+def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
+    """Max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold sweep (< 1)."""
+    k = int(math.log2(padded_size(*dmap.shape)))
+    options = {"pad_mode": pad_mode, "leaf_rule": leaf_rule}
+    fns = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, k + 1)]
+    fns.append(build_decision_function(dmap, **options))
+    fns += [build_decision_function(dmap, accuracy_threshold=t, **options) for t in thresholds if t < 1.0]
+    return fns
+
+
+def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
+    """Rows for max depth 1..k, the exact tree, a threshold sweep, the default (the paper's Tables 1-2)."""
+    rows = [tree_row(fn, dmap) for fn in quadtree_functions(dmap, pad_mode, thresholds, leaf_rule)]
+    baseline = default_row(dmap)
+    if baseline is not None:
+        rows.append(baseline)
+    return rows
+
+
+# -- the full comparison ----------------------------------------------------------------------------
+def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, comparators=COMPARATORS, notes=None,
+                    leaf_rule="majority"):
+    """Quadtrees and comparators built on the (training) map `train`, in report order.
+
+    CART gets one tree per distinct quadtree leaf count (the same leaf budget) up to the first budget it
+    does not use up (a fully grown tree; larger budgets repeat it). Missing scikit-learn or a
+    model that cannot be fitted adds a line to `notes` and leaves those rows out.
+    """
+    notes = [] if notes is None else notes
+    selectors = [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds, leaf_rule)]
+    if "single" in comparators:
+        selectors.append(SingleBest.fit(train))
+    if "runlength" in comparators:
+        selectors.append(RunLengthTable.fit(train))
+    if "cart" in comparators:
+        if cart_available():
+            for budget in sorted({s.size for s in selectors if s.kind == "quadtree"}):
+                cart = CartSelector.fit(train, budget)
+                selectors.append(cart)
+                if cart.size < budget:     # fully grown: every larger budget gives this same tree
+                    break
+        elif NO_SKLEARN not in notes:
+            notes.append(NO_SKLEARN)
+    if "model" in comparators:
+        try:
+            selectors.append(ModelSelector.fit(train))
+        except ValueError as exc:
+            notes.append(f"model: {exc}")
+    return selectors
+
+
+def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True):
+    """Score `selectors` on `dmap`; the default row goes right after the quadtrees."""
+    rows = [selector_row(s, dmap, mask, holdout) for s in selectors]
+    baseline = default_row(dmap, mask, holdout) if with_default else None
+    if baseline is not None:
+        at = sum(1 for r in rows if r["method"] == "quadtree")
+        rows.insert(at, baseline)
+    return rows
+
+
+@dataclass
+class Report:
+    """Everything one `quadsel report` run shows: rows of every split, notes, the fitted models, figures."""
+
+    dmap: object
+    rows: List[dict]
+    selectors: list                                  # built on all the data (what the figures show)
+    holdouts: list = field(default_factory=list)     # [(Holdout, test mask, training map, its selectors)]
+    notes: List[str] = field(default_factory=list)
+    figures: List[str] = field(default_factory=list)
+    pad_mode: str = "spread"
+    leaf_rule: str = "majority"
+
+    @property
+    def model(self) -> Optional[ModelSelector]:
+        return next((s for s in self.selectors if s.kind == "model"), None)
+
+    def meta(self):
+        meta = {"collective": self.dmap.collective, "pad": self.pad_mode, "leaf_rule": self.leaf_rule,
+                "comm_sizes": self.dmap.comm_sizes.tolist(), "msg_sizes": self.dmap.msg_sizes.tolist(),
+                "methods": [m.label for m in self.dmap.methods], "points": int(self.dmap.measured.sum()),
+                "holdouts": [{"holdout": h.name, "description": h.describe(), "points": int(test.sum())}
+                             for h, test, _, _ in self.holdouts],
+                "notes": self.notes, "figures": self.figures}
+        if self.model is not None:
+            meta["models"] = self.model.to_json()
+        return meta
+
+
+def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS,
+                 leaf_rule="majority"):
+    """All rows: every selector on all the data, then for each held-out split rebuilt on its training part."""
+    from .holdout import split, training_map
+    notes = []
+    selectors = build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
+    with_default = "default" in comparators
+    rows = comparison_rows(dmap, selectors, with_default=with_default)
+    splits = []
+    for holdout in holdouts:
+        try:
+            test = split(dmap, holdout)
+        except QuadselError as exc:     # e.g. `comm` on a map with one communicator size: keep the other splits
+            notes.append(f"{exc}: skipped")
+            continue
+        train = training_map(dmap, test)
+        held = build_selectors(train, pad_mode, thresholds, comparators, notes, leaf_rule)
+        rows += comparison_rows(dmap, held, test, holdout.name, with_default)
+        splits.append((holdout, test, train, held))
+    return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode, leaf_rule=leaf_rule)
+
+
+# -- output ---------------------------------------------------------------------------------------
+def _cell(value, digits=2):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("depth_max", "Depth max"),
+              ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
+              ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),
+              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"),
+              ("points_over_5", "Points ≥ 5 %"))
+
+
+def _table(rows):
+    lines = ["| " + " | ".join(h for _, h in MD_COLUMNS) + " |",
+             "|" + "|".join("---" if i < 2 else "---:" for i in range(len(MD_COLUMNS))) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(k)) for k, _ in MD_COLUMNS) + " |")
+    return lines
+
+
+def _groups(rows):
+    order = list(dict.fromkeys(row.get("holdout") for row in rows))
+    return [(h, [r for r in rows if r.get("holdout") == h]) for h in order]
+
+
+def to_markdown(rows, title=None, holdout_text=None):
+    """One table per split (all measured points first, then each held-out split under its own heading)."""
+    lines = [f"### {title}", ""] if title else []
+    groups = _groups(rows)
+    for i, (holdout, group) in enumerate(groups):
+        if len(groups) > 1 or holdout is not None:
+            what = "all measured points (built and scored on the same data)" if holdout is None else \
+                (holdout_text or {}).get(holdout, f"held out: {holdout}")
+            if i:
+                lines.append("")
+            lines += [f"#### {what}", ""]
+        lines += _table(group)
+    return "\n".join(lines) + "\n"
+
+
+def _budget(constraint):
+    return int(constraint.split("=", 1)[1]) if constraint.startswith("max_leaf_nodes=") else None
+
+
+def summary_rows(rows, reference="max_depth=3"):
+    """At a glance: per selector (exact, the reference tree, CART with its leaf budget, the comparators) and
+    per split, (size, mean penalty, median penalty). CART is the tree with the reference tree's leaf budget
+    of the same split (or the fully grown one below it)."""
+    wanted = [("quadtree", "exact", "quadtree, exact"), ("quadtree", reference, f"quadtree, {reference}"),
+              ("cart", None, f"CART, leaf budget of {reference}"), ("runlength", None, "run-length table"),
+              ("model", None, "analytical model"), ("single", None, "single best method"),
+              ("default", None, "library default (measured)")]
+    table = []
+    for kind, constraint, name in wanted:
+        cells = {}
+        for holdout, group in _groups(rows):
+            if kind == "cart":
+                ref = next((r for r in group if r["method"] == "quadtree" and r["constraint"] == reference), None)
+                carts = [r for r in group if r["method"] == "cart" and ref is not None
+                         and _budget(r["constraint"]) <= ref["leaves"]]
+                row = carts[-1] if carts else None
+            else:
+                row = next((r for r in group if r["method"] == kind
+                            and (constraint is None or r["constraint"] == constraint)), None)
+            if row is not None:
+                cells[holdout] = row
+        if cells:
+            table.append((name, cells))
+    return table
+
+
+def summary_markdown(rows, reference="max_depth=3"):
+    splits = [h for h, _ in _groups(rows)]
+    head = ["Decision rule", "Size (all points)"] + ["all points" if h is None else f"held out: {h}" for h in splits]
+    lines = ["At a glance — mean penalty % [points with penalty >= 5 % / points scored]:", "",
+             "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for name, cells in summary_rows(rows, reference):
+        size = cells.get(None, {}).get("size")
+        values = [f"{_cell(cells[h]['penalty_mean'])} [{cells[h]['points_over_5']}/{cells[h]['points']}]"
+                  if h in cells else "-" for h in splits]
+        lines.append(f"| {name} | {_cell(size)} | " + " | ".join(values) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report_markdown(report, title=None, figure_links=()):
+    """The Markdown document of a full report: tables, notes, fitted models, links to the figures."""
+    dmap = report.dmap
+    title = title or (f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, "
+                      f"{len(dmap.methods)} methods, {int(dmap.measured.sum())} measured points")
+    holdout_text = {h.name: f"held out: {h.name} — {h.describe()}; built on {int((dmap.measured & ~t).sum())} "
+                            f"points, scored on the {int(t.sum())} held-out points"
+                    for h, t, _, _ in report.holdouts}
+    text = to_markdown(report.rows, title, holdout_text)
+    if any(r["method"] != "quadtree" for r in report.rows):
+        head, _, tables = text.partition("\n\n")
+        reference = "max_depth=3" + ("" if report.leaf_rule == "majority" else f",leaf={report.leaf_rule}")
+        text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
+    extra = []
+    if report.notes:
+        extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]
+    model = report.model
+    if model is not None:
+        extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",
+                  "| Method | Family | c µs | a µs | b µs/byte | Points |", "|---|---|---:|---:|---:|---:|"]
+        for m in model.models:
+            params = ["-", "-", "-"] if m.params is None else [f"{m.params[0]:.3g}", f"{m.params[1]:.3g}",
+                                                               f"{m.params[2]:.3g}"]
+            family = m.family + (" (assumed)" if m.assumed else "")
+            extra.append(f"| {m.method.label} ({m.name}) | {family} | " + " | ".join(params) + f" | {m.points} |")
+    if figure_links:
+        extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
+    return text + ("\n".join(extra) + "\n" if extra else "")
+
+
+def _json_value(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return None if math.isnan(value) else float(value)
+    return value
+
+
+def to_json(rows, meta=None):
+    payload = {"rows": [{k: _json_value(v) for k, v in row.items()} for row in rows]}
+    if meta:
+        payload.update(meta)
+    return json.dumps(payload, indent=1) + "\n"
+
+
+def to_csv(rows):
+    keys = list(ROW_KEYS)
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if _json_value(row.get(k)) is None else _json_value(row.get(k)) for k in keys})
+    return buffer.getvalue()

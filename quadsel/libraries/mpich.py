@@ -1,0 +1,136 @@
+"""MPICH: everything quadsel knows about it (MPICH 4.x / 5.0; ../shared/FORMATS.md).
+
+Algorithm names (the values of `MPIR_CVAR_<COLL>_INTRA_ALGORITHM`), the csel containers and parameters its
+selection JSON names, the conditions MPICH puts on some algorithms, and how `quadsel measure` forces one
+(`MPICH`). The selection JSON dialect itself is targets/mpich_json.py.
+"""
+
+import re
+
+from ..errors import QuadselError
+from .base import DEFAULT_ALGORITHM, Library, escape
+
+NAME = "mpich"
+TITLE = "MPICH"
+
+# MPICH algorithm names: the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM besides `auto`.
+ALGORITHMS = {
+    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
+              "pipelined_tree", "tree"],
+    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
+    "allreduce": ["nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather", "tree",
+                  "recexch", "ring", "k_reduce_scatter_allgather", "ccl"],
+}
+# `ccl` needs an external CCL (NCCL/RCCL/oneCCL) and otherwise falls back: not swept unless asked for.
+NOT_BY_DEFAULT = {"ccl"}
+
+# Parameters a csel container must carry (the JSON does not fall back to the CVARs): MPICH 5.0.2's CVAR
+# defaults, i.e. what a forced measurement of the algorithm used.
+PARAMETERS = {
+    ("bcast", "tree"): {"tree_type": "kary", "k": 2, "is_non_blocking": 1},
+    ("bcast", "pipelined_tree"): {"tree_type": "kary", "k": 2, "is_non_blocking": 1, "chunk_size": 8192,
+                                  "recv_pre_posted": 0},
+    ("allreduce", "tree"): {"tree_type": "knomial_1", "k": 2, "chunk_size": 0, "buffer_per_child": 0},
+    ("allreduce", "recexch"): {"k": 2, "single_phase_recv": 0},
+    ("allreduce", "k_reduce_scatter_allgather"): {"k": 2, "single_phase_recv": 0},
+    ("allreduce", "recursive_multiplying"): {"k": 2},
+}
+# Algorithms MPICH may only run under conditions (its own selection guards them the same way): the
+# condition, and the algorithm used where it does not hold. A guard costs nothing where it holds.
+GUARDS = {
+    ("reduce", "reduce_scatter_gather"): ("builtin_op_and_count", "binomial"),
+    ("reduce", "smp"): ("commutative", "binomial"),
+    ("allreduce", "reduce_scatter_allgather"): ("builtin_op_and_count", "recursive_doubling"),
+    ("allreduce", "smp"): ("commutative", "recursive_doubling"),
+    ("allreduce", "ring"): ("commutative", "recursive_doubling"),
+    ("allreduce", "recexch"): ("commutative", "recursive_doubling"),
+    ("allreduce", "k_reduce_scatter_allgather"): ("commutative", "recursive_doubling"),
+    ("allreduce", "recursive_multiplying"): ("commutative", "recursive_doubling"),
+    ("bcast", "scatter_recursive_doubling_allgather"): ("pow2_comm", "scatter_ring_allgather"),
+}
+# MPICH's smp algorithms run only on a parent communicator (one with node-level sub-communicators): on
+# its internal node communicators MPICH 5.0.2 asserts MPIR_Comm_is_parent_comm and aborts (found by
+# `quadsel verify`). Its own selection guards them with comm_hierarchy=parent; so do we.
+HIERARCHY_FALLBACK = {"bcast": "binomial", "reduce": "binomial", "allreduce": "recursive_doubling"}
+INTER = {"bcast": "MPIR_Bcast_inter_remote_send_local_bcast",
+               "reduce": "MPIR_Reduce_inter_local_reduce_remote_send",
+               "allreduce": "MPIR_Allreduce_inter_reduce_exchange_bcast"}
+_NAME = re.compile(r"^[a-z0-9_]+$")
+
+
+def algorithm_var(collective):
+    """The control variable forcing an algorithm (`MPIR_CVAR_BCAST_INTRA_ALGORITHM`)."""
+    return f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
+
+
+def container(collective, name):
+    """csel container name (`MPIR_Bcast_intra_binomial`) of a method's algorithm, checked against MPICH's list."""
+    text = str(name).strip()
+    coll_title = collective.capitalize()
+    for prefix in (f"MPIR_{coll_title}_intra_", f"MPIR_{coll_title}_allcomm_"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    key = text.lower().replace("-", "_")
+    known = ALGORITHMS.get(collective)
+    if known is None:
+        raise QuadselError(f"no MPICH algorithm list for collective {escape(collective)!r} "
+                           f"(known: {', '.join(ALGORITHMS)})")
+    if not _NAME.match(key) or key not in known:
+        hint = " (numeric names are Open MPI ids: build the tree from MPICH measurements)" if key.isdigit() else ""
+        raise QuadselError(f"algorithm {escape(name)!r} is not an MPICH {collective} algorithm{hint}; "
+                           f"known: {', '.join(known)}")
+    kind = "allcomm" if key == "nb" else "intra"
+    return key, f"MPIR_{coll_title}_{kind}_{key}"
+
+
+_MPICH_ITEM = re.compile(r"^\s*([A-Za-z0-9_]+)\s+-\s")
+
+
+class MPICH(Library):
+    """Forcing: `MPIR_CVAR_<COLL>_INTRA_ALGORITHM` is read at every call, so forcing = write the variable right
+    before the calls of that method (with device collectives off, else ch4 may pick its own)."""
+
+    name = NAME
+
+    def _var(self, collective):
+        return algorithm_var(collective)
+
+    def _values(self, var):
+        """Names of an MPICH enum cvar in value order: its description lists them as `name - text` lines."""
+        desc, _ = self.mpit.info(var)
+        return [m.group(1) for m in map(_MPICH_ITEM.match, desc.splitlines()) if m]
+
+    def algorithms(self, collective):
+        if self.mpit is not None and self.mpit.has(self._var(collective)):
+            names = [n for n in self._values(self._var(collective)) if n != "auto"]
+        else:
+            names = ALGORITHMS[collective]
+        return {n: n for n in names}
+
+    def default_algorithms(self, collective):
+        return [n for n in self.algorithms(collective) if n not in NOT_BY_DEFAULT]
+
+    def prepare(self, collective):
+        if self.mpit is None:
+            return
+        self._algorithm_values = {n: i for i, n in enumerate(self._values(self._var(collective)))}
+        self._device_values = {n: i for i, n in enumerate(self._values("MPIR_CVAR_DEVICE_COLLECTIVES"))}
+        if "auto" not in self._algorithm_values or "none" not in self._device_values:
+            raise QuadselError("cannot read MPICH's algorithm list from MPI_T")
+        # The library default is whatever these held at start (normally auto + percoll).
+        self._saved = (self.mpit.read_int(self._var(collective)), self.mpit.read_int("MPIR_CVAR_DEVICE_COLLECTIVES"))
+
+    def activate(self, collective, label, segsize):
+        if self.mpit is None:
+            return
+        if label == DEFAULT_ALGORITHM:
+            algorithm, device = self._saved
+        else:
+            algorithm, device = self._algorithm_values[label], self._device_values["none"]
+        self.mpit.write_int("MPIR_CVAR_DEVICE_COLLECTIVES", device)
+        self.mpit.write_int(self._var(collective), algorithm)
+
+    def env_for(self, collective, label, segsize):
+        if label == DEFAULT_ALGORITHM:
+            return {}
+        return {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", self._var(collective): label}

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+
+from quadsel.decision.decision_map import Method, build_decision_map, floor_index
+from quadsel.errors import QuadselError
+from quadsel.ingest.table import Measurement
+
+from helpers import table_from_cube
+
+
+def test_axes_methods_cost_and_best():
+    cost = np.array([[[5.0, 1.0], [1.0, 5.0]], [[2.0, 3.0], [9.0, 4.0]]])
+    rows = table_from_cube(cost, [2, 4], [8, 1024], [("6", 0), ("3", 8192)])
+    dmap = build_decision_map(rows)
+    assert dmap.comm_sizes.tolist() == [2, 4] and dmap.msg_sizes.tolist() == [8, 1024]
+    assert dmap.methods == [Method("3", 8192), Method("6", 0)]         # sorted by numeric id
+    assert dmap.best.tolist() == [[0, 1], [1, 0]]
+    assert not dmap.filled.any() and dmap.default_cost is None
+
+
+def test_unmeasured_method_never_wins_and_missing_points_are_filled():
+    nan = np.nan
+    cost = np.array([[[1.0, 5.0], [nan, 9.0], [nan, nan], [2.0, 8.0]],     # comm 4: nothing at msg 256
+                     [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]])    # comm 8 measured everywhere
+    rows = table_from_cube(cost, [4, 8], [1, 16, 256, 4096], [("1", 0), ("2", 0)])
+    dmap = build_decision_map(rows)
+    assert dmap.best[0, 1] == 1                  # the only measured method wins
+    assert dmap.filled.tolist() == [[False, False, True, False], [False] * 4]
+    # filled point: log-log interpolation between msg 1 and 4096 for method 0 (msg 256 is 2/3 of the way)
+    assert dmap.cost_filled[0, 2, 0] == pytest.approx(np.exp(2 / 3 * np.log(2.0)))
+    assert dmap.cost_filled[0, 2, 1] == pytest.approx(np.exp(np.log(9.0) + (8 - 4) / (12 - 4) * (np.log(8.0) - np.log(9.0))))
+    assert dmap.best[0, 2] == 0
+
+
+def test_default_rows_are_the_baseline_not_a_method():
+    rows = [Measurement("reduce", "7", 0, 2, 8, 2.0), Measurement("reduce", "Default", 0, 2, 8, 3.0)]
+    dmap = build_decision_map(rows)
+    assert [m.algorithm for m in dmap.methods] == ["7"]
+    assert dmap.default_cost.tolist() == [[3.0]]
+
+
+def test_collective_must_be_chosen_and_present():
+    rows = [Measurement("bcast", "1", 0, 2, 8, 1.0), Measurement("reduce", "1", 0, 2, 8, 1.0)]
+    with pytest.raises(QuadselError, match="several collectives"):
+        build_decision_map(rows)
+    with pytest.raises(QuadselError, match="allreduce"):
+        build_decision_map(rows, "allreduce")
+    assert build_decision_map(rows, "Reduce").collective == "reduce"
+    assert build_decision_map(rows, "MPI_Bcast").collective == "bcast"
+    with pytest.raises(QuadselError, match="only 'default'"):
+        build_decision_map([Measurement("bcast", "default", 0, 2, 8, 1.0)])
+
+
+def test_floor_index_is_the_boundary_expansion_rule():
+    axis = np.array([2, 4, 8])
+    assert [floor_index(axis, v) for v in (0, 1, 2, 3, 4, 7, 8, 100)] == [0, 0, 0, 0, 1, 1, 2, 2]

@@ -1,0 +1,108 @@
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
+
+from quadsel.evaluate import report
+from quadsel.cli import main
+from quadsel.decision.decision_map import build_decision_map
+from quadsel.errors import QuadselError
+from quadsel.evaluate.holdout import Holdout, parse_holdout, split, training_map
+
+from helpers import random_table, table_from_cube
+
+
+def _dmap(seed, n_comm=6, n_msg=9, n_methods=3):
+    rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods)
+    return build_decision_map(rows)
+
+
+@given(st.integers(0, 10**6), st.integers(2, 9), st.integers(2, 12),
+       st.sampled_from(["msg", "comm", "random:0.25", "random:0.5:3"]))
+@settings(max_examples=40, deadline=None)
+def test_splits_are_disjoint_and_cover_the_measured_points(seed, n_comm, n_msg, spec):
+    dmap = _dmap(seed, n_comm, n_msg)
+    test = split(dmap, parse_holdout(spec))
+    train = dmap.measured & ~test
+    assert not (test & train).any() and np.array_equal(test | train, dmap.measured)
+    assert test.any() and train.any()
+    built = training_map(dmap, test)
+    assert int(built.measured.sum()) == int(train.sum())
+    # every training point keeps its costs; no held-out point is measured in the training map
+    for c, comm in enumerate(dmap.comm_sizes):
+        for m, msg in enumerate(dmap.msg_sizes):
+            if comm in built.comm_sizes and msg in built.msg_sizes:
+                cb, mb = np.searchsorted(built.comm_sizes, comm), np.searchsorted(built.msg_sizes, msg)
+                assert built.measured[cb, mb] == train[c, m]
+
+
+def test_msg_and_comm_splits_leave_out_every_other_size_and_shrink_the_axes():
+    dmap = _dmap(1, 5, 8)
+    msg = split(dmap, Holdout("msg"))
+    assert msg[:, 1::2].all() and not msg[:, ::2].any()
+    assert training_map(dmap, msg).msg_sizes.tolist() == dmap.msg_sizes[::2].tolist()
+    comm = split(dmap, Holdout("comm"))
+    assert comm[1::2].all() and not comm[::2].any()
+    assert training_map(dmap, comm).comm_sizes.tolist() == dmap.comm_sizes[::2].tolist()
+
+
+def test_random_split_is_seeded_and_sized():
+    dmap = _dmap(2, 6, 10)
+    a, b = split(dmap, parse_holdout("random:0.25")), split(dmap, parse_holdout("random:0.25"))
+    assert np.array_equal(a, b) and a.sum() == 15
+    assert not np.array_equal(a, split(dmap, parse_holdout("random:0.25:1")))
+
+
+def test_points_without_a_measurement_are_never_held_out():
+    nan = np.nan
+    cost = np.array([[[1.0, 2.0], [nan, nan], [1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0]] * 4])
+    dmap = build_decision_map(table_from_cube(cost, [2, 4], [1, 2, 4, 8], [("1", 0), ("2", 0)]))
+    assert split(dmap, Holdout("msg")).tolist() == [[False, False, False, True], [False, True, False, True]]
+
+
+@pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", ""])
+def test_bad_holdout_specs(text):
+    with pytest.raises(QuadselError, match="--holdout"):
+        parse_holdout(text)
+
+
+def test_single_size_axis_cannot_be_held_out():
+    with pytest.raises(QuadselError, match="nothing to hold out"):
+        split(_dmap(0, 1, 5), Holdout("comm"))
+
+
+def test_report_scores_held_out_rows_on_the_held_out_points_only():
+    dmap = _dmap(4, 6, 10, 4)
+    result = report.build_report(dmap, holdouts=[Holdout("msg")], comparators=("single", "runlength", "model"))
+    held = [r for r in result.rows if r["holdout"] == "msg"]
+    assert held and all(r["points"] + r["unscored"] == 30 for r in held)
+    kinds = {r["method"] for r in held}
+    assert kinds == {"quadtree", "single", "runlength", "model"}
+    full = [r for r in result.rows if r["holdout"] is None]
+    assert next(r for r in full if r["method"] == "runlength")["penalty_max"] == 0.0
+
+
+def test_cli_holdout_rows_in_json(tmp_path):
+    rng = np.random.default_rng(5)
+    rows, _, _ = random_table(rng, 5, 8, 3)
+    path = tmp_path / "m.csv"
+    path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n" for r in rows))
+    result = CliRunner().invoke(main, ["report", str(path), "--holdout", "msg", "--holdout", "random:0.3",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert {r["holdout"] for r in payload["rows"]} == {None, "msg", "random:0.3"}
+    assert {"method", "size", "holdout"} <= set(payload["rows"][0])
+    assert [h["holdout"] for h in payload["holdouts"]] == ["msg", "random:0.3"]
+    bad = CliRunner().invoke(main, ["report", str(path), "--holdout", "half"])
+    assert bad.exit_code == 2 and "--holdout" in bad.output
+
+
+def test_report_skips_a_split_that_cannot_be_made_and_says_so():
+    dmap = _dmap(6, 1, 8)
+    result = report.build_report(dmap, holdouts=[Holdout("comm"), Holdout("msg")], comparators=("single",))
+    assert {r["holdout"] for r in result.rows} == {None, "msg"}
+    assert any("--holdout comm" in note and "skipped" in note for note in result.notes)

@@ -1,0 +1,120 @@
+import json
+
+import numpy as np
+import pytest
+
+from quadsel.evaluate import report
+from quadsel.decision.decision_map import build_decision_map
+
+from helpers import random_table, table_from_cube
+
+KEYS = {"constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max", "penalty_mean",
+        "penalty_median", "leaves", "nodes"}
+
+
+def test_table_has_depth_rows_exact_sweep_and_default():
+    rng = np.random.default_rng(0)
+    cost = rng.uniform(1, 10, size=(5, 11, 3))
+    default = cost.min(axis=2) * 1.1
+    dmap = build_decision_map(table_from_cube(cost, [2, 3, 4, 6, 8], [2 ** i for i in range(11)],
+                                              [("1", 0), ("2", 0), ("3", 0)], default=default))
+    rows = report.penalty_table(dmap, thresholds=(0.5, 1.0))
+    names = [r["constraint"] for r in rows]
+    assert names == ["max_depth=1", "max_depth=2", "max_depth=3", "max_depth=4", "exact", "threshold=0.5", "default"]
+    by_name = {r["constraint"]: r for r in rows}
+    assert by_name["exact"]["penalty_max"] == 0.0
+    assert by_name["max_depth=1"]["leaves"] == 4 and by_name["max_depth=1"]["nodes"] == 5
+    assert by_name["default"]["penalty_mean"] > 0
+    for row in rows[:-1]:
+        assert row["nodes"] == 1 + 4 * (row["nodes"] - row["leaves"])
+
+
+def test_outputs_in_markdown_csv_and_json():
+    rows, _, _ = random_table(np.random.default_rng(1), 4, 4, 3)
+    table = report.penalty_table(build_decision_map(rows))
+    payload = json.loads(report.to_json(table, {"collective": "bcast"}))
+    assert all(KEYS <= set(row) for row in payload["rows"])
+    md = report.to_markdown(table, "t")
+    assert md.count("\n|") == len(table) + 2 and "| exact |" in md
+    csv_text = report.to_csv(table)
+    assert csv_text.splitlines()[0].startswith("constraint,depth_min,depth_max")
+    assert len(csv_text.splitlines()) == len(table) + 1
+
+
+def _full_report(**kwargs):
+    rng = np.random.default_rng(2)
+    cost = rng.uniform(1, 10, size=(5, 8, 3))
+    dmap = build_decision_map(table_from_cube(cost, [2, 4, 8, 16, 32], [2 ** (2 * i) for i in range(8)],
+                                              [("1", 0), ("2", 0), ("6", 0)], default=cost.min(axis=2) * 1.2))
+    return dmap, report.build_report(dmap, thresholds=(0.5, 1.0), **kwargs)
+
+
+def test_full_report_rows_carry_method_size_and_holdout():
+    dmap, result = _full_report()
+    kinds = [r["method"] for r in result.rows]
+    assert kinds[:5] == ["quadtree"] * 5 and kinds[5] == "default"
+    assert {"single", "runlength", "model"} <= set(kinds)
+    by_kind = {r["method"]: r for r in result.rows}
+    assert by_kind["default"]["size"] is None and by_kind["single"]["size"] == 1
+    assert by_kind["model"]["size"] == 3 * len(dmap.methods)
+    assert by_kind["runlength"]["penalty_max"] == 0.0
+    assert by_kind["single"]["penalty_mean"] >= 0.0
+    payload = json.loads(report.to_json(result.rows, result.meta()))
+    for row in payload["rows"]:
+        assert KEYS | {"method", "size", "holdout"} <= set(row) and row["holdout"] is None
+    assert payload["models"][0]["family"] == "linear" and payload["points"] == 40
+    csv_lines = report.to_csv(result.rows).splitlines()
+    assert len(csv_lines) == len(result.rows) + 1 and "method" in csv_lines[0] and "holdout" in csv_lines[0]
+
+
+def test_cart_rows_share_the_quadtree_leaf_budgets():
+    pytest.importorskip("sklearn")
+    _, result = _full_report()
+    budgets = sorted({r["leaves"] for r in result.rows if r["method"] == "quadtree"})
+    carts = [r for r in result.rows if r["method"] == "cart"]
+    assert [int(r["constraint"].split("=")[1]) for r in carts] == budgets[:len(carts)]
+    assert all(r["size"] <= int(r["constraint"].split("=")[1]) for r in carts)
+
+
+def test_without_scikit_learn_the_cart_rows_are_left_out_with_a_note(monkeypatch):
+    monkeypatch.setattr(report, "cart_available", lambda: False)
+    _, result = _full_report()
+    assert not [r for r in result.rows if r["method"] == "cart"]
+    assert result.notes == [report.NO_SKLEARN]
+    assert "scikit-learn is not installed" in report.report_markdown(result)
+
+
+def test_markdown_has_one_table_per_split():
+    from quadsel.evaluate.holdout import Holdout
+    _, result = _full_report(holdouts=[Holdout("comm")])
+    text = report.report_markdown(result, figure_links=[("Fig", "figs/a.png")])
+    assert text.count("| Method | Constraint | Size |") == 2
+    assert "#### held out: comm" in text and "- [Fig](figs/a.png)" in text and "Fitted models" in text
+
+
+def test_orfeo_comparators_and_holdout(orfeo):
+    from quadsel.evaluate.holdout import Holdout
+    from quadsel.ingest import read_measurements
+    names = ["bcast_algo1.csv", "bcast_algo2_all.csv", "bcast_algo3.csv", "bcast_algo6.csv", "bcast_default.csv"]
+    dmap = build_decision_map(read_measurements([str(orfeo / n) for n in names]))
+    result = report.build_report(dmap, holdouts=[Holdout("msg")], comparators=("default", "single", "runlength"))
+    rows = {(r["method"], r["constraint"], r["holdout"]): r for r in result.rows}
+    assert rows[("quadtree", "exact", None)]["penalty_mean"] == 0.0
+    assert rows[("runlength", "per comm size", None)]["penalty_max"] == 0.0
+    assert rows[("default", "default", None)]["penalty_mean"] == pytest.approx(6.566, abs=0.01)
+    held = rows[("quadtree", "exact", "msg")]
+    assert held["points"] == 80 and held["penalty_mean"] > 0.0
+
+
+def test_cli_no_compare_keeps_the_paper_table(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    rows, _, _ = random_table(np.random.default_rng(8), 4, 6, 3)
+    path = tmp_path / "m.csv"
+    path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n" for r in rows))
+    result = CliRunner().invoke(main, ["report", str(path), "--no-compare", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert {r["method"] for r in json.loads(result.stdout)["rows"]} == {"quadtree"}
+    result = CliRunner().invoke(main, ["report", str(path)])
+    assert "At a glance" in result.stdout and "| runlength | per comm size |" in result.stdout

@@ -1,0 +1,137 @@
+"""The MPI library really follows the emitted rules files (real launches; skipped without MPI).
+
+Open MPI: a file launch (OMPI_MCA_coll_tuned_dynamic_rules_filename) must send exactly the messages that
+forcing the tree's method sends (pml/monitoring traffic), and not what Open MPI's fixed decision sends.
+MPICH (QUADSEL_MPICH_PYTHON=/path/to/venv/bin/python): the reduction order of a file launch
+(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) must be the forced method's.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from quadsel.targets import mpich_json, ompi_rules
+from quadsel.verify.follow import check_follows, summary
+
+from helpers import mpi_library as _library, mpiexec_beside as _mpiexec, tree_choosing
+
+REPO = Path(__file__).resolve().parents[2]
+pytest.importorskip("mpi4py")
+
+
+MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
+needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
+                                   reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+
+
+@pytest.fixture(autouse=True)
+def _env(mpi_env):
+    """Every test here launches MPI workers (conftest.mpi_env)."""
+
+
+@needs_openmpi
+@pytest.mark.parametrize("version2", [False, True])
+def test_open_mpi_follows_the_emitted_classic_rules_file(tmp_path, version2):
+    # 4 ranks (oversubscribed on 2 cores): enough for bcast algorithms to differ in who sends what
+    bcast = tree_choosing("bcast", [2, 4], [1, 1024, 65536],
+                          [[("1", 0), ("6", 0), ("3", 4096)],
+                           [("3", 0), ("2", 0), ("3", 1024)]])
+    reduce = tree_choosing("reduce", [2, 4], [8, 8192, 262144],
+                           [[("1", 0), ("1", 0), ("3", 8192)],
+                            [("3", 0), ("1", 0), ("5", 16384)]])
+    rules = tmp_path / "rules.conf"
+    rules.write_text(ompi_rules.emit([bcast, reduce], max_requests=0 if version2 else None))
+    checks = check_follows([bcast, reduce], str(rules), "openmpi", 4)
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad, bad
+    assert all(c.status == "follows" for c in checks if c.comm == 4), checks   # 4 ranks tell algorithms apart
+    assert summary(checks).get("follows", 0) >= 8, checks
+
+
+@needs_openmpi
+def test_a_file_open_mpi_ignores_is_caught(tmp_path):
+    # a first message rule that is not 0 makes Open MPI drop the whole file: the check must notice
+    bcast = tree_choosing("bcast", [4], [1, 65536], [[("5", 0), ("3", 1024)]])
+    text = ompi_rules.emit([bcast])
+    broken = text.replace("\n0 5 0 0", "\n1 5 0 0")
+    assert broken != text
+    rules = tmp_path / "broken.conf"
+    rules.write_text(broken)
+    checks = check_follows([bcast], str(rules), "openmpi", 4)
+    assert any(c.status == "differs" for c in checks), checks
+
+
+@needs_mpich
+def test_mpich_follows_the_emitted_selection(tmp_path):
+    # allreduce: its algorithms accept the user operation the order fingerprint needs (MPICH's reduce
+    # reduce_scatter_gather needs a built-in op; the emitted guard sends other ops to binomial)
+    reduce = tree_choosing("allreduce", [2, 4], [8, 65536],
+                           [[("recursive_doubling", 0), ("ring", 0)],
+                            [("ring", 0), ("tree", 0)]])
+    lib = Path(MPICH_PYTHON).parent.parent / "lib"
+    base = str(lib / "libmpi.so")
+    selection = tmp_path / "mpich.json"
+    selection.write_text(mpich_json.emit([reduce], base=mpich_json.load_base(base)))
+    checks = check_follows([reduce], str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON))
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad, bad
+    assert summary(checks).get("follows", 0) >= 3, checks
+
+
+# -- rules files checked as they are (quadsel verify RULES) ----------------------------------------------------
+def _rules(path, text, library_version="Open MPI v5.0.11"):
+    from quadsel.targets.rules_file import read_rules_file
+    path.write_text(text)
+    return read_rules_file(str(path), library_version=library_version)
+
+
+@needs_openmpi
+def test_open_mpi_follows_a_hand_written_file_with_a_chain_fan_out(tmp_path):
+    # 4 ranks: one chain (0 -> 1 -> 2 -> 3) and four chains (0 -> each) send differently, so the fan-out
+    # the rule carries must be forced too (coll_tuned_bcast_algorithm_chain_fanout)
+    rules = _rules(tmp_path / "hand.rules", "1\n7\n1\n4 3\n0 2 1 0\n1024 2 4 0\n65536 6 0 0\n")
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4,
+                           points={"bcast": [(4, 8), (4, 2048), (4, 65536)]})
+    by_msg = {c.msg: c for c in checks}
+    assert [c.status for c in checks] == ["follows"] * 3, checks
+    assert by_msg[8].method == "2:0:chain_fanout=1" and by_msg[2048].method == "2:0"
+    assert "2:0" not in by_msg[8].matches and "2:0:chain_fanout=1" not in by_msg[2048].matches
+
+
+@needs_openmpi
+def test_open_mpi_version_2_max_requests_are_forced(tmp_path):
+    rules = _rules(tmp_path / "v2.rules", "rule-file-version-2\n1\n11\n1\n4 2\n0 1 0 0\n4096 5 0 1024 8\n")
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4, points={"reduce": [(4, 64), (4, 8192)]})
+    assert [c.method for c in checks] == ["1:0", "5:1024:max_requests=8"]
+    assert all(c.status == "follows" for c in checks), checks
+
+
+@needs_openmpi
+def test_a_file_open_mpi_ignores_runs_the_default(tmp_path):
+    # reduce's first message rule is 8: Open MPI drops the whole file, bcast's good rules included
+    rules = _rules(tmp_path / "dropped.rules", "2\n7\n1\n4 1\n0 1 0 0\n11\n1\n4 1\n8 1 0 0\n")
+    assert rules.ignored
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 4,
+                           points={"bcast": [(4, 8), (4, 65536)], "reduce": [(4, 64)]})
+    assert all(c.method == "default:0" and c.status == "indistinguishable" for c in checks), checks
+
+
+@needs_mpich
+def test_mpich_follows_its_selection_file_read_back(tmp_path):
+    from quadsel.targets.rules_file import read_rules_file
+    allreduce = tree_choosing("allreduce", [2, 4], [8, 65536],
+                              [[("recursive_doubling", 0), ("ring", 0)],
+                               [("ring", 0), ("tree", 0)]])
+    base = mpich_json.load_base(str(Path(MPICH_PYTHON).parent.parent / "lib" / "libmpi.so"))
+    selection = tmp_path / "mpich.json"
+    selection.write_text(mpich_json.emit([allreduce], base=base))
+    rules = read_rules_file(str(selection), library_version="MPICH Version: 5.0.2")
+    checks = check_follows(rules.selections(), str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON), points={"allreduce": [(2, 8), (4, 8), (4, 65536)]})
+    assert [c.method for c in checks] == ["recursive_doubling:0", "ring:0", "tree:0"]
+    bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
+    assert not bad and summary(checks).get("follows", 0) >= 2, checks

