@@ -111,9 +111,9 @@ def build(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, ma
                                              "inputs": [_file_identity(f) for f in files]})
     output = output or f"{dmap.collective}.qt.json"
     write_text(output, fn.dumps())
-    stats = fn.tree.stats()
-    click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods, "
-               f"padded to {len(fn.row_map)}x{len(fn.row_map)}; {fn.constraint} tree: {stats['leaves']} leaves, "
+    stats = fn.stats()
+    click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
+               f"{fn.constraint} tree: {stats['leaves']} leaves, "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
 

@@ -112,7 +112,7 @@ def test_build_with_constraints_and_query_json(tmp_path):
     result = run(["build", *files, "--max-depth", "1", "--pad", "edge", "-o", tree])
     assert "4 leaves, 5 nodes" in result.output
     fn = DecisionFunction.load(tree)
-    assert (fn.max_depth, fn.pad_mode, fn.tree.n_leaves) == (1, "edge", 4)
+    assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"]) == (1, "edge", 4)
     import hashlib
     assert fn.provenance["inputs"] == [{"path": files[0], "sha256": hashlib.sha256(open(files[0], "rb").read()).hexdigest()}]
     answer = json.loads(run(["query", tree, "--comm", "5", "--msg", "1K", "--json"]).output)

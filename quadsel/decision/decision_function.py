@@ -1,27 +1,77 @@
-"""A quadtree together with what it needs to answer queries: axes, padding, method table, provenance.
+"""A quadtree together with what it needs to answer queries: the grid's axes, the method table, how it was built.
 
-The query rule (one rule for Python, the generated C and every emitter), §3.2:
-  1. comm size -> the largest measured communicator size <= it (below the smallest: the smallest);
-     message size likewise ("floor", as Open MPI's rules files read);
-  2. that measured (row, column) -> its first copy in the padded map;
-  3. descend the quadtree to the leaf holding that cell.
+The query rule (one rule for Python, the generated C and every emitter), §3.2 generalised:
+  1. each size -> its cell on its axis (decision/grid.py): the measured size at or below it (`floor`), or
+     with the between rule the open interval between two measured sizes; below the smallest measured size
+     the first cell, above the largest the last;
+  2. descend the quadtree (decision/quadtree.py) from the root: south when the communicator cell is at or
+     past the node's communicator cut, east likewise for the message cell, until a leaf.
+Cell boundaries are integer sizes, so every step is an integer comparison `size >= bound`.
 """
 
 import datetime
-import json
 from dataclasses import dataclass, field
 from typing import List, Optional
 
 import numpy as np
 
 from .. import __version__
-from .decision_map import DecisionMap, Method, floor_index
-from ..errors import InputError
-from .padding import first_copy, pad, pad_index, padded_size
-from .quadtree import LEAF, LEAF_RULES, Quadtree, build_quadtree
+from .decision_map import DecisionMap, Method
+from .grid import BETWEEN_RULES, Axis, build_grid
+from .quadtree import LEAF_RULES, Quadtree
 
-FORMAT_NAME = "quadsel-quadtree"
-FORMAT_VERSION = 1
+SPLITS = ("midpoint", "measured")
+
+
+@dataclass
+class BuildOptions:
+    """How a tree was built (the tree file's `builder`); `constraint` names it in reports."""
+
+    split: str = "midpoint"            # midpoint: the paper's padded quadtree; measured: cuts at measured sizes
+    between: str = "floor"             # query rule between measured sizes (decision/grid.py)
+    pad: str = "spread"                # midpoint only: how the grid is padded to 2^k x 2^k
+    max_depth: Optional[int] = None
+    accuracy_threshold: float = 1.0
+    max_leaves: Optional[int] = None   # measured only: best-first growth to this many leaves
+    leaf_rule: str = "majority"
+    tolerance: float = 0.0             # %: penalties up to it are ties when building
+
+    def check(self):
+        if self.split not in SPLITS:
+            raise ValueError(f"unknown split {self.split!r} (choose from {', '.join(SPLITS)})")
+        if self.between not in BETWEEN_RULES:
+            raise ValueError(f"unknown between rule {self.between!r} (choose from {', '.join(BETWEEN_RULES)})")
+        if self.leaf_rule not in LEAF_RULES:
+            raise ValueError(f"unknown leaf rule {self.leaf_rule!r} (choose from {', '.join(LEAF_RULES)})")
+        if self.max_leaves is not None and (self.split != "measured" or self.max_leaves < 1):
+            raise ValueError("a leaf budget needs split=measured and at least 1 leaf")
+        if not 0.0 < self.accuracy_threshold <= 1.0 or (self.max_depth is not None and self.max_depth < 0):
+            raise ValueError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
+        if not 0.0 <= self.tolerance < 1e6:
+            raise ValueError("the tolerance must be a percentage >= 0")
+
+    @property
+    def constraint(self):
+        parts = []
+        if self.max_depth is not None:
+            parts.append(f"max_depth={self.max_depth}")
+        if self.accuracy_threshold < 1.0:
+            parts.append(f"threshold={self.accuracy_threshold:g}")
+        if self.max_leaves is not None:
+            parts.append(f"max_leaves={self.max_leaves}")
+        parts = parts or ["exact"]
+        if self.split != "midpoint":
+            parts.append(f"split={self.split}")
+        if self.between != "floor":
+            parts.append(f"between={self.between}")
+        if self.leaf_rule != "majority" and parts[0] != "exact":     # every leaf of an exact tree is exact
+            parts.append(f"leaf={self.leaf_rule}")
+        if self.tolerance:
+            parts.append(f"tolerance={self.tolerance:g}")
+        return ",".join(parts)
+
+    def to_json(self):
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -30,128 +80,69 @@ class DecisionFunction:
     comm_sizes: np.ndarray
     msg_sizes: np.ndarray
     methods: List[Method]
-    pad_mode: str
-    row_map: np.ndarray          # padded row -> original comm index
-    col_map: np.ndarray          # padded column -> original msg index
     tree: Quadtree
-    max_depth: Optional[int] = None
-    accuracy_threshold: float = 1.0
+    options: BuildOptions = field(default_factory=BuildOptions)
     provenance: dict = field(default_factory=dict)
-    leaf_rule: str = "majority"
+    paper_stats: Optional[dict] = None       # midpoint: the padded tree's statistics as the paper counts them
 
     def __post_init__(self):
-        self.first_row = first_copy(self.row_map, len(self.comm_sizes))
-        self.first_col = first_copy(self.col_map, len(self.msg_sizes))
+        self.comm_axis = Axis.of(self.comm_sizes, self.options.between)
+        self.msg_axis = Axis.of(self.msg_sizes, self.options.between)
 
     # -- queries ---------------------------------------------------------------------------------
-    def query_index(self, ci, mi):
-        """Method index chosen for measured grid point (ci, mi)."""
-        return int(self.tree.method[self.tree.leaf_at(self.first_row[ci], self.first_col[mi])])
+    def choices(self, comm_sizes, msg_sizes):
+        """Method index chosen for equally shaped arrays of any communicator and message sizes."""
+        leaves = self.tree.leaves_of(self.comm_axis.cells(comm_sizes), self.msg_axis.cells(msg_sizes))
+        return self.tree.method[leaves]
 
     def query(self, comm_size, msg_size):
-        """Method chosen for any communicator and message size (the documented floor rule)."""
-        ci = floor_index(self.comm_sizes, comm_size)
-        mi = floor_index(self.msg_sizes, msg_size)
-        return self.methods[self.query_index(ci, mi)]
+        """Method chosen for any communicator and message size."""
+        return self.methods[int(self.choices(np.array([comm_size]), np.array([msg_size]))[0])]
+
+    def query_index(self, ci, mi):
+        """Method index chosen at measured grid point (ci, mi)."""
+        return int(self.choice_grid()[ci, mi])
 
     def choice_grid(self):
         """(C, M) method index chosen at every measured grid point."""
-        painted = self.tree.paint()
-        return painted[np.ix_(self.first_row, self.first_col)]
+        painted = self.cell_methods()
+        return painted[np.ix_(self.comm_axis.measured_cells(), self.msg_axis.measured_cells())]
+
+    def cell_methods(self):
+        """(rows, cols) method index of every cell of the grid (measured sizes and gaps)."""
+        return self.tree.paint(len(self.comm_axis), len(self.msg_axis))
 
     @property
     def constraint(self):
-        if self.max_depth is None and self.accuracy_threshold >= 1.0:
-            return "exact"
-        parts = []
-        if self.max_depth is not None:
-            parts.append(f"max_depth={self.max_depth}")
-        if self.accuracy_threshold < 1.0:
-            parts.append(f"threshold={self.accuracy_threshold:g}")
-        if self.leaf_rule != "majority":
-            parts.append(f"leaf={self.leaf_rule}")
-        return ",".join(parts)
+        return self.options.constraint
 
-    # -- the region each node answers for, in real sizes (used by the emitters) -------------------
-    def node_ranges(self, node):
-        """Original index ranges [a, b) of comm sizes and msg sizes whose queries reach `node`'s block."""
-        r0, c0, s = self.tree.row[node], self.tree.col[node], self.tree.size[node]
-        rows = np.searchsorted(self.first_row, [r0, r0 + s])
-        cols = np.searchsorted(self.first_col, [c0, c0 + s])
-        return (int(rows[0]), int(rows[1])), (int(cols[0]), int(cols[1]))
+    @property
+    def max_depth(self):
+        return self.options.max_depth
 
-    def reachable_children(self, node):
-        """The children of an internal node that some query can reach, with their quadrant names."""
-        out = []
-        for quadrant, child in enumerate(self.tree.children[node]):
-            (a, b), (c, d) = self.node_ranges(child)
-            if a < b and c < d:
-                out.append((quadrant, int(child)))
+    @property
+    def accuracy_threshold(self):
+        return self.options.accuracy_threshold
+
+    @property
+    def leaf_rule(self):
+        return self.options.leaf_rule
+
+    def stats(self):
+        """The paper's statistics (of the padded tree for the paper's builder) and the tree's own size."""
+        own = self.tree.stats()
+        out = dict(self.paper_stats or own)
+        out["deployed_leaves"] = own["leaves"]
         return out
 
-    # -- persistence -------------------------------------------------------------------------------
+    # -- persistence (the tree file, docs/formats-tree.md) ---------------------------------------
     def to_json(self):
-        return {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
-            "collective": self.collective,
-            "axes": {"comm_sizes": self.comm_sizes.tolist(), "msg_sizes": self.msg_sizes.tolist()},
-            "methods": [m.to_json() for m in self.methods],
-            "padding": {"mode": self.pad_mode, "row_map": self.row_map.tolist(), "col_map": self.col_map.tolist()},
-            "constraints": {"max_depth": self.max_depth, "accuracy_threshold": self.accuracy_threshold,
-                            "leaf_rule": self.leaf_rule},
-            "tree": self.tree.to_json(),
-            "stats": self.tree.stats(),
-            "provenance": self.provenance,
-        }
+        from .tree_file import to_json
+        return to_json(self)
 
     def dumps(self):
-        return json.dumps(self.to_json(), indent=1) + "\n"
-
-    @classmethod
-    def from_json(cls, data, path="<tree>"):
-        try:
-            if data.get("format") != FORMAT_NAME:
-                raise ValueError(f"not a quadsel tree file (format is {data.get('format')!r})")
-            if data.get("version") != FORMAT_VERSION:
-                raise ValueError(f"unsupported tree file version {data.get('version')!r} (this quadsel reads {FORMAT_VERSION})")
-            fn = cls(
-                collective=str(data["collective"]),
-                comm_sizes=np.asarray(data["axes"]["comm_sizes"], dtype=np.int64),
-                msg_sizes=np.asarray(data["axes"]["msg_sizes"], dtype=np.int64),
-                methods=[Method(str(m["algorithm"]), int(m["segsize"])) for m in data["methods"]],
-                pad_mode=str(data["padding"]["mode"]),
-                row_map=np.asarray(data["padding"]["row_map"], dtype=np.int64),
-                col_map=np.asarray(data["padding"]["col_map"], dtype=np.int64),
-                tree=Quadtree.from_json(data["tree"]),
-                max_depth=data["constraints"]["max_depth"],
-                accuracy_threshold=float(data["constraints"]["accuracy_threshold"]),
-                provenance=data.get("provenance", {}),
-                leaf_rule=str(data["constraints"].get("leaf_rule", "majority")),
-            )
-            fn.validate()
-            return fn
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            detail = f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
-            raise InputError(path, None, f"invalid quadsel tree file: {detail}") from None
-
-    def validate(self):
-        t, side = self.tree, len(self.row_map)
-        if len(self.col_map) != side or side != t.size[0]:
-            raise ValueError("padding maps do not match the tree's size")
-        if np.any(np.diff(self.comm_sizes) <= 0) or np.any(np.diff(self.msg_sizes) <= 0):
-            raise ValueError("axes must be strictly increasing")
-        if np.any(np.diff(self.row_map) < 0) or np.any(np.diff(self.col_map) < 0):
-            raise ValueError("padding maps must be non-decreasing")
-        if set(self.row_map.tolist()) != set(range(len(self.comm_sizes))) or set(self.col_map.tolist()) != set(range(len(self.msg_sizes))):
-            raise ValueError("padding maps must cover every axis value")
-        internal = t.children[:, 0] != LEAF
-        if np.any(t.children[internal] <= np.arange(t.n_nodes)[internal, None]) or np.any(t.children >= t.n_nodes):
-            raise ValueError("tree children must point forward to existing nodes")
-        if self.leaf_rule not in LEAF_RULES:
-            raise ValueError(f"unknown leaf rule {self.leaf_rule!r}")
-        if np.any((t.method < 0) | (t.method >= len(self.methods))):
-            raise ValueError("tree refers to a method that is not in the method table")
+        from .tree_file import dumps
+        return dumps(self)
 
     def save(self, path):
         from ..output import write_text
@@ -159,39 +150,37 @@ class DecisionFunction:
 
     @classmethod
     def load(cls, path):
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise InputError(path, exc.lineno, f"not valid JSON: {exc.msg}") from None
-        if not isinstance(data, dict):
-            raise InputError(path, None, "invalid quadsel tree file: top level is not an object")
-        return cls.from_json(data, path)
+        from .tree_file import load
+        return load(path)
 
 
-def relative_penalty(dmap: DecisionMap):
-    """(C, M, K) relative penalty of every method at every point: T[k] / T[best] - 1 (NaN where unknown)."""
-    return dmap.cost_filled / dmap.best_cost()[:, :, None] - 1.0
+def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
+                            accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
+                            tolerance=0.0, provenance=None):
+    """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
-
-def build_decision_function(dmap: DecisionMap, max_depth=None, accuracy_threshold=1.0, pad_mode="spread",
-                            provenance=None, leaf_rule="majority"):
-    """Pad the decision map (§3), build the constrained quadtree (§3.1), wrap it with its query rule."""
-    side = padded_size(*dmap.shape)
-    row_map = pad_index(dmap.shape[0], side, pad_mode)
-    col_map = pad_index(dmap.shape[1], side, pad_mode)
-    penalty = relative_penalty(dmap)[np.ix_(row_map, col_map)]
-    penalty[pad(dmap.filled, row_map, col_map)] = np.nan        # filled points are never scored, nor weighed
-    # each measured point weighs 1 in total, however many padded copies it has
-    weight = np.outer(1.0 / np.bincount(row_map)[row_map], 1.0 / np.bincount(col_map)[col_map])
-    tree = build_quadtree(pad(dmap.best, row_map, col_map), max_depth=max_depth,
-                          accuracy_threshold=accuracy_threshold, penalty=penalty, leaf_rule=leaf_rule, weight=weight)
+    split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
+    (decision/split.py), exactly, under the paper's constraints or to a leaf budget.
+    """
+    options = BuildOptions(split, between, pad_mode, max_depth, float(accuracy_threshold), max_leaves, leaf_rule,
+                           float(tolerance))
+    options.check()
+    grid = build_grid(dmap, between, tolerance=tolerance)
+    paper = None
+    if split == "midpoint":
+        from .midpoint import build_padded, paper_stats, region_tree
+        padded = build_padded(grid, pad_mode, max_depth, accuracy_threshold, leaf_rule)
+        tree, paper = region_tree(padded, *grid.shape), paper_stats(padded)
+    elif max_leaves is not None:
+        from .split import grow_best_first
+        tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth)
+    else:
+        from .split import grow_exact
+        tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),
             "filled_points": int(dmap.filled.sum())}
     info.update(provenance or {})
-    return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, list(dmap.methods), pad_mode,
-                            row_map, col_map, tree, max_depth, float(accuracy_threshold), info, leaf_rule)
+    return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, list(dmap.methods), tree, options,
+                            info, paper)

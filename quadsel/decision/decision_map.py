@@ -104,6 +104,23 @@ def build_decision_map(measurements, collective=None):
                        default_cost, sources)
 
 
+def penalty_cube(dmap):
+    """(C, M, K) penalty in % of every method at every point: (T[k] - T[best]) / T[best] x 100 (§4.2).
+
+    A method not measured at a measured point is charged the worst penalty measured there (it cannot be
+    known to be better, and a rule must not win by choosing methods where they were not measured). At a
+    point where no method was measured (its decision is interpolated) everything is NaN: never scored.
+    """
+    best = np.nanmin(np.where(dmap.filled[:, :, None], np.nan, dmap.cost), axis=2, initial=np.inf,
+                     where=~np.isnan(dmap.cost))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (dmap.cost - best[:, :, None]) / best[:, :, None] * 100.0
+    worst = np.max(np.where(np.isnan(out), -np.inf, out), axis=2)
+    out = np.where(np.isnan(out), worst[:, :, None], out)
+    out[dmap.filled] = np.nan
+    return out
+
+
 def interpolate_message_axis(cost, msg_sizes):
     """Fill NaN costs by linear interpolation of log(time) over log(msg size) within each (comm, method) row.
 

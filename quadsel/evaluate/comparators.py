@@ -91,14 +91,13 @@ class QuadtreeSelector(Selector):
 
     @property
     def size(self):
-        return self.fn.tree.n_leaves
+        return self.fn.stats()["leaves"]
 
     def stats(self):
-        return self.fn.tree.stats()
+        return {k: v for k, v in self.fn.stats().items() if k != "deployed_leaves"}
 
     def predict(self, comm_sizes, msg_sizes):
-        grid = self.fn.choice_grid()
-        return grid[_floor(self.fn.comm_sizes, comm_sizes), _floor(self.fn.msg_sizes, msg_sizes)]
+        return self.fn.choices(comm_sizes, msg_sizes)
 
 
 @dataclass

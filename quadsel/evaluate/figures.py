@@ -168,7 +168,7 @@ def write_figures(report, directory):
     trees = [s for s in report.selectors if s.kind == "quadtree"]
     depth = [s for s in trees if s.fn.max_depth is not None]
     exact = next(s for s in trees if s.constraint == "exact")
-    restricted = [s for s in depth if s.fn.tree.n_leaves != exact.fn.tree.n_leaves or
+    restricted = [s for s in depth if s.size != exact.size or
                   not np.array_equal(s.fn.choice_grid(), exact.fn.choice_grid())]
     thresholds = [s for s in trees if s.fn.accuracy_threshold < 1.0]
     out = []

@@ -35,7 +35,7 @@ NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the 
 def tree_row(fn, dmap):
     """The Table 1/2 row of one quadtree decision function on the map it was built from."""
     row = {"constraint": fn.constraint, "method": "quadtree"}
-    row.update(fn.tree.stats())
+    row.update({k: v for k, v in fn.stats().items() if k != "deployed_leaves"})
     row.update(summarize(penalty_grid(dmap, fn.choice_grid()), dmap).to_json())
     row["size"] = row["leaves"]
     row["holdout"] = None

@@ -53,56 +53,58 @@ def function_name(collective, name=None):
     return name
 
 
-def _conditions(fn, node, quadrant):
-    """C condition of one quadrant of `node`, in real communicator and message sizes."""
-    (a, b), (c, d) = fn.node_ranges(node)
-    (ca, cb), (ma, mb) = fn.node_ranges(int(fn.tree.children[node, quadrant]))
-    terms = []
-    south, east = quadrant >= 2, quadrant % 2 == 1
-    if a < ca or cb < b:   # the node's comm range is split between north and south
-        threshold = int(fn.comm_sizes[ca if south else cb])
-        terms.append(f"comm_size {'>=' if south else '<'} {threshold}")
-    if c < ma or mb < d:
-        threshold = int(fn.msg_sizes[ma if east else mb])
-        terms.append(f"msg_size {'>=' if east else '<'} (size_t){threshold}")
-    return " && ".join(terms)
-
-
 def _uniform_methods(fn):
-    """Per node: its method when every reachable leaf below it has the same one, else -1."""
+    """Per node: its method when every leaf below it has the same one, else -1."""
     tree, uniform = fn.tree, np.full(fn.tree.n_nodes, -1)
     for node in range(tree.n_nodes - 1, -1, -1):     # children come after their parent
-        if tree.children[node, 0] < 0:
+        kids = [int(k) for k in tree.children[node] if k >= 0]
+        if not kids:
             uniform[node] = tree.method[node]
         else:
-            below = {int(uniform[child]) for _, child in fn.reachable_children(node)}
+            below = {int(uniform[k]) for k in kids}
             uniform[node] = below.pop() if len(below) == 1 else -1
     return uniform
 
 
 def emit_branches(fn, ids):
-    """The nested if/else-if body (§3.2), one statement per line, indented for a function body.
+    """The nested if/else body (§3.2), one statement per line, indented for a function body.
 
-    Quadrants that hold only padding copies are left out, and a subtree whose reachable leaves all carry
-    one method becomes a single assignment (the merge of same-colour conditions §3.2 leaves as future work).
+    Each internal node tests its communicator cut, then in each half its message cut, on the real sizes
+    (`comm_size < 5`, `msg_size < (size_t)4097`); a subtree (or a half) whose leaves all carry one method
+    becomes a single assignment.
     """
-    uniform, out = _uniform_methods(fn), []
+    tree, uniform, out = fn.tree, _uniform_methods(fn), []
+    comm_lo, msg_lo = fn.comm_axis.lo, fn.msg_axis.lo
+
+    def assign(method_index, pad):
+        method = fn.methods[int(method_index)]
+        out.append(f"{pad}alg = {ids[method.algorithm][0]}; seg = {method.segsize}; /* {comment_text(method.label)} */")
 
     def emit(node, indent):
-        pad = "    " * indent
         if uniform[node] >= 0:
-            method = fn.methods[int(uniform[node])]
-            out.append(f"{pad}alg = {ids[method.algorithm][0]}; seg = {method.segsize}; /* {comment_text(method.label)} */")
+            assign(uniform[node], "    " * indent)
             return
-        branches = fn.reachable_children(node)
-        if len(branches) == 1:   # the other quadrants hold only padding copies: no test needed
-            emit(branches[0][1], indent)
-            return
-        for i, (quadrant, child) in enumerate(branches):
-            keyword = "if" if i == 0 else "} else if"
-            out.append(f"{pad}{keyword} ({_conditions(fn, node, quadrant)}) {{ /* {('NW', 'NE', 'SW', 'SE')[quadrant]} */")
-            emit(child, indent + 1)
-        out.append(f"{pad}}}")
+        kids, comm_cut, msg_cut = tree.children[node], int(tree.comm_cut[node]), int(tree.msg_cut[node])
+        halves = [(kids[0], kids[1]), (kids[2], kids[3])] if comm_cut >= 0 else [(kids[0], kids[1])]
+        pad = "    " * indent
+        if comm_cut >= 0:
+            out.append(f"{pad}if (comm_size < {int(comm_lo[comm_cut])}) {{ /* north */")
+        for h, (west, east) in enumerate(halves):
+            inner = indent + (comm_cut >= 0)
+            if h == 1:
+                out.append(f"{pad}}} else {{ /* south */")
+            same = {int(uniform[k]) for k in (west, east) if k >= 0}
+            if msg_cut < 0 or (len(same) == 1 and same != {-1}):
+                emit(int(west), inner)
+                continue
+            ipad = "    " * inner
+            out.append(f"{ipad}if (msg_size < (size_t){int(msg_lo[msg_cut])}) {{ /* west */")
+            emit(int(west), inner + 1)
+            out.append(f"{ipad}}} else {{ /* east */")
+            emit(int(east), inner + 1)
+            out.append(f"{ipad}}}")
+        if comm_cut >= 0:
+            out.append(f"{pad}}}")
 
     emit(0, 1)
     return "\n".join(out)
@@ -114,6 +116,7 @@ def _common_context(fn, name, ids):
             "version": __version__,
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
+            "between": fn.options.between,
             "source_lines": [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_defines": [entry for _, entry in ids.values() if entry]}
 
@@ -125,12 +128,11 @@ def generate_c(fn, name=None):
 
 
 def generate_c_table(fn, name=None):
-    """The same function as a loadable node table walked at run time (§3.3, emlearn's second C form)."""
+    """The same function as a node table walked at run time (§3.3, emlearn's second C form)."""
     ids = algorithm_ids(fn.methods, fn.collective)
     t = fn.tree
-    nodes = [list(map(int, t.children[n])) + [int(t.row[n]), int(t.col[n]), int(t.size[n]), int(t.method[n])]
-             for n in range(t.n_nodes)]
+    nodes = [list(map(int, t.children[n])) + [int(fn.comm_axis.lo[t.comm_cut[n]]) if t.comm_cut[n] >= 0 else -1,
+                                              int(t.msg_cut[n]), int(t.method[n])] for n in range(t.n_nodes)]
     methods = [{"alg": ids[m.algorithm][0], "seg": int(m.segsize)} for m in fn.methods]
-    return render("c_table.c.j2", comm_sizes=[int(v) for v in fn.comm_sizes],
-                  msg_sizes=[f"(size_t){int(v)}" for v in fn.msg_sizes], first_row=fn.first_row.tolist(),
-                  first_col=fn.first_col.tolist(), nodes=nodes, methods=methods, **_common_context(fn, name, ids))
+    return render("c_table.c.j2", msg_lo=[f"(size_t){int(v)}" for v in fn.msg_axis.lo], nodes=nodes,
+                  methods=methods, **_common_context(fn, name, ids))

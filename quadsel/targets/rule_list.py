@@ -1,8 +1,9 @@
 """The rule list: a small language-neutral form of a decision function that every rules-file emitter reads.
 
-In the manner of m2cgen's one IR and many emitters: the quadtree is flattened once into, per measured
-communicator size, the message-size lower bounds at which the chosen method changes. It answers
-queries with the same floor rule as DecisionFunction.query (quadsel/decision_function.py), §3.2:
+In the manner of m2cgen's one IR and many emitters: the quadtree is flattened once into, per communicator
+cell of its grid (a measured size, or with the between rule the interval after it), the message-size lower
+bounds at which the chosen method changes. It answers every query as DecisionFunction.query does
+(quadsel/decision/decision_function.py), §3.2:
 
   - comm size   -> the comm rule with the largest `comm_size` <= it (below the first: the first);
   - message size -> in that comm rule, the msg rule with the largest `msg_size` <= it.
@@ -78,25 +79,30 @@ class RuleList:
         return out
 
 
-def msg_rules_of_row(fn, ci):
-    """Merged message rules of measured comm size index `ci`: lower bounds, the first one 0."""
+def msg_rules_of_row(fn, painted, row):
+    """Merged message rules of one communicator cell: lower bounds (the cells' first sizes), the first one 0."""
     rules = []
-    for mi, msg in enumerate(fn.msg_sizes.tolist()):
-        method = fn.methods[fn.query_index(ci, mi)]
+    for cell, method_index in enumerate(painted[row].tolist()):
+        method = fn.methods[method_index]
         if rules and rules[-1].method == method:
             continue   # consecutive equal methods: one rule
-        rules.append(MsgRule(0 if not rules else int(msg), method))
+        rules.append(MsgRule(0 if not rules else int(fn.msg_axis.lo[cell]), method))
     return tuple(rules)
 
 
 def build_rule_list(fn, merge_comm_sizes=True):
-    """The RuleList of a DecisionFunction: one comm rule per measured comm size (merged when identical)."""
-    comm_rules = []
-    for ci, comm in enumerate(fn.comm_sizes.tolist()):
-        msg_rules = msg_rules_of_row(fn, ci)
+    """The RuleList of a DecisionFunction: one comm rule per communicator cell (merged when identical).
+
+    The first comm rule's key is the smallest measured communicator size (the libraries read a size below
+    the first key with the first rule); every other key is its cell's first size.
+    """
+    painted, comm_rules = fn.cell_methods(), []
+    for row in range(len(fn.comm_axis)):
+        msg_rules = msg_rules_of_row(fn, painted, row)
         if merge_comm_sizes and comm_rules and comm_rules[-1].msg_rules == msg_rules:
             continue   # the floor rule already gives this comm size the previous size's rules
-        comm_rules.append(CommRule(int(comm), msg_rules))
+        key = int(fn.comm_sizes[0]) if row == 0 else int(fn.comm_axis.lo[row])
+        comm_rules.append(CommRule(key, msg_rules))
     return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])))
 
 

@@ -52,9 +52,9 @@ def test_json_round_trip_keeps_every_answer(tmp_path):
     assert again.constraint == "max_depth=2"
     assert np.array_equal(again.choice_grid(), fn.choice_grid())
     data = json.loads(path.read_text())
-    assert data["format"] == "quadsel-quadtree" and data["version"] == 1
+    assert data["format"] == "quadsel-quadtree" and data["version"] == 2
     assert data["provenance"]["sources"] == ["a.csv"]
-    assert set(data) >= {"axes", "methods", "padding", "constraints", "tree", "stats"}
+    assert set(data) >= {"axes", "methods", "builder", "tree", "stats"}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -62,7 +62,8 @@ def test_json_round_trip_keeps_every_answer(tmp_path):
     ("[]", "top level"),
     ('{"format": "other"}', "not a quadsel tree file"),
     ('{"format": "quadsel-quadtree", "version": 99}', "unsupported tree file version"),
-    ('{"format": "quadsel-quadtree", "version": 1}', "missing key"),
+    ('{"format": "quadsel-quadtree", "version": 1}', "collective"),
+    ('{"format": "quadsel-quadtree", "version": 2, "collective": "bcast"}', "axes"),
 ])
 def test_bad_tree_files_name_the_file(tmp_path, text, message):
     path = tmp_path / "bad.qt.json"
@@ -78,5 +79,50 @@ def test_a_tampered_tree_is_rejected(tmp_path):
     data["tree"]["method"][-1] = 99
     path = tmp_path / "t.qt.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(InputError, match="method that is not in the method table"):
+    with pytest.raises(InputError, match="tree.method"):
         DecisionFunction.load(path)
+
+
+@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 12), st.integers(1, 5),
+       st.sampled_from(["floor", "least-bad"]), st.sampled_from([None, 1, 4, 9]))
+@settings(max_examples=60, deadline=None)
+def test_measured_split_exact_and_budgeted_trees_answer_from_their_cells(seed, n_comm, n_msg, n_methods, between,
+                                                                        budget):
+    dmap = _dmap(seed, n_comm, n_msg, n_methods)
+    fn = build_decision_function(dmap, split="measured", between=between, leaf_rule="penalty", max_leaves=budget)
+    if budget is None:
+        assert np.array_equal(fn.choice_grid(), dmap.best)
+    else:
+        assert fn.tree.n_leaves <= budget
+    painted = fn.cell_methods()
+    comm_lo, msg_lo = fn.comm_axis.lo, fn.msg_axis.lo
+    for r in range(len(comm_lo)):         # every cell answers for its whole range of sizes
+        for c in range(len(msg_lo)):
+            for comm in {int(comm_lo[r]), int(comm_lo[r + 1]) - 1 if r + 1 < len(comm_lo) else 10**6}:
+                for msg in {int(msg_lo[c]), int(msg_lo[c + 1]) - 1 if c + 1 < len(msg_lo) else 2**40}:
+                    assert fn.query(max(comm, 1), msg) == fn.methods[painted[r, c]]
+
+
+def test_between_rule_gives_a_gap_the_method_least_bad_at_both_neighbours():
+    from helpers import table_from_cube
+    # at 1 KiB method 0 wins by 1 %, at 4 KiB method 1 wins by 1 %; method 2 is 0.5 % off at both
+    cost = np.array([[[100.0, 101.0, 100.5], [101.0, 100.0, 100.5]]])
+    rows = table_from_cube(cost, [4], [1024, 4096], [("1", 0), ("2", 0), ("3", 0)])
+    dmap = build_decision_map(rows)
+    fn = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
+    assert [fn.query(4, m).algorithm for m in (1024, 1025, 4095, 4096)] == ["1", "3", "3", "2"]
+    floor = build_decision_function(dmap, split="measured", leaf_rule="penalty")
+    assert [floor.query(4, m).algorithm for m in (1024, 1025, 4095, 4096)] == ["1", "1", "1", "2"]
+
+
+def test_version_1_tree_files_still_load_and_answer_as_before():
+    from pathlib import Path
+    from quadsel.ingest import read_measurements
+    here = Path(__file__).resolve().parents[1]
+    old = DecisionFunction.load(here / "data" / "trees" / "ompi5-bcast.d3.v1.qt.json")
+    dmap = build_decision_map(read_measurements([here.parent / "examples" / "ompi5-bcast.csv"]))
+    new = build_decision_function(dmap, max_depth=3)
+    assert old.constraint == "max_depth=3" and old.stats() == new.stats()
+    for comm in range(1, 12):
+        for msg in [0, 1, 3, 700, 1024, 5000, 2**20, 2**22]:
+            assert old.query(comm, msg) == new.query(comm, msg)

@@ -1,107 +1,60 @@
+"""The quadtree as flat arrays: descent, painting, blocks and the loader's structural check."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from hypothesis.extra.numpy import arrays
 
-from quadsel.decision.quadtree import LEAF, build_quadtree
+from quadsel.decision.quadtree import LEAF, Quadtree, TreeBuilder
 
 
-def maps(max_k=4, max_methods=4):
-    return st.integers(0, max_k).flatmap(
-        lambda k: arrays(np.int64, (1 << k, 1 << k), elements=st.integers(0, max_methods - 1)))
+def sample_tree():
+    """Root cuts a 4 x 6 grid at row 2 and column 3; its SE child cuts column 5 only (a two-way split)."""
+    b = TreeBuilder()
+    root = b.node(0, 0)
+    kids = [b.node(m, 1) for m in (0, 1, 2, 3)]
+    b.split(root, 2, 3, kids)
+    east = [b.node(3, 2), b.node(4, 2)]
+    b.split(kids[3], -1, 5, east)
+    return b.tree()
 
 
-@given(maps())
-def test_exact_tree_reproduces_the_map(grid):
-    tree = build_quadtree(grid)
-    assert np.array_equal(tree.paint(), grid)
-    for r in range(grid.shape[0]):
-        for c in range(grid.shape[1]):
-            assert tree.method[tree.leaf_at(r, c)] == grid[r, c]
+def test_descent_paint_and_blocks():
+    tree = sample_tree()
+    tree.validate(4, 6, 5)
+    painted = tree.paint(4, 6)
+    assert painted.tolist() == [[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1],
+                                [2, 2, 2, 3, 3, 4], [2, 2, 2, 3, 3, 4]]
+    r0, r1, c0, c1 = tree.blocks(4, 6)
+    assert (r0[6], r1[6], c0[6], c1[6]) == (2, 4, 5, 6)
+    assert tree.children[4].tolist() == [5, 6, LEAF, LEAF]
+    assert tree.stats() == {"depth_min": 1, "depth_max": 2, "depth_mean": 1.4, "leaves": 5, "nodes": 7}
 
 
-@given(maps(), st.integers(0, 5), st.floats(0.05, 1.0))
-@settings(max_examples=200)
-def test_constraints_and_shape_invariants(grid, max_depth, threshold):
-    tree = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold)
-    internal = int((~tree.is_leaf).sum())
-    assert tree.n_nodes == 1 + 4 * internal            # a quadtree
-    assert tree.n_leaves == 3 * internal + 1
-    assert tree.depth[tree.is_leaf].max() <= max_depth
-    for n in np.flatnonzero(~tree.is_leaf):             # a node was split only if no constraint stopped it
-        block = grid[tree.row[n]:tree.row[n] + tree.size[n], tree.col[n]:tree.col[n] + tree.size[n]]
-        share = np.bincount(block.ravel()).max() / block.size
-        assert share < threshold and tree.depth[n] < max_depth and tree.size[n] > 1
-    for n in np.flatnonzero(tree.is_leaf):              # a leaf carries its block's majority method
-        block = grid[tree.row[n]:tree.row[n] + tree.size[n], tree.col[n]:tree.col[n] + tree.size[n]]
-        counts = np.bincount(block.ravel())
-        assert counts[tree.method[n]] == counts.max()
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.children.__setitem__((0, 1), 9), "outside the node table"),
+    (lambda t: t.children.__setitem__((4, 0), 2), "after their parent"),
+    (lambda t: t.children.__setitem__((0, 3), 1), "exactly one node"),
+    (lambda t: t.comm_cut.__setitem__(0, 4), "outside its block"),
+    (lambda t: t.msg_cut.__setitem__(4, 3), "outside its block"),
+    (lambda t: t.msg_cut.__setitem__(4, -1), "cuts and its children"),
+    (lambda t: t.comm_cut.__setitem__(1, 1), "a leaf has a cut"),
+    (lambda t: t.method.__setitem__(6, 5), "method outside"),
+    (lambda t: t.depth.__setitem__(6, 7), "depth"),
+])
+def test_validate_rejects_every_kind_of_damage(change, message):
+    tree = sample_tree()
+    change(tree)
+    with pytest.raises(ValueError, match=message):
+        tree.validate(4, 6, 5)
 
 
-def test_max_depth_one_gives_four_leaves_and_five_nodes():
-    grid = np.arange(64).reshape(8, 8) % 3
-    tree = build_quadtree(grid, max_depth=1)
-    assert (tree.n_leaves, tree.n_nodes) == (4, 5)
-    assert tree.stats() == {"depth_min": 1, "depth_max": 1, "depth_mean": 1.0, "leaves": 4, "nodes": 5}
+def test_validate_rejects_unequal_arrays():
+    tree = sample_tree()
+    broken = Quadtree(tree.children, tree.comm_cut[:-1], tree.msg_cut, tree.method, tree.depth)
+    with pytest.raises(ValueError, match="unequal length"):
+        broken.validate(4, 6, 5)
 
 
-def test_uniform_map_is_one_leaf_and_children_are_nw_ne_sw_se():
-    assert build_quadtree(np.zeros((4, 4), dtype=int)).n_nodes == 1
-    grid = np.array([[0, 1], [2, 3]])
-    tree = build_quadtree(grid)
-    assert tree.children[0].tolist() == [1, 2, 3, 4]
-    assert tree.method[1:].tolist() == [0, 1, 2, 3]
-    assert np.all(tree.children[1:] == LEAF)
-
-
-def test_threshold_makes_a_leaf_of_a_dominant_method():
-    grid = np.zeros((4, 4), dtype=int)
-    grid[0, 0] = 1                        # 15 of 16 cells are method 0
-    assert build_quadtree(grid, accuracy_threshold=0.9).n_nodes == 1
-    assert build_quadtree(grid, accuracy_threshold=0.95).n_nodes > 1
-
-
-def test_ties_go_to_the_method_with_the_lower_penalty():
-    grid = np.array([[0, 1], [1, 0]])
-    penalty = np.zeros((2, 2, 2))
-    penalty[:, :, 0] = [[0.0, 0.5], [0.5, 0.0]]   # method 0 is 50 % slower where it loses
-    penalty[:, :, 1] = [[0.1, 0.0], [0.0, 0.1]]   # method 1 only 10 %
-    assert build_quadtree(grid, max_depth=0, penalty=penalty).method[0] == 1
-    assert build_quadtree(grid, max_depth=0).method[0] == 0
-
-
-def test_rejects_unpadded_maps_and_bad_constraints():
-    with pytest.raises(ValueError):
-        build_quadtree(np.zeros((3, 3), dtype=int))
-    with pytest.raises(ValueError):
-        build_quadtree(np.zeros((2, 2), dtype=int), accuracy_threshold=0)
-
-
-@given(maps(max_methods=3), st.integers(0, 4), st.floats(0.05, 1.0), st.integers(0, 10**6))
-@settings(max_examples=100)
-def test_penalty_leaf_rule_picks_the_least_penalty_and_keeps_the_exact_tree(grid, max_depth, threshold, seed):
-    rng = np.random.default_rng(seed)
-    side = grid.shape[0]
-    penalty = rng.uniform(0.01, 2.0, size=(side, side, 3))
-    penalty[np.arange(side)[:, None], np.arange(side)[None, :], grid] = 0.0     # the map's method is the best
-    weight = rng.uniform(0.1, 1.0, size=(side, side))
-    exact = build_quadtree(grid, penalty=penalty, leaf_rule="penalty", weight=weight)
-    assert np.array_equal(exact.paint(), grid)
-    tree = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold, penalty=penalty,
-                          leaf_rule="penalty", weight=weight)
-    majority = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold)
-    assert np.array_equal(tree.children, majority.children)       # same shape: only leaf methods differ
-    for n in np.flatnonzero(tree.is_leaf):
-        r, c, s = tree.row[n], tree.col[n], tree.size[n]
-        w = weight[r:r + s, c:c + s, None]
-        mean = (penalty[r:r + s, c:c + s] * w).sum(axis=(0, 1)) / w.sum()
-        assert mean[tree.method[n]] == pytest.approx(mean.min())
-
-
-def test_penalty_leaf_rule_avoids_a_cheap_majority_trap():
-    grid = np.array([[0, 0], [0, 1]])            # method 0 wins 3 cells by a hair, loses the 4th by 10x
-    penalty = np.zeros((2, 2, 2))
-    penalty[:, :, 1] = [[0.01, 0.01], [0.01, 0.0]]
-    penalty[1, 1, 0] = 9.0
-    assert build_quadtree(grid, max_depth=0, penalty=penalty).method[0] == 0
-    assert build_quadtree(grid, max_depth=0, penalty=penalty, leaf_rule="penalty").method[0] == 1
+def test_json_round_trip():
+    tree = sample_tree()
+    again = Quadtree.from_json(tree.to_json())
+    assert np.array_equal(again.paint(4, 6), tree.paint(4, 6))

@@ -49,8 +49,7 @@ def test_generated_c_has_the_papers_nested_structure_and_signature():
     rows, _, _ = random_table(np.random.default_rng(1), 4, 4, 3)
     source = generate_c(build_decision_function(build_decision_map(rows)))
     assert "int quadsel_bcast_decision(int comm_size, size_t msg_size, int *segsize)" in source
-    assert "if (" in source and "} else if (" in source
-    assert "/* NW */" in source
+    assert "if (comm_size < " in source and "if (msg_size < (size_t)" in source and "} else {" in source
 
 
 def test_names_become_defines_with_sanitized_identifiers():

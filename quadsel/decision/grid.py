@@ -1,0 +1,110 @@
+"""The decision map on query cells: what a tree is built on and answers for.
+
+Every measured size is a cell of its axis. The paper's query rule (§3.2) maps a size between two measured
+sizes to the lower one (`floor`): the measured cells then cover the whole axis. With the `between` rule
+the open interval between two neighbouring measured sizes is a cell of its own (when it holds an
+integer), whose penalty for a method combines that method's penalty at the neighbouring measured points
+(`least-bad`: the method least bad at both neighbours wins the gap). Below the smallest measured size a
+query takes the first cell, above the largest the last (§3.2's boundary expansion).
+
+A cell answers for the sizes from its `lo` up to the next cell's `lo` - 1, so a cut between two cells is
+one integer comparison `size >= lo` in every target.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+BETWEEN_RULES = ("floor", "least-bad")
+
+
+@dataclass
+class Axis:
+    values: np.ndarray     # the measured sizes, strictly increasing
+    lo: np.ndarray         # per cell: the smallest size it answers for (cell 0: 0, boundary expansion)
+    left: np.ndarray       # per cell: the measured index at or below it
+    right: np.ndarray      # per cell: the measured index at or above it (== left for a measured cell)
+
+    @classmethod
+    def of(cls, values, between="floor"):
+        if between not in BETWEEN_RULES:
+            raise ValueError(f"unknown between rule {between!r} (choose from {', '.join(BETWEEN_RULES)})")
+        values = np.asarray(values, dtype=np.int64)
+        lo, left, right = [], [], []
+        for i, v in enumerate(values.tolist()):
+            lo.append(0 if i == 0 else v)
+            left.append(i)
+            right.append(i)
+            if between != "floor" and i + 1 < len(values) and values[i + 1] - v >= 2:
+                lo.append(v + 1)          # the open interval (v, next): its own cell
+                left.append(i)
+                right.append(i + 1)
+        as_array = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
+        return cls(values, as_array(lo), as_array(left), as_array(right))
+
+    def __len__(self):
+        return len(self.lo)
+
+    @property
+    def is_measured(self):
+        return self.left == self.right
+
+    def measured_cells(self):
+        """The cell of each measured size."""
+        return np.flatnonzero(self.is_measured)
+
+    def cells(self, sizes):
+        """Cell index of every size (any integers; below the first cell's sizes: cell 0)."""
+        return np.maximum(np.searchsorted(self.lo, np.asarray(sizes), side="right") - 1, 0)
+
+    def describe(self, cell):
+        """Human text of the sizes a cell answers for, e.g. '4097-8191' or '>= 1048576'."""
+        lo = int(self.lo[cell])
+        if cell + 1 == len(self.lo):
+            return f">= {lo}" if cell else "all"
+        hi = int(self.lo[cell + 1]) - 1
+        return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+@dataclass
+class DecisionGrid:
+    """Per cell: the penalty of every method (the tree builders' objective), its weight and the best method."""
+
+    comm: Axis
+    msg: Axis
+    penalty: np.ndarray     # (R, C, K) % at the cell; NaN where nothing is known
+    weight: np.ndarray      # (R, C): 1 per measured point, `gap_weight` per gap cell, 0 where no method was measured
+    best: np.ndarray        # (R, C) method index: least penalty (interpolated decision where nothing was measured)
+
+    @property
+    def shape(self):
+        return self.best.shape
+
+
+GAP_RULES = ("max", "mean")
+
+
+def build_grid(dmap, between="floor", gap_weight=1.0, tolerance=0.0, gap_rule="max"):
+    """The DecisionGrid of a decision map under a between rule.
+
+    `tolerance` (%): penalties up to it count as 0 for the builders (ties within the noise of the best);
+    every report still scores the real penalty.
+    """
+    from .decision_map import penalty_cube
+    comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
+    point = penalty_cube(dmap)                                   # (C, M, K), NaN at filled points
+    if tolerance > 0:
+        point = np.where(point <= tolerance, 0.0, point)
+    # a cell's penalty: the worst (or mean) over the measured points around it (one point for a measured cell)
+    corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]
+    stack = np.stack([point[np.ix_(r, c)] for r, c in corners])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: no method measured around the cell
+        penalty = (np.nanmax if gap_rule == "max" else np.nanmean)(stack, axis=0)
+    known = ~np.all(np.isnan(penalty), axis=2)
+    measured = np.outer(comm.is_measured, msg.is_measured)
+    weight = np.where(known, np.where(measured, 1.0, float(gap_weight)), 0.0)
+    fallback = dmap.best[np.ix_(comm.left, msg.left)]           # interpolated decision where nothing is known
+    best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
+    return DecisionGrid(comm, msg, penalty, weight, best.astype(np.int64))
