@@ -21,6 +21,9 @@ from .grid import BETWEEN_RULES, Axis, build_grid
 from .quadtree import LEAF_RULES, Quadtree
 
 SPLITS = ("midpoint", "measured")
+# What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
+DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto"}
+PAPER_BUILD = {"split": "midpoint", "between": "floor", "leaf_rule": "majority", "max_leaves": None}
 
 
 @dataclass
@@ -33,6 +36,7 @@ class BuildOptions:
     max_depth: Optional[int] = None
     accuracy_threshold: float = 1.0
     max_leaves: Optional[int] = None   # measured only: best-first growth to this many leaves
+    size_rule: str = "fixed"           # "auto": max_leaves was chosen by held-out folds (decision/size.py)
     leaf_rule: str = "majority"
     tolerance: float = 0.0             # %: penalties up to it are ties when building
 
@@ -47,8 +51,21 @@ class BuildOptions:
             raise ValueError("a leaf budget needs split=measured and at least 1 leaf")
         if not 0.0 < self.accuracy_threshold <= 1.0 or (self.max_depth is not None and self.max_depth < 0):
             raise ValueError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
+        if self.size_rule not in ("fixed", "auto"):
+            raise ValueError(f"unknown size rule {self.size_rule!r}")
         if not 0.0 <= self.tolerance < 1e6:
             raise ValueError("the tolerance must be a percentage >= 0")
+
+    @property
+    def size_constraint(self):
+        """The size part of the constraint only ("exact", "max_depth=3", "max_leaves=auto(8)", ...)."""
+        return self.constraint.split(",split=")[0] if self.split != "midpoint" else self.constraint
+
+    @property
+    def is_default(self):
+        """Built with the default builder's options (any size constraint)."""
+        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items() if k != "max_leaves") and \
+            self.tolerance == 0.0 and self.pad == "spread"
 
     @property
     def constraint(self):
@@ -57,7 +74,9 @@ class BuildOptions:
             parts.append(f"max_depth={self.max_depth}")
         if self.accuracy_threshold < 1.0:
             parts.append(f"threshold={self.accuracy_threshold:g}")
-        if self.max_leaves is not None:
+        if self.size_rule == "auto":
+            parts.append(f"max_leaves=auto({self.max_leaves if self.max_leaves is not None else 'exact'})")
+        elif self.max_leaves is not None:
             parts.append(f"max_leaves={self.max_leaves}")
         parts = parts or ["exact"]
         if self.split != "midpoint":
@@ -160,10 +179,20 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
-    (decision/split.py), exactly, under the paper's constraints or to a leaf budget.
+    (decision/split.py), exactly, under the paper's constraints or to a leaf budget; max_leaves="auto"
+    chooses the budget by held-out folds (decision/size.py).
     """
-    options = BuildOptions(split, between, pad_mode, max_depth, float(accuracy_threshold), max_leaves, leaf_rule,
-                           float(tolerance))
+    size_info = None
+    if max_leaves == "auto":
+        from .size import choose_budget
+        same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
+                    leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance)
+        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same))
+        size_info = {"size_rule": "auto: mean held-out penalty % per leaf budget (null = exact)",
+                     "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
+    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
+                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
+                           size_rule="auto" if size_info else "fixed", tolerance=float(tolerance))
     options.check()
     grid = build_grid(dmap, between, tolerance=tolerance)
     paper = None
@@ -181,6 +210,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),
             "filled_points": int(dmap.filled.sum())}
+    if size_info:
+        info["size"] = size_info
     info.update(provenance or {})
     return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, list(dmap.methods), tree, options,
                             info, paper)

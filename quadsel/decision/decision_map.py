@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import QuadselError
 from ..ingest.names import normalise_collective
+from ..ingest.table import Measurement
 
 
 @dataclass(frozen=True, order=True)
@@ -102,6 +103,23 @@ def build_decision_map(measurements, collective=None):
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
                        default_cost, sources)
+
+
+def training_map(dmap, test):
+    """The decision map of the measurements outside `test` ((C, M) bool), rebuilt from them: axes, fill and
+    best anew (a held-out size is then absent from the axes, so its queries fall between training sizes)."""
+    rows = []
+    for c, comm in enumerate(dmap.comm_sizes.tolist()):
+        for m, msg in enumerate(dmap.msg_sizes.tolist()):
+            if test[c, m]:
+                continue
+            for k, method in enumerate(dmap.methods):
+                time = dmap.cost[c, m, k]
+                if not np.isnan(time):
+                    rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time)))
+    train = build_decision_map(rows, dmap.collective)
+    train.sources = dmap.sources
+    return train
 
 
 def penalty_cube(dmap):

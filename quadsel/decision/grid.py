@@ -73,8 +73,8 @@ class DecisionGrid:
 
     comm: Axis
     msg: Axis
-    penalty: np.ndarray     # (R, C, K) % at the cell; NaN where nothing is known
-    weight: np.ndarray      # (R, C): 1 per measured point, `gap_weight` per gap cell, 0 where no method was measured
+    penalty: np.ndarray     # (R, C, K) % at the cell (0 where nothing is known: its weight is 0)
+    weight: np.ndarray      # (R, C): 1 per measured point, `gap_weight` per inferred cell, 0 where nothing is known
     best: np.ndarray        # (R, C) method index: least penalty (interpolated decision where nothing was measured)
 
     @property
@@ -88,23 +88,29 @@ GAP_RULES = ("max", "mean")
 def build_grid(dmap, between="floor", gap_weight=1.0, tolerance=0.0, gap_rule="max"):
     """The DecisionGrid of a decision map under a between rule.
 
-    `tolerance` (%): penalties up to it count as 0 for the builders (ties within the noise of the best);
-    every report still scores the real penalty.
+    A measured point weighs 1. A cell whose penalty is inferred -- a gap cell, or a point where no method
+    was measured, whose penalty comes from the message-axis interpolation of every method's time -- weighs
+    `gap_weight`. `tolerance` (%): penalties up to it count as 0 for the builders (ties within the noise of
+    the best); every report still scores the real penalty.
     """
     from .decision_map import penalty_cube
     comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
     point = penalty_cube(dmap)                                   # (C, M, K), NaN at filled points
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lowest = np.nanmin(np.where(np.isnan(dmap.cost_filled), np.inf, dmap.cost_filled), axis=2)
+        inferred = (dmap.cost_filled - lowest[:, :, None]) / lowest[:, :, None] * 100.0
+    point = np.where(dmap.filled[:, :, None], inferred, point)
     if tolerance > 0:
         point = np.where(point <= tolerance, 0.0, point)
-    # a cell's penalty: the worst (or mean) over the measured points around it (one point for a measured cell)
+    # a cell's penalty: the worst (or the mean) over the points around it (one point for a measured cell)
     corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]
     stack = np.stack([point[np.ix_(r, c)] for r, c in corners])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: no method measured around the cell
+        warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: nothing known around the cell
         penalty = (np.nanmax if gap_rule == "max" else np.nanmean)(stack, axis=0)
     known = ~np.all(np.isnan(penalty), axis=2)
-    measured = np.outer(comm.is_measured, msg.is_measured)
+    measured = np.outer(comm.is_measured, msg.is_measured) & dmap.measured[np.ix_(comm.left, msg.left)]
     weight = np.where(known, np.where(measured, 1.0, float(gap_weight)), 0.0)
-    fallback = dmap.best[np.ix_(comm.left, msg.left)]           # interpolated decision where nothing is known
+    fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
     best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
-    return DecisionGrid(comm, msg, penalty, weight, best.astype(np.int64))
+    return DecisionGrid(comm, msg, np.where(np.isnan(penalty), 0.0, penalty), weight, best.astype(np.int64))

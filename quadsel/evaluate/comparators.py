@@ -54,6 +54,11 @@ class Selector:
     def size(self):
         return None
 
+    @property
+    def deployed_rules(self):
+        """Deployed size as rules (a rules file's message rules), where the selector has one."""
+        return None
+
     def stats(self):
         """Depth statistics (None when the structure has no depth) and leaves/nodes."""
         return {"depth_min": None, "depth_max": None, "depth_mean": None, "leaves": None, "nodes": None}
@@ -77,17 +82,26 @@ def _grid(comm_sizes, msg_sizes):
 
 @dataclass
 class QuadtreeSelector(Selector):
-    fn: object = None   # DecisionFunction
+    """A quadtree: `quadtree` rows are the paper's builder (or other options), `quadsel` rows the default build's."""
 
-    kind = "quadtree"
+    fn: object = None   # DecisionFunction
 
     @classmethod
     def of(cls, fn):
         return cls(list(fn.methods), fn)
 
     @property
+    def kind(self):
+        return "quadsel" if self.fn.options.is_default else "quadtree"
+
+    @property
     def constraint(self):
-        return self.fn.constraint
+        return self.fn.options.size_constraint if self.kind == "quadsel" else self.fn.constraint
+
+    @property
+    def deployed_rules(self):
+        from ..targets.rule_list import build_rule_list
+        return sum(len(c.msg_rules) for c in build_rule_list(self.fn).comm_rules)
 
     @property
     def size(self):
@@ -160,6 +174,10 @@ class RunLengthTable(Selector):
     @property
     def size(self):
         return int(sum(len(bounds) for bounds, _ in self.rules))
+
+    @property
+    def deployed_rules(self):
+        return self.size
 
     def predict(self, comm_sizes, msg_sizes):
         comm_sizes, msg_sizes = np.asarray(comm_sizes), np.asarray(msg_sizes)

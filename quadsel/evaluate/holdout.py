@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..decision.decision_map import build_decision_map
+from ..decision.decision_map import training_map  # noqa: F401 (the training part of a split)
 from ..errors import QuadselError
-from ..ingest.table import Measurement
 
 KINDS = ("msg", "comm", "random")
 _RANDOM = re.compile(r"^random:(\d*\.?\d+)(?::(\d+))?$")
@@ -75,19 +74,3 @@ def split(dmap, holdout):
     if not (dmap.measured & ~test).any():
         raise QuadselError(f"--holdout {holdout.name}: no measured point left to build on")
     return test
-
-
-def training_map(dmap, test):
-    """The decision map of the measurements outside `test` (rebuilt from them: axes, fill and best anew)."""
-    rows = []
-    for c, comm in enumerate(dmap.comm_sizes.tolist()):
-        for m, msg in enumerate(dmap.msg_sizes.tolist()):
-            if test[c, m]:
-                continue
-            for k, method in enumerate(dmap.methods):
-                time = dmap.cost[c, m, k]
-                if not np.isnan(time):
-                    rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time)))
-    train = build_decision_map(rows, dmap.collective)
-    train.sources = dmap.sources
-    return train

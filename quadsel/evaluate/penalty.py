@@ -2,13 +2,17 @@
 
 penalty(point) = (T[chosen] - T[best]) / T[best] × 100 %, over measured points only: never padded copies
 (a decision is read at each measured point's own cell) and never filled points (no method measured).
-T[chosen] at a point where the chosen method itself was not measured is the message-axis interpolation
-of that method's own measurements; where even that is impossible the point is counted as unscored.
+A choice at a point where that method was not measured is charged the worst penalty measured there
+(`charged`): it cannot be known to be better, and no rule may gain by choosing methods where they were
+not measured (decision_map.penalty_cube). `unscored` counts points that have no value at all (the
+library default where it was not measured).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..decision.decision_map import penalty_cube
 
 
 @dataclass
@@ -18,19 +22,25 @@ class PenaltySummary:
     mean: float
     median: float
     points: int       # measured points scored
-    unscored: int     # measured points where the chosen method has no cost at all
+    unscored: int     # measured points with no value (a default that was not measured there)
     over_5: int = 0   # scored points with penalty >= 5 % (not white in Fig. 3)
+    charged: int = 0  # scored points whose chosen method was not measured there (charged the worst)
 
     def to_json(self):
         return {"penalty_min": self.min, "penalty_max": self.max, "penalty_mean": self.mean,
                 "penalty_median": self.median, "points": self.points, "unscored": self.unscored,
-                "points_over_5": self.over_5}
+                "points_over_5": self.over_5, "charged": self.charged}
 
 
 def penalty_grid(dmap, choice):
-    """(C, M) penalty in % of choosing method index `choice[c, m]`; NaN at filled or unscorable points."""
-    chosen = np.take_along_axis(dmap.cost_filled, np.asarray(choice)[:, :, None], axis=2)[:, :, 0]
-    return _relative(chosen, dmap)
+    """(C, M) penalty in % of choosing method index `choice[c, m]`; NaN at filled points."""
+    return np.take_along_axis(penalty_cube(dmap), np.asarray(choice)[:, :, None], axis=2)[:, :, 0]
+
+
+def charged_grid(dmap, choice):
+    """(C, M) True where the chosen method was not measured at a measured point (its penalty is charged)."""
+    chosen = np.take_along_axis(dmap.cost, np.asarray(choice)[:, :, None], axis=2)[:, :, 0]
+    return np.isnan(chosen) & dmap.measured
 
 
 def default_penalty_grid(dmap):
@@ -46,12 +56,14 @@ def _relative(chosen_cost, dmap):
     return out
 
 
-def summarize(grid, dmap, mask=None):
+def summarize(grid, dmap, mask=None, charged=None):
     """Min/max/mean/median of a penalty grid over measured points (optionally only where `mask`)."""
     scope = dmap.measured if mask is None else (dmap.measured & mask)
     values = grid[scope]
     known = values[~np.isnan(values)]
+    n_charged = 0 if charged is None else int(np.count_nonzero(charged[scope]))
     if known.size == 0:
         return PenaltySummary(float("nan"), float("nan"), float("nan"), float("nan"), 0, int(values.size))
     return PenaltySummary(float(known.min()), float(known.max()), float(known.mean()), float(np.median(known)),
-                          int(known.size), int(values.size - known.size), int(np.count_nonzero(known >= 5.0)))
+                          int(known.size), int(values.size - known.size), int(np.count_nonzero(known >= 5.0)),
+                          n_charged)

@@ -19,27 +19,22 @@ import numpy as np
 
 from .comparators import CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, cart_available, choice_on
 from .model import ModelSelector
-from ..decision.decision_function import build_decision_function
+from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
 from ..errors import QuadselError
 from ..decision.padding import padded_size
-from .penalty import default_penalty_grid, penalty_grid, summarize
+from .penalty import charged_grid, default_penalty_grid, penalty_grid, summarize
 
 ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max",
             "penalty_mean", "penalty_median", "leaves", "nodes")
-EXTRA_KEYS = ("method", "size", "holdout", "points", "unscored", "points_over_5")
+EXTRA_KEYS = ("method", "size", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
-COMPARATORS = ("default", "single", "runlength", "cart", "model")
+COMPARATORS = ("quadsel", "default", "single", "runlength", "cart", "model")
 NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
 
 
 def tree_row(fn, dmap):
     """The Table 1/2 row of one quadtree decision function on the map it was built from."""
-    row = {"constraint": fn.constraint, "method": "quadtree"}
-    row.update({k: v for k, v in fn.stats().items() if k != "deployed_leaves"})
-    row.update(summarize(penalty_grid(dmap, fn.choice_grid()), dmap).to_json())
-    row["size"] = row["leaves"]
-    row["holdout"] = None
-    return row
+    return selector_row(QuadtreeSelector.of(fn), dmap)
 
 
 def default_row(dmap, mask=None, holdout=None):
@@ -58,14 +53,29 @@ def selector_row(selector, dmap, mask=None, holdout=None):
     """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`."""
     row = {"constraint": selector.constraint, "method": selector.kind}
     row.update(selector.stats())
-    row.update(summarize(penalty_grid(dmap, choice_on(selector, dmap)), dmap, mask).to_json())
+    choice = choice_on(selector, dmap)
+    row.update(summarize(penalty_grid(dmap, choice), dmap, mask, charged_grid(dmap, choice)).to_json())
     row["size"] = selector.size
+    row["rules"] = selector.deployed_rules
     row["holdout"] = holdout
     return row
 
 
+def quadsel_functions(dmap):
+    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree."""
+    options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
+    chosen = build_decision_function(dmap, **DEFAULT_BUILD)
+    exact = build_decision_function(dmap, **options)
+    fns, budget = [chosen], 2
+    while budget < exact.tree.n_leaves:
+        fns.append(build_decision_function(dmap, max_leaves=budget, **options))
+        budget *= 2
+    return fns + [exact]
+
+
 def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
-    """Max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold sweep (< 1)."""
+    """The paper's trees: max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold
+    sweep (< 1)."""
     k = int(math.log2(padded_size(*dmap.shape)))
     options = {"pad_mode": pad_mode, "leaf_rule": leaf_rule}
     fns = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, k + 1)]
@@ -93,14 +103,15 @@ def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, com
     model that cannot be fitted adds a line to `notes` and leaves those rows out.
     """
     notes = [] if notes is None else notes
-    selectors = [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds, leaf_rule)]
+    selectors = [QuadtreeSelector.of(fn) for fn in quadsel_functions(train)] if "quadsel" in comparators else []
+    selectors += [QuadtreeSelector.of(fn) for fn in quadtree_functions(train, pad_mode, thresholds, leaf_rule)]
     if "single" in comparators:
         selectors.append(SingleBest.fit(train))
     if "runlength" in comparators:
         selectors.append(RunLengthTable.fit(train))
     if "cart" in comparators:
         if cart_available():
-            for budget in sorted({s.size for s in selectors if s.kind == "quadtree"}):
+            for budget in sorted({s.size for s in selectors if s.kind in ("quadtree", "quadsel")}):
                 cart = CartSelector.fit(train, budget)
                 selectors.append(cart)
                 if cart.size < budget:     # fully grown: every larger budget gives this same tree
@@ -120,7 +131,7 @@ def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True)
     rows = [selector_row(s, dmap, mask, holdout) for s in selectors]
     baseline = default_row(dmap, mask, holdout) if with_default else None
     if baseline is not None:
-        at = sum(1 for r in rows if r["method"] == "quadtree")
+        at = sum(1 for r in rows if r["method"] in ("quadtree", "quadsel"))
         rows.insert(at, baseline)
     return rows
 
@@ -185,11 +196,12 @@ def _cell(value, digits=2):
     return str(value)
 
 
-MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("depth_max", "Depth max"),
+MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("rules", "Rules"),
+              ("depth_max", "Depth max"),
               ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
               ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),
               ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"),
-              ("points_over_5", "Points ≥ 5 %"))
+              ("points_over_5", "Points ≥ 5 %"), ("charged", "Charged"), ("unscored", "Unscored"))
 
 
 def _table(rows):
@@ -224,26 +236,32 @@ def _budget(constraint):
     return int(constraint.split("=", 1)[1]) if constraint.startswith("max_leaf_nodes=") else None
 
 
+def _is_auto(row):
+    return row["method"] == "quadsel" and row["constraint"].startswith("max_leaves=auto")
+
+
 def summary_rows(rows, reference="max_depth=3"):
-    """At a glance: per selector (exact, the reference tree, CART with its leaf budget, the comparators) and
-    per split, (size, mean penalty, median penalty). CART is the tree with the reference tree's leaf budget
-    of the same split (or the fully grown one below it)."""
-    wanted = [("quadtree", "exact", "quadtree, exact"), ("quadtree", reference, f"quadtree, {reference}"),
-              ("cart", None, f"CART, leaf budget of {reference}"), ("runlength", None, "run-length table"),
+    """At a glance: per selector (the default build, the exact trees, the paper's reference tree, CART with the
+    default build's leaf budget, the comparators) and per split, (size, mean penalty, points >= 5 %). CART
+    is the tree with the default build's leaf budget of the same split (or the fully grown one below it)."""
+    wanted = [("quadsel", _is_auto, "quadsel default build"),
+              ("quadsel", lambda r: r["constraint"] == "exact", "quadsel, exact"),
+              ("quadtree", lambda r: r["constraint"] == "exact", "paper quadtree, exact"),
+              ("quadtree", lambda r: r["constraint"] == reference, f"paper quadtree, {reference}"),
+              ("cart", None, "CART, leaf budget of the default build"), ("runlength", None, "run-length table"),
               ("model", None, "analytical model"), ("single", None, "single best method"),
               ("default", None, "library default (measured)")]
     table = []
-    for kind, constraint, name in wanted:
+    for kind, match, name in wanted:
         cells = {}
         for holdout, group in _groups(rows):
             if kind == "cart":
-                ref = next((r for r in group if r["method"] == "quadtree" and r["constraint"] == reference), None)
+                ref = next((r for r in group if _is_auto(r)), None)
                 carts = [r for r in group if r["method"] == "cart" and ref is not None
                          and _budget(r["constraint"]) <= ref["leaves"]]
                 row = carts[-1] if carts else None
             else:
-                row = next((r for r in group if r["method"] == kind
-                            and (constraint is None or r["constraint"] == constraint)), None)
+                row = next((r for r in group if r["method"] == kind and (match is None or match(r))), None)
             if row is not None:
                 cells[holdout] = row
         if cells:
@@ -254,11 +272,13 @@ def summary_rows(rows, reference="max_depth=3"):
 def summary_markdown(rows, reference="max_depth=3"):
     splits = [h for h, _ in _groups(rows)]
     head = ["Decision rule", "Size (all points)"] + ["all points" if h is None else f"held out: {h}" for h in splits]
-    lines = ["At a glance — mean penalty % [points with penalty >= 5 % / points scored]:", "",
+    lines = ["At a glance — mean penalty % [points with penalty >= 5 % / points scored; unscored points "
+             "after a +]:", "",
              "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for name, cells in summary_rows(rows, reference):
         size = cells.get(None, {}).get("size")
-        values = [f"{_cell(cells[h]['penalty_mean'])} [{cells[h]['points_over_5']}/{cells[h]['points']}]"
+        values = [f"{_cell(cells[h]['penalty_mean'])} [{cells[h]['points_over_5']}/{cells[h]['points']}"
+                  + (f" +{cells[h]['unscored']}" if cells[h].get("unscored") else "") + "]"
                   if h in cells else "-" for h in splits]
         lines.append(f"| {name} | {_cell(size)} | " + " | ".join(values) + " |")
     return "\n".join(lines) + "\n"

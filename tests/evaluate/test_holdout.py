@@ -75,11 +75,12 @@ def test_single_size_axis_cannot_be_held_out():
 
 def test_report_scores_held_out_rows_on_the_held_out_points_only():
     dmap = _dmap(4, 6, 10, 4)
-    result = report.build_report(dmap, holdouts=[Holdout("msg")], comparators=("single", "runlength", "model"))
+    result = report.build_report(dmap, holdouts=[Holdout("msg")],
+                                 comparators=("quadsel", "single", "runlength", "model"))
     held = [r for r in result.rows if r["holdout"] == "msg"]
     assert held and all(r["points"] + r["unscored"] == 30 for r in held)
     kinds = {r["method"] for r in held}
-    assert kinds == {"quadtree", "single", "runlength", "model"}
+    assert kinds == {"quadsel", "quadtree", "single", "runlength", "model"}
     full = [r for r in result.rows if r["holdout"] is None]
     assert next(r for r in full if r["method"] == "runlength")["penalty_max"] == 0.0
 

@@ -52,7 +52,8 @@ def _full_report(**kwargs):
 def test_full_report_rows_carry_method_size_and_holdout():
     dmap, result = _full_report()
     kinds = [r["method"] for r in result.rows]
-    assert kinds[:5] == ["quadtree"] * 5 and kinds[5] == "default"
+    trees = kinds.count("quadsel") + kinds.count("quadtree")
+    assert kinds[0] == "quadsel" and kinds[trees - 5:trees] == ["quadtree"] * 5 and kinds[trees] == "default"
     assert {"single", "runlength", "model"} <= set(kinds)
     by_kind = {r["method"]: r for r in result.rows}
     assert by_kind["default"]["size"] is None and by_kind["single"]["size"] == 1
@@ -70,7 +71,7 @@ def test_full_report_rows_carry_method_size_and_holdout():
 def test_cart_rows_share_the_quadtree_leaf_budgets():
     pytest.importorskip("sklearn")
     _, result = _full_report()
-    budgets = sorted({r["leaves"] for r in result.rows if r["method"] == "quadtree"})
+    budgets = sorted({r["leaves"] for r in result.rows if r["method"] in ("quadtree", "quadsel")})
     carts = [r for r in result.rows if r["method"] == "cart"]
     assert [int(r["constraint"].split("=")[1]) for r in carts] == budgets[:len(carts)]
     assert all(r["size"] <= int(r["constraint"].split("=")[1]) for r in carts)

@@ -1,0 +1,106 @@
+"""Evidence for quadsel build's defaults: held-out and cross-run penalty of every tree builder, beside CART.
+
+usage: python benchmarks/selection.py [--quick]
+
+For every data set the project has -- the ORFEO EPYC bcast/reduce sweeps (../shared, skipped when absent),
+the examples (examples/*.csv) and the second runs of the examples on the same VM (examples/second-run/) --
+each builder is scored:
+  all     built on every measured point, scored on them (the paper's penalty);
+  msg     built on every other message size, scored on the others (they fall between the training sizes);
+  comm    likewise with every other communicator size;
+  random  built on 75 % of the points (seed 0), scored on the other 25 %;
+  run     built on one run of this VM, scored on the other run (both directions, averaged).
+Columns are mean penalties in %, `leaves` the tree's leaves on all the data. docs/methodology.md records
+the output and the defaults chosen from it.
+"""
+
+import glob
+import os
+import sys
+
+import numpy as np
+
+from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.decision_map import build_decision_map
+from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, cart_available, choice_on
+from quadsel.evaluate.holdout import Holdout, split, training_map
+from quadsel.evaluate.penalty import penalty_grid, summarize
+from quadsel.errors import QuadselError
+from quadsel.ingest import read_measurements
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORFEO = os.path.join(ROOT, "..", "shared", "datasets", "orfeo-epyc-openmpi4")
+SPLITS = ("msg", "comm", "random:0.25")
+
+BUILDERS = {
+    "paper exact": dict(),
+    "paper depth 3": dict(max_depth=3),
+    "paper depth 3, penalty leaves": dict(max_depth=3, leaf_rule="penalty"),
+    "measured exact, floor": dict(split="measured", leaf_rule="penalty"),
+    "measured exact, between": dict(split="measured", between="least-bad", leaf_rule="penalty"),
+    "measured 16 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=16),
+    "measured 32 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=32),
+    "measured auto size, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves="auto"),
+}
+
+
+def data_sets():
+    sets = {}
+    if os.path.isdir(ORFEO):
+        for coll in ("bcast", "reduce"):
+            files = sorted(glob.glob(os.path.join(ORFEO, f"{coll}_algo*.csv"))) + [os.path.join(ORFEO, f"{coll}_default.csv")]
+            sets[f"orfeo-{coll}"] = (build_decision_map(read_measurements(files)), None)
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*.csv"))):
+        name = os.path.basename(path)[:-4]
+        other = os.path.join(ROOT, "examples", "second-run", name + ".csv")
+        second = None
+        if os.path.exists(other):
+            try:
+                second = build_decision_map(read_measurements([other]))
+            except QuadselError as exc:
+                print(f"note: second run skipped: {exc}", file=sys.stderr)
+        sets[name] = (build_decision_map(read_measurements([path])), second)
+    return sets
+
+
+def score(selector, dmap, mask=None):
+    return summarize(penalty_grid(dmap, choice_on(selector, dmap)), dmap, mask)
+
+
+def evaluate(make, dmap, second):
+    """(all, msg, comm, random, run, leaves) of one builder (`make(train_map) -> selector`) on one data set."""
+    full = make(dmap)
+    out = {"all": score(full, dmap).mean, "leaves": full.size}
+    for name in SPLITS:
+        holdout = Holdout(name) if ":" not in name else Holdout("random", 0.25, 0)
+        test = split(dmap, holdout)
+        out[name.split(":")[0]] = score(make(training_map(dmap, test)), dmap, test).mean
+    if second is not None:
+        out["run"] = (score(full, second).mean + score(make(second), dmap).mean) / 2
+    return out
+
+
+def main(argv):
+    sets = data_sets()
+    makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
+              for name, options in BUILDERS.items()}
+    columns = ("all", "msg", "comm", "random", "run", "leaves")
+    for set_name, (dmap, second) in sets.items():
+        print(f"\n## {set_name}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods"
+              + (" (second run available)" if second is not None else ""))
+        print("| builder | " + " | ".join(columns) + " |")
+        print("|---|" + "---:|" * len(columns))
+        rows = {}
+        for name, make in makers.items():
+            rows[name] = evaluate(make, dmap, second)
+        if cart_available():
+            budget = rows["measured 16 leaves, between"]["leaves"]
+            rows[f"CART {budget} leaves"] = evaluate(lambda d: CartSelector.fit(d, budget), dmap, second)
+        for name, result in rows.items():
+            cells = [("-" if result.get(c) is None else f"{result[c]:.2f}" if c != "leaves" else str(result[c]))
+                     for c in columns]
+            print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
