@@ -41,6 +41,16 @@ BUILDERS = {
     "measured 16 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=16),
     "measured 32 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=32),
     "measured auto size, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves="auto"),
+    "measured exact, between, ci ties": dict(split="measured", between="least-bad", leaf_rule="penalty",
+                                              tolerance="ci"),
+    "measured auto size, between, ci ties": dict(split="measured", between="least-bad", leaf_rule="penalty",
+                                                  max_leaves="auto", tolerance="ci"),
+    "measured exact, between, tolerance 5 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
+                                                    tolerance=5.0),
+    "measured exact, between, tolerance 10 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
+                                                     tolerance=10.0),
+    "measured auto size, between, tolerance 5 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
+                                                        max_leaves="auto", tolerance=5.0),
 }
 
 

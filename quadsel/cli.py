@@ -62,15 +62,105 @@ def ingest_options(command, format_alias=True):
         click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
         click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
                      help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
-        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
-                     help="Padding to 2^k x 2^k: spread copies evenly, or repeat the last row/column (edge)."),
-        click.option("--leaf-rule", type=click.Choice(LEAF_RULES), default="majority", show_default=True,
-                     help="Method of a restricted leaf: the block's majority (the paper), or the method with the "
-                          "lowest mean penalty over the block's measured points."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def paper_tree_options(command):
+    """--pad and --leaf-rule of the paper's trees (report's paper rows)."""
+    options = [
+        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
+                     help="Paper's trees: padding to 2^k x 2^k, copies spread evenly or the last row/column "
+                          "repeated (edge)."),
+        click.option("--leaf-rule", type=click.Choice(LEAF_RULES), default="majority", show_default=True,
+                     help="Paper's trees: method of a restricted leaf, the block's majority (the paper) or the "
+                          "method with the least penalty over the block."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _max_leaves(value):
+    text = str(value).strip().lower()
+    if text in ("auto", "none"):
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise click.BadParameter(f"expected a number of leaves >= 1, `auto` or `none`, not {value!r}")
+
+
+def _tolerance(value):
+    text = str(value).strip().lower()
+    if text == "ci":
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 1000.0:
+        raise click.BadParameter(f"expected a percentage between 0 and 1000 or `ci`, not {value!r}")
+    return number
+
+
+def tree_options(command):
+    """How `quadsel build` builds: the default (docs/methodology.md) or the paper's, and every constraint."""
+    options = [
+        click.option("--paper", is_flag=True,
+                     help="The paper's tree: midpoint splits of the padded map, floor between sizes, majority "
+                          "leaves, exact unless --max-depth/--threshold (other options still apply)."),
+        click.option("--split", type=click.Choice(("measured", "midpoint")), default="measured", show_default=True,
+                     help="Where a node cuts: at measured sizes, chosen to lose the least penalty; or at the "
+                          "midpoint of the padded 2^k x 2^k map (the paper)."),
+        click.option("--between", type=click.Choice(("least-bad", "floor")), default="least-bad",
+                     show_default=True,
+                     help="A size between two measured sizes gets the method least bad at both (its own decision), "
+                          "or the lower size's decision (floor, the paper)."),
+        click.option("--max-leaves", callback=lambda ctx, param, value: _max_leaves(value), default="auto",
+                     show_default=True, metavar="N|auto|none",
+                     help="Leaf budget (--split measured), grown best-first; auto: the budget with the least "
+                          "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
+                          "--threshold). auto becomes none when --max-depth or --threshold is given."),
+        click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0)."),
+        click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+                     help="Accuracy threshold: a block becomes a leaf when one method is the best at this share of "
+                          "its cells."),
+        click.option("--leaf-rule", type=click.Choice(LEAF_RULES[::-1]), default="penalty", show_default=True,
+                     help="Method of a leaf: the least penalty over its cells, or the majority (the paper)."),
+        click.option("--tolerance", callback=lambda ctx, param, value: _tolerance(value), default="ci",
+                     show_default=True, metavar="PERCENT|ci",
+                     help="Penalties up to PERCENT count as ties when building (smaller trees on noisy data); ci: "
+                          "a method within two standard errors of the best (stddev and reps of the data) is a tie. "
+                          "Reports still score the real penalty."),
+        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
+                     help="--split midpoint: copies spread evenly, or the last row/column repeated (edge)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):
+    """The keyword arguments of build_decision_function from the build options (--paper sets the paper's
+    defaults; options given on the command line win)."""
+    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
+    if paper:
+        split = split if given("split") else "midpoint"
+        between = between if given("between") else "floor"
+        leaf_rule = leaf_rule if given("leaf_rule") else "majority"
+        max_leaves = max_leaves if given("max_leaves") else "none"
+        tolerance = tolerance if given("tolerance") else 0.0
+    if max_leaves == "auto" and not given("max_leaves") and (max_depth is not None or threshold is not None):
+        max_leaves = "none"
+    if split == "midpoint" and max_leaves != "none":
+        if given("max_leaves"):
+            raise QuadselError("--max-leaves needs --split measured (the paper's midpoint tree has no leaf budget)")
+        max_leaves = "none"
+    return {"split": split, "between": between, "max_leaves": None if max_leaves == "none" else max_leaves,
+            "max_depth": max_depth, "accuracy_threshold": threshold or 1.0, "leaf_rule": leaf_rule,
+            "tolerance": tolerance, "pad_mode": pad_mode}
 
 
 def load_decision_map(files, collective, fmt, comm_size, column_map):
@@ -94,27 +184,35 @@ def _file_identity(path):
 # -- commands -----------------------------------------------------------------------------------
 @main.command()
 @ingest_options
-@click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0; 1 gives 4 leaves).")
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
-              help="Accuracy threshold: a block becomes a leaf when one method covers at least this fraction of it.")
+@tree_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
-def build(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, max_depth, threshold, output):
+@click.pass_context
+def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
+          leaf_rule, tolerance, pad_mode, output):
     """Build a quadtree decision function from measurement FILES.
 
-    Without --max-depth or --threshold the exact tree is built (it reproduces the decision map).
+    By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
+    measured sizes, its own decision between measured sizes, least-penalty leaves, and the leaf budget that
+    holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
+    worst penalty of the tree on FILES are printed on stderr.
     """
     from .decision.decision_function import build_decision_function
+    from .evaluate.penalty import charged_grid, penalty_grid, summarize
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
-    fn = build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold or 1.0, pad_mode=pad_mode,
-                                 leaf_rule=leaf_rule,
+    settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
+                              pad_mode)
+    fn = build_decision_function(dmap, **settings,
                                  provenance={"sources": [os.path.basename(f) for f in files],
                                              "inputs": [_file_identity(f) for f in files]})
     output = output or f"{dmap.collective}.qt.json"
     write_text(output, fn.dumps())
-    stats = fn.stats()
+    stats, choice = fn.stats(), fn.choice_grid()
+    score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
-               f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}"
+               f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
+               f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
+               f"({score.points} points, {score.charged} charged, {score.unscored} unscored)"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
 
 
@@ -157,6 +255,7 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
 
 @main.command()
 @functools.partial(ingest_options, format_alias=False)
+@paper_tree_options
 @click.option("--format", "out_format", type=click.Choice(["md", "csv", "json"]), default="md",
               show_default=True, help="Table format.")
 @click.option("--thresholds", default=",".join(f"{t:g}" for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
@@ -166,10 +265,13 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
                    "comm (every other communicator size) or random:FRACTION[:SEED]. Repeatable.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
               help="Write the figures (PNG, needs matplotlib: quadsel[figures]) into this directory.")
-@click.option("--no-compare", is_flag=True, help="Quadtrees and the default only (the paper's Tables 1-2).")
+@click.option("--no-compare", is_flag=True, help="The paper's quadtrees and the default only (the paper's Tables 1-2).")
+@click.option("--tree", "tree_files", multiple=True, type=click.Path(dir_okay=False), metavar="TREE",
+              help="Also score this tree file as it is on the measured points of FILES (e.g. a tree built on "
+                   "another run). Repeatable.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
 def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, out_format, thresholds, holdouts, figures_dir,
-           no_compare, output):
+           no_compare, tree_files, output):
     """Penalty table of quadtrees and comparators on FILES, optionally held-out rows and figures.
 
     Rows: depth-limited, exact and threshold-limited quadtrees (paper Tables 1-2); the library default
@@ -187,9 +289,12 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     if any(not 0.0 < t <= 1.0 for t in sweep):
         raise QuadselError("--thresholds values must be in (0, 1]")
     splits = [parse_holdout(h) for h in holdouts]
-    dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
+    from .decision.decision_function import DecisionFunction
+    trees = [(os.path.basename(path), DecisionFunction.load(path)) for path in tree_files]
+    dmap = load_decision_map(files, collective or (trees[0][1].collective if trees else None), fmt, comm_size,
+                             column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
-                              comparators=("default",) if no_compare else rpt.COMPARATORS)
+                              comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     links = []

@@ -93,7 +93,7 @@ def test_exact_tree_c_returns_the_best_measured_algorithm_everywhere(fmt, tmp_pa
     t = cube()
     files = WRITERS[fmt](tmp_path, t)
     tree = tmp_path / "bcast.qt.json"
-    run(["build", *files, "-o", tree])
+    run(["build", *files, "--max-leaves", "none", "--tolerance", "0", "-o", tree])
     source, table = tmp_path / "bcast.c", tmp_path / "bcast_table.c"
     run(["codegen", tree, "-o", source])
     run(["codegen", tree, "--flavor", "table", "-o", table])
@@ -109,7 +109,7 @@ def test_exact_tree_c_returns_the_best_measured_algorithm_everywhere(fmt, tmp_pa
 def test_build_with_constraints_and_query_json(tmp_path):
     files = write_generic(tmp_path / "b.csv", cube(1))
     tree = tmp_path / "t.json"
-    result = run(["build", *files, "--max-depth", "1", "--pad", "edge", "-o", tree])
+    result = run(["build", *files, "--paper", "--max-depth", "1", "--pad", "edge", "-o", tree])
     assert "4 leaves, 5 nodes" in result.output
     fn = DecisionFunction.load(tree)
     assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"]) == (1, "edge", 4)
@@ -119,9 +119,9 @@ def test_build_with_constraints_and_query_json(tmp_path):
     method = fn.query(5, 1024)
     assert answer == {"collective": "bcast", "comm_size": 5, "msg_size": 1024, "algorithm": method.algorithm,
                       "segsize": method.segsize}
-    run(["build", *files, "--threshold", "0.6", "-o", tmp_path / "t2.json"])
+    run(["build", *files, "--paper", "--threshold", "0.6", "-o", tmp_path / "t2.json"])
     assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
-    run(["build", *files, "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
+    run(["build", *files, "--paper", "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
     again = DecisionFunction.load(tmp_path / "t3.json")
     assert (again.leaf_rule, again.constraint) == ("penalty", "max_depth=2,leaf=penalty")
 

@@ -22,8 +22,9 @@ from .quadtree import LEAF_RULES, Quadtree
 
 SPLITS = ("midpoint", "measured")
 # What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
-DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto"}
-PAPER_BUILD = {"split": "midpoint", "between": "floor", "leaf_rule": "majority", "max_leaves": None}
+DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto",
+                 "tolerance": "ci"}
+PAPER_BUILD = {"split": "midpoint", "between": "floor", "leaf_rule": "majority", "max_leaves": None, "tolerance": 0.0}
 
 
 @dataclass
@@ -38,7 +39,7 @@ class BuildOptions:
     max_leaves: Optional[int] = None   # measured only: best-first growth to this many leaves
     size_rule: str = "fixed"           # "auto": max_leaves was chosen by held-out folds (decision/size.py)
     leaf_rule: str = "majority"
-    tolerance: float = 0.0             # %: penalties up to it are ties when building
+    tolerance: object = 0.0            # %: penalties up to it are ties when building; "ci": within the noise
 
     def check(self):
         if self.split not in SPLITS:
@@ -53,8 +54,8 @@ class BuildOptions:
             raise ValueError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
         if self.size_rule not in ("fixed", "auto"):
             raise ValueError(f"unknown size rule {self.size_rule!r}")
-        if not 0.0 <= self.tolerance < 1e6:
-            raise ValueError("the tolerance must be a percentage >= 0")
+        if self.tolerance != "ci" and not (isinstance(self.tolerance, float) and 0.0 <= self.tolerance < 1e6):
+            raise ValueError("the tolerance must be a percentage >= 0 or `ci`")
 
     @property
     def size_constraint(self):
@@ -65,7 +66,7 @@ class BuildOptions:
     def is_default(self):
         """Built with the default builder's options (any size constraint)."""
         return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items() if k != "max_leaves") and \
-            self.tolerance == 0.0 and self.pad == "spread"
+            self.pad == "spread"
 
     @property
     def constraint(self):
@@ -85,8 +86,8 @@ class BuildOptions:
             parts.append(f"between={self.between}")
         if self.leaf_rule != "majority" and parts[0] != "exact":     # every leaf of an exact tree is exact
             parts.append(f"leaf={self.leaf_rule}")
-        if self.tolerance:
-            parts.append(f"tolerance={self.tolerance:g}")
+        if self.tolerance != (0.0 if self.split == "midpoint" else DEFAULT_BUILD["tolerance"]):
+            parts.append(f"tolerance={self.tolerance if self.tolerance == 'ci' else format(self.tolerance, 'g')}")
         return ",".join(parts)
 
     def to_json(self):
@@ -192,7 +193,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
-                           size_rule="auto" if size_info else "fixed", tolerance=float(tolerance))
+                           size_rule="auto" if size_info else "fixed",
+                           tolerance=tolerance if tolerance == "ci" else float(tolerance))
     options.check()
     grid = build_grid(dmap, between, tolerance=tolerance)
     paper = None

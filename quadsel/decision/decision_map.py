@@ -4,6 +4,7 @@ A *method* is an (algorithm, segment size) pair — the paper's "method index". 
 communicator sizes (north = small), columns are message sizes (west = small).
 """
 
+import math
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -45,6 +46,7 @@ class DecisionMap:
     best: np.ndarray                # (C, M) int: index of the fastest method
     default_cost: Optional[np.ndarray] = None   # (C, M) the library default's time, NaN where absent
     sources: tuple = ()
+    cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
 
     @property
     def shape(self):
@@ -84,8 +86,12 @@ def build_decision_map(measurements, collective=None):
     ki = {v: i for i, v in enumerate(methods)}
 
     cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), np.nan)
+    cost_se = np.full(cost.shape, np.nan)
     for m in method_rows:
-        cost[ci[m.comm_size], mi[m.msg_size], ki[Method(m.algorithm, m.segsize)]] = m.time
+        at = (ci[m.comm_size], mi[m.msg_size], ki[Method(m.algorithm, m.segsize)])
+        cost[at] = m.time
+        if m.stddev is not None and m.reps:
+            cost_se[at] = m.stddev / math.sqrt(m.reps)
 
     default_cost = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
@@ -102,7 +108,7 @@ def build_decision_map(measurements, collective=None):
     best = np.argmin(ranking, axis=2)
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
-                       default_cost, sources)
+                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None)
 
 
 def training_map(dmap, test):
@@ -137,6 +143,19 @@ def penalty_cube(dmap):
     out = np.where(np.isnan(out), worst[:, :, None], out)
     out[dmap.filled] = np.nan
     return out
+
+
+def noise_ties(dmap, z=1.96):
+    """(C, M, K) True where a method's time is within the noise of the point's best: the difference is at most
+    z standard errors of the difference (both times' standard errors known; False elsewhere)."""
+    if dmap.cost_se is None:
+        return np.zeros(dmap.cost.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        k_best = np.argmin(np.where(np.isnan(dmap.cost), np.inf, dmap.cost), axis=2)[:, :, None]
+        t_best = np.take_along_axis(dmap.cost, k_best, axis=2)
+        se_best = np.take_along_axis(dmap.cost_se, k_best, axis=2)
+        tie = dmap.cost - t_best <= z * np.sqrt(dmap.cost_se ** 2 + se_best ** 2)
+    return tie & ~np.isnan(dmap.cost_se) & ~np.isnan(se_best)
 
 
 def interpolate_message_axis(cost, msg_sizes):

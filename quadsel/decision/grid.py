@@ -100,7 +100,10 @@ def build_grid(dmap, between="floor", gap_weight=1.0, tolerance=0.0, gap_rule="m
         lowest = np.nanmin(np.where(np.isnan(dmap.cost_filled), np.inf, dmap.cost_filled), axis=2)
         inferred = (dmap.cost_filled - lowest[:, :, None]) / lowest[:, :, None] * 100.0
     point = np.where(dmap.filled[:, :, None], inferred, point)
-    if tolerance > 0:
+    if tolerance == "ci":
+        from .decision_map import noise_ties
+        point = np.where(noise_ties(dmap), 0.0, point)
+    elif tolerance > 0:
         point = np.where(point <= tolerance, 0.0, point)
     # a cell's penalty: the worst (or the mean) over the points around it (one point for a measured cell)
     corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]

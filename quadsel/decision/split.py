@@ -12,9 +12,9 @@ Two ways to grow:
                                         paper's constraints; with no constraint, until some method is
                                         (within tolerance) the best at every cell of every leaf;
   leaf budget (`max_leaves`)            best-first: the split that removes the most penalty per added leaf
-                                        goes first; a block whose every single split removes nothing is
-                                        scored by the best two-level split (look-ahead), so that a plateau
-                                        (a checkerboard, a lone column) does not stop the growth.
+                                        goes first, each split scored with a look-ahead of one level (its
+                                        children's best splits), so that a plateau -- a checkerboard, a lone
+                                        column, where no single split helps -- does not stop the growth.
 The penalty of a block for a method is the sum over its cells of weight × penalty (decision/grid.py).
 """
 
@@ -25,6 +25,7 @@ import numpy as np
 from .quadtree import TreeBuilder
 
 EPS = 1e-9
+LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 
 
 class BlockCosts:
@@ -140,36 +141,49 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     return builder.tree()
 
 
-def _gain_per_leaf(costs, block, budget_left, lookahead=True):
-    """(gain per added leaf, comm cut, msg cut, added leaves) of the most useful split of a block that fits."""
+def _one_level(costs, block, budget_left):
+    """(gain per added leaf, comm cut, msg cut, added leaves) of the best single split that fits, or None."""
+    cc, mm = _candidates(block)
+    if cc.size == 0:
+        return None
+    after, n = _split_costs(costs, block, cc, mm)
+    added = n - 1
+    ratio = np.where(added <= budget_left, (costs.cost(*block) - after) / added, -np.inf)
+    i = int(np.argmax(ratio))
+    return None if ratio[i] == -np.inf else (float(ratio[i]), int(cc[i]), int(mm[i]), int(added[i]))
+
+
+def _gain_per_leaf(costs, block, budget_left):
+    """The most useful split of a block that fits the budget: each split is scored by the better of its own
+    gain per added leaf and its gain per added leaf together with its children's best splits (two levels),
+    so that a plateau -- where no single split helps but two do -- is crossed."""
     cc, mm = _candidates(block)
     if cc.size == 0:
         return None
     here = costs.cost(*block)
     after, n = _split_costs(costs, block, cc, mm)
     added = n - 1
-    fits = added <= budget_left
-    if not fits.any():
+    fits = np.flatnonzero(added <= budget_left)
+    if fits.size == 0:
         return None
-    ratio = np.where(fits, (here - after) / added, -np.inf)
-    i = int(np.argmax(ratio))
-    if ratio[i] > EPS or not lookahead or costs.exact(block):
-        return float(ratio[i]), int(cc[i]), int(mm[i]), int(added[i])
-    # plateau: no single split helps; score each split by the best split of its children (two levels)
-    best = (0.0, int(cc[i]), int(mm[i]), int(added[i]))
-    for j in np.flatnonzero(fits):
+    one = (here - after[fits]) / added[fits]
+    if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
+        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
+    best = None
+    for j in fits:
+        gain = (here - after[j]) / added[j]
         total_added, left = int(added[j]), 0.0
         for child in _children(block, int(cc[j]), int(mm[j])):
-            inner = _gain_per_leaf(costs, child, budget_left - total_added, lookahead=False)
+            inner = _one_level(costs, child, budget_left - total_added)
             child_cost = costs.cost(*child)
             if inner is not None and inner[0] > EPS:
                 total_added += inner[3]
                 left += child_cost - inner[0] * inner[3]
             else:
                 left += child_cost
-        gain = (here - left) / total_added
-        if total_added <= budget_left and gain > best[0] + EPS:
-            best = (gain, int(cc[j]), int(mm[j]), int(added[j]))
+        gain = max(gain, (here - left) / total_added)
+        if best is None or gain > best[0] + EPS:
+            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
     return best
 
 

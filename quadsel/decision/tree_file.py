@@ -148,6 +148,8 @@ def _options(builder):
             _int(getattr(options, key), f"builder.{key}", 0, 10 ** 6)
     for key in ("accuracy_threshold", "tolerance"):
         value = getattr(options, key)
+        if key == "tolerance" and value == "ci":
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"builder.{key} must be a finite number")
         setattr(options, key, float(value))

@@ -115,6 +115,21 @@ class QuadtreeSelector(Selector):
 
 
 @dataclass
+class TreeFileSelector(QuadtreeSelector):
+    """A tree read from a file (`quadsel report --tree`), scored as it is, never rebuilt."""
+
+    name: str = ""
+
+    @property
+    def kind(self):
+        return "tree"
+
+    @property
+    def constraint(self):
+        return f"{self.name}: {self.fn.constraint}"
+
+
+@dataclass
 class SingleBest(Selector):
     choice: int = 0
     collective: str = ""
@@ -261,10 +276,11 @@ def cart_available():
 def choice_on(selector, dmap):
     """(C, M) indices into `dmap.methods` of what `selector` chooses at every grid point of `dmap`.
 
-    The selector may have been built on another (training) map: its methods are matched by identity.
+    The selector may have been built on another map (a training part, another run): its methods are matched
+    by identity, and a method the map does not have is -1 (penalty.penalty_grid charges it the worst).
     """
     cc, mm = _grid(dmap.comm_sizes, dmap.msg_sizes)
     own = selector.predict(cc, mm)
     lookup = method_index(dmap.methods)
-    translate = np.array([lookup[m] for m in selector.methods], dtype=np.int64)
+    translate = np.array([lookup.get(m, -1) for m in selector.methods], dtype=np.int64)
     return translate[own]

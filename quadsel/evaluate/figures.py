@@ -69,16 +69,26 @@ def penalty_vs_depth(depth_rows, threshold_rows, path, title):
     return save(fig, path)
 
 
-SERIES = (("quadtree", "max_depth", "o-", "tab:blue", "quadtree, max depth"),
-          ("quadtree", "threshold", "s", "tab:cyan", "quadtree, threshold"),
+SERIES = (("quadsel", "max_leaves=", "D-", "tab:red", "quadsel, leaf budgets (cuts at measured sizes)"),
+          ("quadsel", "max_leaves=auto", "*", "darkred", "quadsel default build"),
+          ("tree", None, "X", "black", "given tree"),
+          ("quadtree", "max_depth", "o-", "tab:blue", "paper quadtree, max depth"),
+          ("quadtree", "threshold", "s", "tab:cyan", "paper quadtree, threshold"),
           ("cart", None, "^-", "tab:green", "CART (same leaf budget)"),
           ("runlength", None, "D", "tab:purple", "run-length table (rules)"),
           ("model", None, "P", "tab:brown", "model (parameters)"),
           ("single", None, "*", "tab:gray", "single best method"))
 
 
+def deployed_size(row):
+    """What a selector costs where it is deployed: the rules of its rules file (trees, run-length table), else
+    its own size (CART leaves, model parameters, one method)."""
+    return row.get("rules") or row.get("size")
+
+
 def penalty_vs_size(groups, path, title):
-    """Mean penalty against size (log) of every selector; one panel per split; the default as a line.
+    """Mean penalty against deployed size (log) of every selector, a Pareto view; one panel per split; the
+    default as a line.
 
     The y-range follows the trees, the run-length table and the single method; a model point or a default
     far above them is drawn at the top edge with its value, so it cannot squash the curves."""
@@ -87,7 +97,8 @@ def penalty_vs_size(groups, path, title):
     fig, axes, ncols = panel_grid(plt, len(groups), ncols=2, width=5.6, height=4.0, bottom_space=0.5)
     for i, (ax, (name, rows)) in enumerate(zip(axes, groups)):
         scored = [r for r in rows if r.get("penalty_mean") is not None]
-        core = [r["penalty_mean"] for r in scored if r["method"] in ("quadtree", "cart", "runlength", "single")]
+        core = [r["penalty_mean"] for r in scored if r["method"] in ("quadsel", "quadtree", "cart", "runlength",
+                                                                      "single")]
         every = [r["penalty_mean"] for r in scored]
         low, high = min([0.0] + every), max([1.0] + core)
         if max(every, default=0.0) <= 3.0 * high:        # nothing far above: show everything
@@ -96,19 +107,21 @@ def penalty_vs_size(groups, path, title):
         for kind, flavour, style, colour, label in SERIES:
             pick = [r for r in scored if r["method"] == kind and r.get("size")
                     and (flavour is None or r["constraint"].startswith(flavour) or
-                         (flavour == "max_depth" and r["constraint"] == "exact"))]
+                         (flavour in ("max_depth", "max_leaves=") and r["constraint"] == "exact"))]
             if kind == "quadtree" and flavour == "max_depth":
                 pick = [r for r in pick if r["constraint"] != "exact"] or pick
-            pick = sorted(pick, key=lambda r: r["size"])
+            if flavour == "max_leaves=":
+                pick = [r for r in pick if not r["constraint"].startswith("max_leaves=auto")]
+            pick = sorted(pick, key=deployed_size)
             if not pick:
                 continue
             y = [min(r["penalty_mean"], top) for r in pick]
-            ax.plot([r["size"] for r in pick], y, style, color=colour, label=label,
+            ax.plot([deployed_size(r) for r in pick], y, style, color=colour, label=label,
                     markersize=13 if style == "*" else 6, zorder=4 if style == "*" else 3, clip_on=False,
                     markerfacecolor="none" if style == "s" else colour)
             for r in pick:
                 if r["penalty_mean"] > top:
-                    ax.annotate(f"{r['penalty_mean']:.0f} % ↑", (r["size"], top), textcoords="offset points",
+                    ax.annotate(f"{r['penalty_mean']:.0f} % ↑", (deployed_size(r), top), textcoords="offset points",
                                 xytext=(6, -10), fontsize=8, color=colour)
         default = next((r for r in scored if r["method"] == "default"), None)
         if default is not None:
@@ -125,7 +138,7 @@ def penalty_vs_size(groups, path, title):
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_ylim(low - 0.04 * (high - low) if low < 0 else 0, top)
-        ax.set_xlabel("size (leaves / rules / parameters)")
+        ax.set_xlabel("deployed size (rules-file rules / CART leaves / model parameters)")
         if i % ncols == 0:
             ax.set_ylabel("mean penalty [%]")
         ax.grid(alpha=0.3, which="both")
@@ -276,6 +289,6 @@ def write_figures(report, directory):
                for h, _, _, _ in report.holdouts]
     out.append(("Mean penalty against size for every selector",
                 penalty_vs_size(groups, f"{stem}-penalty-vs-size.png",
-                                f"{dmap.collective}: mean penalty vs size of every decision rule")))
+                                f"{dmap.collective}: mean penalty vs deployed size (Pareto view)")))
     report.figures = [path for _, path in out]
     return out

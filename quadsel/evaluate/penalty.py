@@ -33,14 +33,19 @@ class PenaltySummary:
 
 
 def penalty_grid(dmap, choice):
-    """(C, M) penalty in % of choosing method index `choice[c, m]`; NaN at filled points."""
-    return np.take_along_axis(penalty_cube(dmap), np.asarray(choice)[:, :, None], axis=2)[:, :, 0]
+    """(C, M) penalty in % of choosing method index `choice[c, m]` (-1: a method the map does not have, charged
+    the worst measured there); NaN at filled points."""
+    cube = penalty_cube(dmap)
+    choice = np.asarray(choice)
+    chosen = np.take_along_axis(cube, np.maximum(choice, 0)[:, :, None], axis=2)[:, :, 0]
+    return np.where(choice < 0, np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2), chosen)
 
 
 def charged_grid(dmap, choice):
     """(C, M) True where the chosen method was not measured at a measured point (its penalty is charged)."""
-    chosen = np.take_along_axis(dmap.cost, np.asarray(choice)[:, :, None], axis=2)[:, :, 0]
-    return np.isnan(chosen) & dmap.measured
+    choice = np.asarray(choice)
+    chosen = np.take_along_axis(dmap.cost, np.maximum(choice, 0)[:, :, None], axis=2)[:, :, 0]
+    return (np.isnan(chosen) | (choice < 0)) & dmap.measured
 
 
 def default_penalty_grid(dmap):

@@ -17,7 +17,8 @@ from typing import List, Optional
 
 import numpy as np
 
-from .comparators import CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, cart_available, choice_on
+from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, TreeFileSelector, cart_available,
+                          choice_on)
 from .model import ModelSelector
 from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
 from ..errors import QuadselError
@@ -131,7 +132,7 @@ def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True)
     rows = [selector_row(s, dmap, mask, holdout) for s in selectors]
     baseline = default_row(dmap, mask, holdout) if with_default else None
     if baseline is not None:
-        at = sum(1 for r in rows if r["method"] in ("quadtree", "quadsel"))
+        at = sum(1 for r in rows if r["method"] in ("tree", "quadtree", "quadsel"))
         rows.insert(at, baseline)
     return rows
 
@@ -166,11 +167,16 @@ class Report:
 
 
 def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS,
-                 leaf_rule="majority"):
-    """All rows: every selector on all the data, then for each held-out split rebuilt on its training part."""
+                 leaf_rule="majority", trees=()):
+    """All rows: the given trees ((name, DecisionFunction): scored as they are), every selector on all the
+    data, then for each held-out split every selector rebuilt on its training part."""
     from .holdout import split, training_map
     notes = []
-    selectors = build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
+    for name, fn in trees:
+        if fn.collective != dmap.collective:
+            notes.append(f"{name} is a {fn.collective} tree scored on {dmap.collective} measurements")
+    selectors = [TreeFileSelector(list(fn.methods), fn, name) for name, fn in trees]
+    selectors += build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
     with_default = "default" in comparators
     rows = comparison_rows(dmap, selectors, with_default=with_default)
     splits = []
@@ -244,7 +250,10 @@ def summary_rows(rows, reference="max_depth=3"):
     """At a glance: per selector (the default build, the exact trees, the paper's reference tree, CART with the
     default build's leaf budget, the comparators) and per split, (size, mean penalty, points >= 5 %). CART
     is the tree with the default build's leaf budget of the same split (or the fully grown one below it)."""
-    wanted = [("quadsel", _is_auto, "quadsel default build"),
+    given = [r for r in rows if r["method"] == "tree"]
+    wanted = [("tree", lambda r, c=r["constraint"]: r["constraint"] == c, f"tree {r['constraint'].split(':')[0]}")
+              for r in given]
+    wanted += [("quadsel", _is_auto, "quadsel default build"),
               ("quadsel", lambda r: r["constraint"] == "exact", "quadsel, exact"),
               ("quadtree", lambda r: r["constraint"] == "exact", "paper quadtree, exact"),
               ("quadtree", lambda r: r["constraint"] == reference, f"paper quadtree, {reference}"),

@@ -5,6 +5,7 @@ import pytest
 
 from quadsel.evaluate import report
 from quadsel.decision.decision_map import build_decision_map
+from quadsel.ingest import read_measurements
 
 from helpers import random_table, table_from_cube
 
@@ -119,3 +120,42 @@ def test_cli_no_compare_keeps_the_paper_table(tmp_path):
     assert {r["method"] for r in json.loads(result.stdout)["rows"]} == {"quadtree"}
     result = CliRunner().invoke(main, ["report", str(path)])
     assert "At a glance" in result.stdout and "| runlength | per comm size |" in result.stdout
+
+
+def test_a_tree_built_on_one_run_is_scored_on_another(tmp_path):
+    """report --tree: the tree is scored as it is on the other run's points (never rebuilt)."""
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    from quadsel.decision.decision_function import DecisionFunction
+    paths = []
+    for seed in (11, 12):
+        rows, _, _ = random_table(np.random.default_rng(seed), 4, 6, 3)
+        path = tmp_path / f"run{seed}.csv"
+        path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+            f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n" for r in rows))
+        paths.append(path)
+    tree = tmp_path / "run11.qt.json"
+    assert CliRunner().invoke(main, ["build", str(paths[0]), "-o", str(tree)]).exit_code == 0
+    result = CliRunner().invoke(main, ["report", str(paths[1]), "--tree", str(tree), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    row = next(r for r in json.loads(result.stdout)["rows"] if r["method"] == "tree")
+    fn = DecisionFunction.load(tree)
+    other = build_decision_map(read_measurements([str(paths[1])]))
+    from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
+    from quadsel.evaluate.penalty import penalty_grid, summarize
+    expected = summarize(penalty_grid(other, choice_on(QuadtreeSelector.of(fn), other)), other)
+    assert row["constraint"].startswith("run11.qt.json: ") and row["penalty_mean"] == pytest.approx(expected.mean)
+    assert row["points"] == expected.points == 24
+
+
+def test_a_choice_where_the_method_was_not_measured_is_charged_the_worst_penalty():
+    from helpers import table_from_cube
+    from quadsel.evaluate.penalty import charged_grid, penalty_grid, summarize
+    cost = np.array([[[10.0, 20.0, 40.0], [10.0, np.nan, 30.0]]])    # method 1 not measured at the 2nd point
+    dmap = build_decision_map(table_from_cube(cost, [4], [8, 64], [("1", 0), ("2", 0), ("3", 0)]))
+    choice = np.array([[1, 1]])
+    grid = penalty_grid(dmap, choice)
+    assert grid.tolist() == [[100.0, 200.0]]                          # charged the worst measured there (3: +200 %)
+    summary = summarize(grid, dmap, charged=charged_grid(dmap, choice))
+    assert (summary.points, summary.charged, summary.unscored) == (2, 1, 0)
+    assert penalty_grid(dmap, np.array([[-1, 0]])).tolist() == [[300.0, 0.0]]   # a method the map lacks
