@@ -5,7 +5,7 @@ communicator sizes (north = small), columns are message sizes (west = small).
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import numpy as np
@@ -61,6 +61,21 @@ class DecisionMap:
         return np.take_along_axis(self.cost_filled, self.best[:, :, None], axis=2)[:, :, 0]
 
 
+def pool_identical(rows, collective):
+    """One method for configurations that are provably the same algorithm: an Open MPI algorithm that never
+    reads the segment size (libraries/openmpi.py UNSEGMENTED), measured under several segment labels, is
+    that algorithm at segment size 0, its times at a point pooled by their median (ingest/aggregate.py)."""
+    from ..ingest.aggregate import aggregate
+    from ..libraries import openmpi
+    unsegmented = openmpi.UNSEGMENTED.get(collective, set())
+    if not rows or not all(m.algorithm.strip().isdigit() for m in rows):     # not Open MPI coll/tuned ids
+        return rows
+    relabel = [m for m in rows if m.segsize and int(m.algorithm) in unsegmented]
+    if not relabel:
+        return rows
+    return aggregate([replace(m, segsize=0) if m.segsize and int(m.algorithm) in unsegmented else m for m in rows])
+
+
 def build_decision_map(measurements, collective=None):
     """Build the decision map of one collective from the tidy table (list of Measurement)."""
     rows = list(measurements)
@@ -74,7 +89,7 @@ def build_decision_map(measurements, collective=None):
     if not rows:
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
-    method_rows = [m for m in rows if not m.is_default]
+    method_rows = pool_identical([m for m in rows if not m.is_default], collective)
     if not method_rows:
         raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
 

@@ -2,7 +2,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from quadsel.decision.decision_function import DecisionFunction, build_decision_function
 from quadsel.decision.decision_map import build_decision_map
@@ -126,3 +126,22 @@ def test_version_1_tree_files_still_load_and_answer_as_before():
     for comm in range(1, 12):
         for msg in [0, 1, 3, 700, 1024, 5000, 2**20, 2**22]:
             assert old.query(comm, msg) == new.query(comm, msg)
+
+
+@given(st.integers(0, 10**6), st.integers(2, 8), st.integers(3, 10), st.integers(2, 4),
+       st.sampled_from([("midpoint", "floor"), ("measured", "floor"), ("measured", "least-bad")]))
+@settings(max_examples=60, deadline=None)
+def test_points_where_nothing_was_measured_get_the_interpolated_decision(seed, n_comm, n_msg, n_methods, builder):
+    """Issue 11 bug: with penalty leaves, a block of interpolated points got method 0. Exact trees of every
+    builder now answer the interpolated map's best method there too."""
+    rng = np.random.default_rng(seed)
+    rows, _, _ = random_table(rng, n_comm, n_msg, n_methods)
+    holes = {(int(c), int(m)) for c, m in zip(rng.integers(0, n_comm, 4), rng.integers(1, n_msg - 1, 4))}
+    comm_sizes = sorted({r.comm_size for r in rows})
+    msg_sizes = sorted({r.msg_size for r in rows})
+    rows = [r for r in rows if (comm_sizes.index(r.comm_size), msg_sizes.index(r.msg_size)) not in holes]
+    dmap = build_decision_map(rows)
+    split, between = builder
+    fn = build_decision_function(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
+    assume(dmap.filled.any())
+    assert np.array_equal(fn.choice_grid()[dmap.filled], dmap.best[dmap.filled])

@@ -54,3 +54,13 @@ def test_collective_must_be_chosen_and_present():
 def test_floor_index_is_the_boundary_expansion_rule():
     axis = np.array([2, 4, 8])
     assert [floor_index(axis, v) for v in (0, 1, 2, 3, 4, 7, 8, 100)] == [0, 0, 0, 0, 1, 1, 2, 2]
+
+
+def test_configurations_of_one_algorithm_are_one_method():
+    """Open MPI's basic linear bcast (1) ignores the segment size: four labels are one method, times pooled."""
+    from quadsel.ingest.table import Measurement
+    rows = [Measurement("bcast", "1", seg, 4, 64, t) for seg, t in ((0, 10.0), (1024, 14.0), (8192, 11.0))]
+    rows += [Measurement("bcast", "6", seg, 4, 64, t) for seg, t in ((0, 12.0), (1024, 9.0))]
+    dmap = build_decision_map(rows)
+    assert dmap.methods == [Method("1", 0), Method("6", 0), Method("6", 1024)]
+    assert dmap.cost[0, 0, 0] == 11.0          # the median of 10, 14, 11
