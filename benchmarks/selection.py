@@ -18,9 +18,7 @@ import glob
 import os
 import sys
 
-import numpy as np
-
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, cart_available, choice_on
 from quadsel.evaluate.holdout import Holdout, split, training_map
@@ -32,25 +30,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORFEO = os.path.join(ROOT, "..", "shared", "datasets", "orfeo-epyc-openmpi4")
 SPLITS = ("msg", "comm", "random:0.25")
 
+MEASURED = dict(split="measured", between="least-bad", leaf_rule="penalty", tolerance=0.0)
 BUILDERS = {
-    "paper exact": dict(),
+    "default build (quadsel build)": dict(DEFAULT_BUILD),
+    "default without ci ties": dict(MEASURED, max_leaves="auto"),
+    "measured, 16 leaves": dict(DEFAULT_BUILD, max_leaves=16),
+    "measured, 32 leaves": dict(DEFAULT_BUILD, max_leaves=32),
+    "measured exact, ci ties": dict(DEFAULT_BUILD, max_leaves=None),
+    "measured exact": dict(MEASURED),
+    "measured exact, tolerance 5 %": dict(MEASURED, tolerance=5.0),
+    "measured exact, floor": dict(MEASURED, between="floor"),
+    "paper exact (quadsel build --paper)": dict(),
     "paper depth 3": dict(max_depth=3),
     "paper depth 3, penalty leaves": dict(max_depth=3, leaf_rule="penalty"),
-    "measured exact, floor": dict(split="measured", leaf_rule="penalty"),
-    "measured exact, between": dict(split="measured", between="least-bad", leaf_rule="penalty"),
-    "measured 16 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=16),
-    "measured 32 leaves, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=32),
-    "measured auto size, between": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves="auto"),
-    "measured exact, between, ci ties": dict(split="measured", between="least-bad", leaf_rule="penalty",
-                                              tolerance="ci"),
-    "measured auto size, between, ci ties": dict(split="measured", between="least-bad", leaf_rule="penalty",
-                                                  max_leaves="auto", tolerance="ci"),
-    "measured exact, between, tolerance 5 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
-                                                    tolerance=5.0),
-    "measured exact, between, tolerance 10 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
-                                                     tolerance=10.0),
-    "measured auto size, between, tolerance 5 %": dict(split="measured", between="least-bad", leaf_rule="penalty",
-                                                        max_leaves="auto", tolerance=5.0),
 }
 
 
@@ -95,6 +87,7 @@ def main(argv):
     makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
               for name, options in BUILDERS.items()}
     columns = ("all", "msg", "comm", "random", "run", "leaves")
+    held = {}
     for set_name, (dmap, second) in sets.items():
         print(f"\n## {set_name}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods"
               + (" (second run available)" if second is not None else ""))
@@ -104,12 +97,25 @@ def main(argv):
         for name, make in makers.items():
             rows[name] = evaluate(make, dmap, second)
         if cart_available():
-            budget = rows["measured 16 leaves, between"]["leaves"]
-            rows[f"CART {budget} leaves"] = evaluate(lambda d: CartSelector.fit(d, budget), dmap, second)
+            budget = rows["default build (quadsel build)"]["leaves"]
+            rows["CART, the default build's leaf count"] = evaluate(lambda d: CartSelector.fit(d, budget), dmap,
+                                                                    second)
+            budget = rows["measured, 16 leaves"]["leaves"]
+            rows["CART, 16 leaves"] = evaluate(lambda d: CartSelector.fit(d, budget), dmap, second)
         for name, result in rows.items():
+            held.setdefault(name, []).extend(result[c] for c in ("msg", "comm", "random", "run") if c in result)
             cells = [("-" if result.get(c) is None else f"{result[c]:.2f}" if c != "leaves" else str(result[c]))
                      for c in columns]
             print(f"| {name} | " + " | ".join(cells) + " |")
+    summary(held)
+
+
+def summary(held):
+    print("\n## Mean held-out penalty over every data set (msg, comm, random and run columns)")
+    print("| builder | mean % | cases |")
+    print("|---|---:|---:|")
+    for name, values in held.items():
+        print(f"| {name} | {sum(values) / len(values):.2f} | {len(values)} |")
 
 
 if __name__ == "__main__":

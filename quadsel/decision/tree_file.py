@@ -54,9 +54,9 @@ def _reject_constant(name):
 def read_json(path, what="file"):
     """The parsed JSON of a regular file of at most MAX_BYTES (InputError otherwise)."""
     try:
-        with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO must not block the open
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise InputError(path, None, f"not a regular file (a {what} is read from a file)")
             data = handle.read(MAX_BYTES + 1)
     except OSError as exc:
