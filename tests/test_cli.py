@@ -204,8 +204,8 @@ def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision)
         args = [a if not a.startswith("examples/") else str(REPO / a) for a in step.split()[1:]]
         args = [str(tmp_path / a) if a.endswith((".json", ".c")) else a for a in args]
         result = run(args)
-    assert "| exact |" in result.output or "quadtree, exact" in result.output
+    assert "quadsel default build" in result.output and "paper quadtree, exact" in result.output
     ask = compile_decision((tmp_path / "bcast_decision.c").read_text(), "quadsel_bcast_decision")
     fn = DecisionFunction.load(tmp_path / "bcast.qt.json")
-    assert fn.max_depth == 3
+    assert fn.options.is_default and fn.options.size_rule == "auto"
     assert ask([(4, 4096)]) == [(int(fn.query(4, 4096).algorithm), fn.query(4, 4096).segsize)]
