@@ -318,23 +318,76 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     write_text(output, text)
 
 
+def _outside(fn, comm, msg):
+    """{axis: the measured size whose decision answers} for each size outside the tree's measured range."""
+    out = {}
+    for axis, size, values in (("comm_size", comm, fn.comm_sizes), ("msg_size", msg, fn.msg_sizes)):
+        if size < values[0] or size > values[-1]:
+            out[axis] = int(values[0] if size < values[0] else values[-1])
+    return out
+
+
+def _query_pairs(comm, msg, stdin):
+    """(comm, msg) pairs: the product of --comm and --msg lists, or `COMM MSG` lines on stdin."""
+    from .measure.grid import parse_list
+    from .units import parse_size
+    if comm is not None and msg is not None:
+        return [(c, m) for c in parse_list(comm, "--comm") for m in parse_list(msg, "--msg")]
+    if comm is not None or msg is not None:
+        raise QuadselError("give both --comm and --msg, or neither and `COMM MSG` pairs on stdin")
+    pairs = []
+    for number, line in enumerate(stdin, start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) != 2 or not words[0].isdigit():
+            raise QuadselError(f"<stdin>:{number}: expected `COMM MSG`, e.g. `8 4K`")
+        pairs.append((int(words[0]), parse_size(words[1], f"<stdin>:{number}: message size")))
+    if not pairs:
+        raise QuadselError("no queries: give --comm and --msg, or `COMM MSG` pairs on stdin")
+    return pairs
+
+
 @main.command()
 @click.argument("tree", type=click.Path(dir_okay=False))
-@click.option("--comm", "comm_size", required=True, type=click.IntRange(min=1), help="Communicator size.")
-@click.option("--msg", "msg_size", required=True, help="Message size in bytes (K, M suffixes allowed).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of `ALGORITHM SEGSIZE`.")
-def query(tree, comm_size, msg_size, as_json):
-    """Print the method the TREE selects for one communicator and message size."""
+@click.option("--comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
+@click.option("--msg", metavar="LIST", help="Message size(s) in bytes (K, M, G suffixes): 4096, 1-1M:pow2.")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
+def query(tree, comm, msg, as_json):
+    """Print the method the TREE selects for communicator and message sizes.
+
+    One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm 2-8 --msg 1-1M:pow2`) or
+    `COMM MSG` pairs on stdin (no --comm/--msg) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
+    the measured range is answered with the nearest measured size's decision, and said so on stderr.
+    """
+    import sys
     from .decision.decision_function import DecisionFunction
-    from .units import parse_size
     fn = DecisionFunction.load(tree)
-    msg = parse_size(msg_size, "--msg")
-    method = fn.query(comm_size, msg)
-    if as_json:
-        click.echo(json.dumps({"collective": fn.collective, "comm_size": comm_size, "msg_size": msg,
-                               "algorithm": method.algorithm, "segsize": method.segsize}))
-    else:
-        click.echo(f"{shlex.quote(method.algorithm)} {method.segsize}")
+    pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
+    import numpy as np
+    chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
+    outside = 0
+    for (c, m), index in zip(pairs, chosen.tolist()):
+        method, extra = fn.methods[index], _outside(fn, c, m)
+        outside += bool(extra)
+        if as_json:
+            click.echo(json.dumps({"collective": fn.collective, "comm_size": c, "msg_size": m,
+                                   "algorithm": method.algorithm, "segsize": method.segsize,
+                                   "outside_measured_range": extra}))
+        elif len(pairs) == 1:
+            click.echo(f"{shlex.quote(method.algorithm)} {method.segsize}")
+        else:
+            click.echo(f"{c} {m} {shlex.quote(method.algorithm)} {method.segsize}")
+    if outside:
+        span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
+                f"{fn.msg_sizes[-1]}")
+        if len(pairs) == 1:
+            used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
+            click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
+                       err=True)
+        else:
+            click.echo(f"warning: {outside} of {len(pairs)} queries lie outside the measured range ({span}): "
+                       f"each answered with the nearest measured size's decision", err=True)
 
 
 @main.command()

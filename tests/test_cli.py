@@ -118,7 +118,7 @@ def test_build_with_constraints_and_query_json(tmp_path):
     answer = json.loads(run(["query", tree, "--comm", "5", "--msg", "1K", "--json"]).output)
     method = fn.query(5, 1024)
     assert answer == {"collective": "bcast", "comm_size": 5, "msg_size": 1024, "algorithm": method.algorithm,
-                      "segsize": method.segsize}
+                      "segsize": method.segsize, "outside_measured_range": {}}
     run(["build", *files, "--paper", "--threshold", "0.6", "-o", tmp_path / "t2.json"])
     assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
     run(["build", *files, "--paper", "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
@@ -209,3 +209,24 @@ def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision)
     fn = DecisionFunction.load(tmp_path / "bcast.qt.json")
     assert fn.options.is_default and fn.options.size_rule == "auto"
     assert ask([(4, 4096)]) == [(int(fn.query(4, 4096).algorithm), fn.query(4, 4096).segsize)]
+
+
+def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch):
+    files = write_generic(tmp_path / "b.csv", cube(2))
+    tree = tmp_path / "t.qt.json"
+    run(["build", *files, "-o", tree])
+    fn = DecisionFunction.load(tree)
+    quiet = CliRunner().invoke(main, ["query", str(tree), "--comm", "3", "--msg", "100"])
+    assert quiet.exit_code == 0 and quiet.stderr == ""                 # inside the measured range: no word
+    far = CliRunner().invoke(main, ["query", str(tree), "--comm", "1000", "--msg", "1G", "--json"])
+    answer = json.loads(far.stdout)
+    assert answer["outside_measured_range"] == {"comm_size": 8, "msg_size": 65536}
+    assert "outside the measured range" in far.stderr and "comm 8, msg 65536" in far.stderr
+    grid = CliRunner().invoke(main, ["query", str(tree), "--comm", "2-4", "--msg", "1,4K"])
+    lines = [line.split() for line in grid.stdout.splitlines()]
+    assert [(int(c), int(m)) for c, m, _, _ in lines] == [(c, m) for c in (2, 3, 4) for m in (1, 4096)]
+    assert all(a == fn.query(int(c), int(m)).algorithm for c, m, a, _ in lines)
+    piped = CliRunner().invoke(main, ["query", str(tree)], input="2 1\n# comment\n4 4K\n")
+    assert piped.stdout.split("\n")[:2] == [" ".join(lines[0]), " ".join(lines[5])]
+    bad = CliRunner().invoke(main, ["query", str(tree)], input="2 x y\n")
+    assert bad.exit_code == 2 and "<stdin>:1:" in bad.output
