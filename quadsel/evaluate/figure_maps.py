@@ -73,7 +73,8 @@ def _thin(n, most=8):
 
 
 class MapAxes:
-    """Where the cells of a decision map go: log2 message axis; log2 comm axis when it spans 8x or more."""
+    """Where the cells of a decision map go: log2 message axis (west = small); log2 comm axis when it spans 8x
+    or more, small communicator sizes at the top (north = small, as the tree and the generated C name them)."""
 
     def __init__(self, dmap):
         self.dmap = dmap
@@ -90,7 +91,7 @@ class MapAxes:
         ax.set_yticks(self.y[yt])
         ax.set_yticklabels([str(int(self.dmap.comm_sizes[i])) for i in yt], fontsize=8)
         ax.set_xlim(self.x_edges[0], self.x_edges[-1])
-        ax.set_ylim(self.y_edges[0], self.y_edges[-1])
+        ax.set_ylim(self.y_edges[-1], self.y_edges[0])     # small communicators on top: north, as in the C
         if xlabel:
             ax.set_xlabel("message size [bytes]", fontsize=9)
         if ylabel:

@@ -162,6 +162,11 @@ def _mean_text(grid, dmap, mask=None):
 
 
 def _label(selector):
+    if selector.kind == "quadsel":
+        c = selector.constraint
+        if c.startswith("max_leaves=auto"):
+            return "default build"
+        return "cuts at measured sizes, exact" if c == "exact" else c.replace("max_leaves=", "leaf budget ")
     if selector.kind == "quadtree":
         c = selector.constraint
         if c == "exact":
@@ -191,6 +196,12 @@ def write_figures(report, directory):
         leaves = "1 leaf" if s.size == 1 else f"{s.size} leaves"
         return f"{_label(s)}: {leaves}, penalty {_mean_text(penalty_grid(dmap, grid), dmap)}", grid
 
+    quadsel = [s for s in report.selectors if s.kind == "quadsel"]
+    if quadsel:
+        shown = [quadsel[0]] + [s for s in quadsel[1:] if s.size != quadsel[0].size][-5:]
+        out.append(("Decision maps of the default build and of the same builder at other leaf budgets",
+                    decision_maps(dmap, [tree_panel(s) for s in shown], f"{stem}-decision-maps-quadsel.png",
+                                  f"{dmap.collective}: the default build and cuts at measured sizes")))
     out.append(("Decision maps of the exact and the depth-limited trees (Fig. 2)",
                 decision_maps(dmap, [tree_panel(exact)] + [tree_panel(s) for s in restricted],
                               f"{stem}-decision-maps-depth.png",
@@ -227,7 +238,8 @@ def write_figures(report, directory):
         pick = lambda kind, constraint=None: [s for s in selectors if s.kind == kind and  # noqa: E731
                                               (constraint is None or s.constraint == constraint)]
         ref = pick("quadtree", reference.constraint)
-        panels = [penalty_panel(s, mask) for s in ([] if training else pick("quadtree", "exact")) + ref]
+        panels = [penalty_panel(s, mask) for s in pick("quadsel")[:1]]
+        panels += [penalty_panel(s, mask) for s in ([] if training else pick("quadtree", "exact")) + ref]
         if ref:
             carts = pick("cart")
             same = [s for s in carts if s.budget == ref[0].size] or [s for s in carts if s.budget <= ref[0].size][-1:]
@@ -248,7 +260,7 @@ def write_figures(report, directory):
     carts = [s for s in report.selectors if s.kind == "cart" and s.budget <= reference.size][-1:]
     others = [s for kind in ("model", "single") for s in report.selectors if s.kind == kind]
     out.append(("Decision maps of the comparators: how each rule splits the space",
-                decision_maps(dmap, [decision_panel(reference)] +
+                decision_maps(dmap, [decision_panel(s) for s in quadsel[:1]] + [decision_panel(reference)] +
                               [decision_panel(c, f"CART, budget {reference.size} leaves") for c in carts] +
                               [decision_panel(s) for s in others],
                               f"{stem}-decision-maps-comparators.png",
