@@ -67,7 +67,8 @@ def compact_table(tree, comm_lo, msg_lo):
     if table.n_nodes > NARROW["max_next"] or int(table.next.max()) > NARROW["max_next"] or longest > NARROW["max_cut"]:
         table.layout = WIDE
     if table.n_nodes > WIDE["max_next"] or longest > WIDE["max_cut"]:
-        raise QuadselError(f"the tree is too large for the node table ({table.n_nodes} nodes, {longest} cuts on an axis)")
+        raise QuadselError(f"the tree is too large for the node table ({table.n_nodes} nodes, {longest} cuts "
+                           "on one axis)")
     return table
 
 
