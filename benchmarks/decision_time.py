@@ -141,10 +141,10 @@ def load():
         return " ".join(handle.read().split()[:3])
 
 
-def callgrind_per_call(exe, blob, forms, ranges):
-    """Instructions per decision (callgrind, uniform and repeated streams): the difference between runs of
-    2N and N decisions, over N (so the set-up cancels), less the empty form's (the loop and the call, given
-    as it is in its own row)."""
+def callgrind_per_call(exe, blob, forms, ranges, wanted):
+    """Instructions per decision of each (form, stream) in `wanted` (callgrind): the difference between runs of
+    2N and N decisions, over N (so the set-up cancels), less the empty form's on that stream (the loop and
+    the call), which is given as it is for ("none", stream)."""
     calls = 1 << 16
 
     def count(form, stream, n):
@@ -155,10 +155,9 @@ def callgrind_per_call(exe, blob, forms, ranges):
             text = Path(out).read_text()
         return int(re.search(r"^summary:\s+(\d+)", text, re.M).group(1))
 
-    per_call = {form: {s: (count(form, s, 2 * calls) - count(form, s, calls)) / calls for s in (0, 2)}
-                for form in MAIN_FORMS}
-    return {form: {s: per_call[form][s] - (per_call["none"][s] if form != "none" else 0) for s in (0, 2)}
-            for form in MAIN_FORMS}
+    per_call = {key: (count(*key, 2 * calls) - count(*key, calls)) / calls
+                for key in set(wanted) | {("none", s) for _, s in wanted}}
+    return {(form, s): per_call[form, s] - (per_call["none", s] if form != "none" else 0) for form, s in per_call}
 
 
 def main():
@@ -203,7 +202,9 @@ def main():
         out = subprocess.run([str(exe), "time", str(blob), str(Q), str(CALLS), str(args.rounds), *ranges],
                              capture_output=True, text=True, check=True).stdout
         after = load()
-        instructions = callgrind_per_call(exe, blob, forms, ranges) if args.callgrind else None
+        wanted = [(form, s) for form in MAIN_FORMS for s in (0, 2)]
+        wanted += [(f"s{i}_{kind}", 0) for i in range(len(series)) for kind in ("merged", "table")]
+        instructions = callgrind_per_call(exe, blob, forms, ranges, wanted) if args.callgrind else None
     times = {}
     for line in out.splitlines():
         _, form, stream, ns = line.split()
@@ -222,22 +223,28 @@ def main():
     for form, label in labels.items():
         cells = [f"{ns[form, s]:.2f} | {ns[form, s] / ns['m2cgen', s]:.2f}" for s in range(len(STREAMS))]
         if instructions:
-            cells.append(f"{instructions[form][0]:.1f} / {instructions[form][2]:.1f}")
+            cells.append(f"{instructions[form, 0]:.1f} / {instructions[form, 2]:.1f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     size, paper = function_size(exact), function_size(exact, merge=False)
     print(f"\nexact tree: function size {size.tests} tests merged, {paper.tests} in the paper's form; node table "
           f"{table_bytes(exact)} bytes of data ({exact.tree.n_nodes} nodes)\n")
     print("Table 3 (paper's columns; times on the uniform stream, ns per level = table time / (mean depth + 1)):\n")
-    print("| Constraint | Mean depth | Mean penalty [%] | Leaves | Memory [bytes] | In-memory [ns] | ns per level | "
-          "Function size (paper's form) | Compiled [ns] |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    columns = ["Constraint", "Mean depth", "Mean penalty [%]", "Leaves", "Memory [bytes]", "In-memory [ns]",
+               "ns per level", "Function size (paper's form)", "Compiled [ns]"]
+    if instructions:
+        columns += ["In-memory [instructions]", "Compiled [instructions]"]
+    print("| " + " | ".join(columns) + " |")
+    print("|---|" + "---:|" * (len(columns) - 1))
     for i, fn in enumerate(series):
         depth = fn.stats()["depth_mean"]
         penalty = summarize(penalty_grid(dmap, fn.choice_grid()), dmap).mean
         table_ns, merged_ns = ns[f"s{i}_table", 0], ns[f"s{i}_merged", 0]
-        print(f"| {fn.constraint} | {depth:.2f} | {penalty:.2f} | {fn.tree.n_leaves} | {table_bytes(fn)} | "
-              f"{table_ns:.2f} | {table_ns / (depth + 1):.2f} | {function_size(fn).tests} "
-              f"({function_size(fn, merge=False).tests}) | {merged_ns:.2f} |")
+        row = (f"| {fn.constraint} | {depth:.2f} | {penalty:.2f} | {fn.tree.n_leaves} | {table_bytes(fn)} | "
+               f"{table_ns:.2f} | {table_ns / (depth + 1):.2f} | {function_size(fn).tests} "
+               f"({function_size(fn, merge=False).tests}) | {merged_ns:.2f} |")
+        if instructions:
+            row += f" {instructions[f's{i}_table', 0]:.1f} | {instructions[f's{i}_merged', 0]:.1f} |"
+        print(row)
     return 0
 
 

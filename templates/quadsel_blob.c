@@ -274,18 +274,22 @@ int quadsel_tree_load_file(quadsel_tree **out, const char *path)
 
 int quadsel_tree_decide(const quadsel_tree *tree, int comm_size, size_t msg_size, int *segsize)
 {
-    const node_t *nodes = tree->nodes, *node = nodes;
+    const node_t *nodes = tree->nodes;
     const int *comm_bound = tree->comm_bound;
     const size_t *msg_bound = tree->msg_bound;
-    while (node->comm_cut | node->msg_cut) {
-        unsigned south = comm_size > comm_bound[node->comm_cut];
-        unsigned east = msg_size > msg_bound[node->msg_cut];
-        node = nodes + node->next + (south << (node->msg_cut != 0)) + east;
+    size_t node = 0;
+    unsigned comm_cut = nodes[0].comm_cut, msg_cut = nodes[0].msg_cut;
+    while (comm_cut | msg_cut) {
+        unsigned south = comm_size > comm_bound[comm_cut];
+        unsigned east = msg_size > msg_bound[msg_cut];
+        node = nodes[node].next + (south << (msg_cut != 0)) + east;
+        comm_cut = nodes[node].comm_cut;
+        msg_cut = nodes[node].msg_cut;
     }
     if (segsize != NULL) {
-        *segsize = tree->seg[node->next];
+        *segsize = tree->seg[nodes[node].next];
     }
-    return tree->alg[node->next];
+    return tree->alg[nodes[node].next];
 }
 
 const char *quadsel_tree_collective(const quadsel_tree *tree)
