@@ -218,11 +218,19 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 
 @main.command()
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-t", "--target", type=click.Choice(["c", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
-              show_default=True, help="What to generate: C source, Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
+@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
+              show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
+                                      "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
-              help="C only: plain nested if/else-if function; table = the same function as an in-memory node table "
+              help="C only: plain if/else-if function; table = the same function as a compact node table "
                    "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
+@click.option("--no-merge", is_flag=True,
+              help="If/else-if C: the paper's form (one `if` per quadrant, nothing merged) instead of the merged one.")
+@click.option("--library", type=click.Choice(["openmpi", "mpich"]),
+              help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
+                   "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values) instead of quadsel's numbering.")
+@click.option("--runtime", "runtime_dir", type=click.Path(file_okay=False),
+              help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
 @click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
 @click.option("--max-requests", type=click.IntRange(min=0),
@@ -230,17 +238,21 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
                    "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
-def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
-    """Generate the decision function of TREE files as C source or as a rules file an MPI library reads.
+def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base):
+    """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
-    `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as nested if/else-if (§3.2),
-    returning the algorithm id and writing the segment size through `segsize` when not NULL; with
-    `--flavor table` the same function as a node table walked at run time (§3.3), with
-    `--flavor ompi-tuned` Open MPI's `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. The rules-file
+    `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
+    each cut tested once, same-method quadrants and subtrees merged), returning the algorithm id and writing
+    the segment size through `segsize` when not NULL; with `--flavor table` the same function as a compact
+    node table walked at run time (§3.3), with `--flavor ompi-tuned` Open MPI's
+    `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. `blob` (one TREE): the node table as a versioned binary
+    file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
     from .decision.decision_function import DecisionFunction
     from .targets import emit
+    if runtime_dir is not None and target != "blob":
+        raise QuadselError("--runtime applies to --target blob only")
     fns = [DecisionFunction.load(tree) for tree in trees]
     base = None
     if target == "mpich-json":
@@ -250,7 +262,26 @@ def codegen(trees, target, flavor, output, name, max_requests, mpich_base):
         if mpich_base != "none":
             from .targets.mpich_json import load_base
             base = load_base(mpich_base)
-    write_text(output, emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base))
+    result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
+                  merge=not no_merge, library=library)
+    if isinstance(result, bytes):
+        _write_binary(output, result)
+    else:
+        write_text(output, result)
+    if runtime_dir is not None:
+        from .targets.blob import runtime_sources
+        for filename, text in runtime_sources().items():
+            write_text(os.path.join(runtime_dir, filename), text)
+
+
+def _write_binary(path, data):
+    import sys
+    from .output import write_bytes
+    if str(path) == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        write_bytes(path, data)
 
 
 @main.command()

@@ -1,3 +1,4 @@
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -7,7 +8,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ORFEO = SHARED / "datasets" / "orfeo-epyc-openmpi4"
-GCC_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"]
+STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+GCC_FLAGS = STRICT_FLAGS + ["-O1"]
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"]
+TEMPLATES = REPO / "templates"
 
 DRIVER = r"""
 #include <stdio.h>
@@ -23,6 +27,126 @@ int main(void)
     return 0;
 }
 """
+
+
+RUNNER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "quadsel_blob.h"
+%(declarations)s
+typedef int (*decide_fn)(int, size_t, int *);
+static decide_fn functions[] = { %(functions)s };
+
+/* "f I COMM MSG": compiled function I; "b I COMM MSG": blob I (argv). --load FILES: each load status. */
+int main(int argc, char **argv)
+{
+    quadsel_tree **trees = calloc((size_t)argc, sizeof *trees);
+    char kind;
+    long form, comm;
+    unsigned long long msg;
+    int i, seg, alg, status;
+    if (trees == NULL) {
+        return 3;
+    }
+    if (argc > 1 && strcmp(argv[1], "--load") == 0) {
+        for (i = 2; i < argc; i++) {
+            status = quadsel_tree_load_file(&trees[0], argv[i]);
+            printf("%%d %%d\n", status, trees[0] == NULL);
+            quadsel_tree_free(trees[0]);
+        }
+        free(trees);
+        return 0;
+    }
+    for (i = 1; i < argc; i++) {
+        status = quadsel_tree_load_file(&trees[i - 1], argv[i]);
+        if (status != QUADSEL_BLOB_OK) {
+            fprintf(stderr, "%%s: %%s\n", argv[i], quadsel_blob_strerror(status));
+            return 2;
+        }
+    }
+    while (scanf(" %%c %%ld %%ld %%llu", &kind, &form, &comm, &msg) == 4) {
+        if (kind == 'f') {
+            alg = functions[form]((int)comm, (size_t)msg, &seg);
+            status = functions[form]((int)comm, (size_t)msg, NULL) == alg;
+        } else {
+            alg = quadsel_tree_decide(trees[form], (int)comm, (size_t)msg, &seg);
+            status = quadsel_tree_decide(trees[form], (int)comm, (size_t)msg, NULL) == alg;
+        }
+        printf("%%d %%d%%s\n", alg, seg, status ? "" : " segsize=NULL changed the answer");
+    }
+    for (i = 1; i < argc; i++) {
+        quadsel_tree_free(trees[i - 1]);
+    }
+    free(trees);
+    return 0;
+}
+"""
+
+
+class CProgram:
+    """Generated C functions and blobs compiled into one program with the blob loader; asks it queries."""
+
+    def __init__(self, folder, blobs):
+        self.folder, self.blobs = folder, blobs
+
+    def run(self, args, text=""):
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0", UBSAN_OPTIONS="print_stacktrace=1")
+        result = subprocess.run([str(self.folder / "program"), *args], input=text, capture_output=True, text=True,
+                                env=env)
+        assert result.returncode == 0 and not result.stderr, f"exit {result.returncode}: {result.stderr[-3000:]}"
+        return result.stdout
+
+    def ask(self, queries):
+        """queries: (kind "f" or "b", index, comm, msg) -> [(alg, seg)]."""
+        text = "".join(f"{k} {i} {c} {m}\n" for k, i, c, m in queries)
+        lines = self.run([str(p) for p in self.blobs], text).splitlines()
+        assert len(lines) == len(queries)
+        return [tuple(int(v) for v in line.split()) for line in lines]
+
+    def load_status(self, datas):
+        """The loader's status and whether the tree pointer stayed NULL, for each blob."""
+        paths = []
+        for n, data in enumerate(datas):
+            paths.append(self.folder / f"probe{n}.qsb")
+            paths[-1].write_bytes(data)
+        out = self.run(["--load", *map(str, paths)])
+        return [tuple(int(v) for v in line.split()) for line in out.splitlines()]
+
+
+@pytest.fixture(scope="session", params=["gcc", "clang"])
+def c_compiler(request):
+    """Each C compiler the generated C must compile with; a missing one is skipped (CI installs both)."""
+    path = shutil.which(request.param)
+    if not path:
+        pytest.skip(f"{request.param} is not installed")
+    return path
+
+
+@pytest.fixture(scope="session")
+def c_program(c_compiler, tmp_path_factory):
+    """build(functions: {name: source}, blobs: [bytes], sanitize=False, opt="-O1") -> CProgram."""
+
+    def build(functions, blobs=(), sanitize=False, opt="-O1"):
+        folder = tmp_path_factory.mktemp("cprog")
+        sources = []
+        for n, source in enumerate(functions.values()):
+            sources.append(folder / f"f{n}.c")
+            sources[-1].write_text(source)
+        declarations = "".join(f"int {name}(int comm_size, size_t msg_size, int *segsize);\n" for name in functions)
+        (folder / "runner.c").write_text(RUNNER % {"declarations": declarations,
+                                                   "functions": ", ".join(functions) or "NULL"})
+        paths = []
+        for n, data in enumerate(blobs):
+            paths.append(folder / f"tree{n}.qsb")
+            paths[-1].write_bytes(data)
+        flags = STRICT_FLAGS + [opt] + (SANITIZE_FLAGS if sanitize else [])
+        result = subprocess.run([c_compiler, *flags, "-I", str(TEMPLATES), "-o", str(folder / "program"), *map(str, sources),
+                                 str(TEMPLATES / "quadsel_blob.c"), str(folder / "runner.c")],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, f"{c_compiler} rejected the C:\n{result.stderr[:5000]}"
+        return CProgram(folder, paths)
+    return build
 
 
 @pytest.fixture(scope="session")

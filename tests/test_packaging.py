@@ -12,7 +12,7 @@ def test_wheel_ships_every_template(tmp_path):
                     str(tmp_path), str(REPO)], check=True, capture_output=True)
     wheel = next(tmp_path.glob("quadsel-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    templates = sorted(p.name for p in (REPO / "templates").glob("*.j2"))
+    templates = sorted(p.name for p in (REPO / "templates").iterdir() if p.suffix in (".j2", ".h", ".c"))
     assert templates
     for name in templates:
         assert f"quadsel/templates/{name}" in names

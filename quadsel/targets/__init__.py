@@ -1,33 +1,46 @@
-"""Targets: one module per output a decision function is written as (C, Open MPI and MPICH rules files)."""
+"""Targets: one module per output a decision function is written as (C, a loadable blob, rules files)."""
 
 import importlib
 
 from ..errors import QuadselError
 
-TARGETS = ("c", "ompi-rules", "ompi-json", "mpich-json")
+TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
-def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=None):
-    """The text of `target` for the decision functions `fns` (one per collective; the C target takes one).
+def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=None, merge=True, library=None):
+    """The text (bytes for `blob`) of `target` for the decision functions `fns` (one per collective).
 
-    c: flavour plain (nested if/else-if, c.py), table (the in-memory node table, c.py) or ompi-tuned (Open
-    MPI's fixed decision, ompi_tuned.py). ompi-rules / ompi-json: `max_requests` on every rule. mpich-json:
-    `mpich_base` is MPICH's own selection (a dict, mpich_json.load_base) kept for the other collectives.
+    c (one tree): flavour plain (if/else-if, merged unless merge=False: c.py, c_branches.py), table (the
+    compact node table, c_table.py) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library`
+    (openmpi, mpich) makes plain and table return that library's algorithm ids. blob (one tree): the node
+    table as a binary file for templates/quadsel_blob.c (blob.py). ompi-rules / ompi-json: `max_requests` on
+    every rule. mpich-json: `mpich_base` is MPICH's own selection (a dict, mpich_json.load_base) kept for
+    the other collectives.
     """
     if target not in TARGETS:
         raise QuadselError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if target != "c" and (flavor != "plain" or name):
         raise QuadselError("--flavor and --name apply to --target c only")
+    if not merge and (target != "c" or flavor == "table"):
+        raise QuadselError("--no-merge applies to the if/else-if C only (--target c, flavour plain or ompi-tuned)")
+    if library is not None and (target not in ("c", "blob") or flavor == "ompi-tuned"):
+        raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
         raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
-    if target == "c":
+    if target in ("c", "blob"):
         if len(fns) != 1:
-            raise QuadselError("--target c takes exactly one TREE")
+            raise QuadselError(f"--target {target} takes exactly one TREE")
+        if target == "blob":
+            from .blob import to_blob
+            return to_blob(fns[0], library=library)
         if flavor == "ompi-tuned":
-            return importlib.import_module(".ompi_tuned", __name__).generate(fns[0], name=name)
-        from . import c
-        return (c.generate_c_table if flavor == "table" else c.generate_c)(fns[0], name=name)
+            return importlib.import_module(".ompi_tuned", __name__).generate(fns[0], name=name, merge=merge)
+        if flavor == "table":
+            from .c_table import generate_c_table
+            return generate_c_table(fns[0], name=name, library=library)
+        from .c import generate_c
+        return generate_c(fns[0], name=name, merge=merge, library=library)
     module = importlib.import_module("." + target.replace("-", "_"), __name__)
     if target == "mpich-json":
         return module.emit(fns, base=mpich_base)

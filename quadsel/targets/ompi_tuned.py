@@ -7,7 +7,8 @@ The quadtree's nested if/else-if (c.py) chooses the algorithm; the function then
 from .. import __version__
 from ..errors import QuadselError
 from ..libraries import openmpi
-from .c import comment_text, emit_branches, function_name
+from .c import algorithm_ids, comment_text, function_name
+from .c_branches import emit_branches
 from .templating import render
 
 
@@ -28,16 +29,14 @@ SIGNATURES = {
 }
 
 
-def generate(fn, name=None):
+def generate(fn, name=None, merge=True):
     """coll/tuned's fixed decision for fn's collective, made of the quadtree (§3.2) and `<coll>_intra_do_this`."""
     coll = fn.collective.lower()
     if coll not in SIGNATURES:
         raise QuadselError(f"--flavor ompi-tuned supports {', '.join(SIGNATURES)}, not "
                            f"{comment_text(fn.collective)!r}")
-    ids = {}
-    for method in fn.methods:
-        ids[method.algorithm] = (str(openmpi.algorithm_id(coll, method.algorithm)), None)
-    body = emit_branches(fn, ids)
+    ids = algorithm_ids(fn.methods, coll, library="openmpi")
+    body = emit_branches(fn, ids, merge)
     sig = SIGNATURES[coll]
     chain_ids = sorted(openmpi.CHAIN_IDS.get(coll, ()))
     sources = [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
