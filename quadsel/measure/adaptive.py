@@ -70,6 +70,7 @@ class AdaptivePlan:
         self.strategy = strategy or Strategy()
         self.results = {}     # (c, m, method) -> Result
         self._winners = {}    # (c, m) -> the fastest measured method
+        self._chosen = {}     # (c, m) -> what point(c, m) chose
         self._spent = 0.0     # benchmarking time of everything in `results`
         self._calls = []      # repetitions of every result, sorted
         self.skips = []       # (comm_size, msg_size or "*", method or None, reason), in decision order
@@ -150,7 +151,12 @@ class AdaptivePlan:
             chosen.append(nearest)
             del reasons[nearest]
         self.skips.extend((c, m, k, reason) for k, reason in reasons.items())
+        self._chosen[(c, m)] = chosen
         return chosen
+
+    def point_methods(self, c, m):
+        """The methods `point(c, m)` chose."""
+        return self._chosen[(c, m)]
 
     def record(self, c, m, results):
         """Results ({method: Result}) of the methods measured at (c, m)."""
@@ -288,4 +294,5 @@ class FullSweep(AdaptivePlan):
         return self._order.pop(0) if self._order else None
 
     def point(self, c, m):
-        return ([self.default] if self.default is not None else []) + list(self.methods)
+        self._chosen[(c, m)] = ([self.default] if self.default is not None else []) + list(self.methods)
+        return self._chosen[(c, m)]

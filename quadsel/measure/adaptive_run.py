@@ -5,7 +5,8 @@ Per row: rank 0 broadcasts the communicator size on the whole job (everyone has 
 barrier, so nobody spins), the first n ranks build one communicator per method, and before every point
 rank 0 broadcasts the methods to measure there on the row's communicator. Idle ranks sleep in the
 quiet barrier meanwhile. A point is measured in one visit with the decision-aware stopping rule
-(timing.ranking_settled): rounds are not used, since the plan needs a point's result before the next.
+(timing.ranking_settled): rounds are not used, since the plan needs a point's result before the next
+(--rounds only describes the full sweep that a share --budget and the estimated share refer to).
 """
 
 import random
@@ -16,9 +17,6 @@ from .point import POINT_DELAY, MethodComms, time_point
 from .sweep import PlanRun
 from .timing import wait_quietly
 
-FULL_SWEEP_ROUNDS = 2   # the full sweep whose benchmarking time a share budget refers to: measure's default
-
-
 def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at):
     """Run the adaptive plan; returns rank 0's PlanRun (None elsewhere). `call_at(msg_size)` is the
     collective call at that size, `heartbeat_at(where)` the watchdog beat for time_methods."""
@@ -28,7 +26,7 @@ def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at
     if rank == 0:
         plan = AdaptivePlan(spec.comm_sizes, spec.msg_sizes, methods, spec.strategy)
         run = PlanRun(plan, spec.collective, results, budget=spec.budget, progress=spec.progress,
-                      rule=spec.rule, rounds=FULL_SWEEP_ROUNDS)
+                      rule=spec.rule, rounds=spec.rounds)   # the full sweep a share refers to
     while True:
         n = world.bcast(run.next_row() if rank == 0 else None, root=0)
         if n is None:

@@ -67,29 +67,28 @@ class PlanRun:
 
     # -- points -------------------------------------------------------------------------------------
     def todo(self, c, m):
-        """Methods to measure now at (c, m) — those the plan wants that the CSV does not hold yet —
-        or None when the budget is spent."""
+        """Methods to measure now at (c, m), or None when the budget is spent. A point whose rows are all
+        in the CSV already is not measured again; one cut by a kill is measured again whole (its methods
+        stop on each other's intervals), and only its missing rows are written."""
         if self._over_budget():
             return self._stop()
         wanted = self.plan.point(c, m)
-        self._pending = {}
-        todo = []
-        for k in wanted:
-            written = self.results.values.get(self.key(c, m, k))
-            if written is None:
-                todo.append(k)
-            else:
-                self._pending[k] = Result(*written)
-        return todo
+        missing = [k for k in wanted if self.key(c, m, k) not in self.results.values]
+        return wanted if missing else []
 
     def done(self, c, m, measured):
         """measured: {method: (mean µs, stddev µs or None, reps or None)} of the methods just measured."""
-        for k, (mean, stddev, reps) in measured.items():
-            self._pending[k] = Result(*self.results.append(self.key(c, m, k), mean, stddev, reps))
-            self.measured_now += 1
-        self.plan.record(c, m, self._pending)
+        answers = {}
+        for k in self.plan.point_methods(c, m):
+            key = self.key(c, m, k)
+            if key in self.results.values:
+                answers[k] = Result(*self.results.values[key])
+            elif k in measured:
+                answers[k] = Result(*self.results.append(key, *measured[k]))
+                self.measured_now += 1
+        self.plan.record(c, m, answers)
         self._write_skips()
-        self.progress.advance(1, f"[n={c} msg={m}: {len(self._pending)} method(s)]", weight=self._weight(c, m))
+        self.progress.advance(1, f"[n={c} msg={m}: {len(answers)} method(s)]", weight=self._weight(c, m))
 
     def _write_skips(self):
         for c, m, k, reason in self.plan.skips[self._written:]:
