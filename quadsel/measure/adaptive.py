@@ -140,14 +140,15 @@ class AdaptivePlan:
     def point(self, c, m):
         """The methods to measure at (c, m); the others are recorded in `skips` with the reason."""
         chosen, reasons = [], {}
+        best = self.predicted_best(c, m)
         for k in self.methods:
-            reason = self._far_behind(c, m, k)
+            reason = self._far_behind(c, m, k, best)
             if reason is None:
                 chosen.append(k)
             else:
                 reasons[k] = reason
         if not chosen:   # never leave a point without a method: take the one predicted nearest the best
-            nearest = min(reasons, key=lambda k: self.predicted_ratio(c, m, k)[0])
+            nearest = min(reasons, key=lambda k: min(t for t, _ in self.predicted_times(c, m, k, best)))
             chosen.append(nearest)
             del reasons[nearest]
         self.skips.extend((c, m, k, reason) for k, reason in reasons.items())
@@ -178,14 +179,14 @@ class AdaptivePlan:
         return [(s, self.results[(c, s, k)].mean) for s in self.msg_sizes
                 if s < m and (c, s, k) in self.results]
 
-    def predicted_times(self, c, m, k):
+    def predicted_times(self, c, m, k, best=None):
         """Predictions of k's time at (c, m) — [(µs, what it rests on)], empty without a measurement of k
         in row c — under three assumptions: k keeps its ratio to the best from its last measured size,
         or closes it as its last two ratios did (`steady`); k's time follows its own log-log trend
         (slope in [0, 1]: flat latency to linear bandwidth), which notices a best that degrades; k's
         time grows as it did in a neighbouring measured row."""
         history = self._history(c, m, k)
-        best = self.predicted_best(c, m)
+        best = self.predicted_best(c, m) if best is None else best
         if not history or best is None:
             return []
         size, last = history[-1]
@@ -231,14 +232,13 @@ class AdaptivePlan:
             return 0.0, False
         return min(t for t, _ in times) / best, True
 
-    def _far_behind(self, c, m, k):
+    def _far_behind(self, c, m, k, best):
         """None when `k` must be measured at (c, m), else the reason it is not: every prediction of its
         time (`predicted_times`) is at least `behind` × the best expected there, and measuring it is
         not cheap (its cost at its last ratio to the best above `cheap` × the benchmarking time so far)."""
-        times = self.predicted_times(c, m, k)
+        times = self.predicted_times(c, m, k, best)
         if not times:
             return None
-        best = self.predicted_best(c, m)
         if min(t for t, _ in times) < self.strategy.behind * best:
             return None
         if times[0][0] * self._typical_calls() <= self.strategy.cheap * self.spent():

@@ -73,8 +73,9 @@ def estimate_full_cost(plan, rule, rounds=1):
 
     Measured pairs: their time × the calls of the full rule. A method not measured at a point of a
     measured row: its predicted ratio to the best there (the plan's own trend) × the best's time, the
-    best's time extrapolated along the row where the row is unfinished. Rows not measured: interpolated
-    in log(comm size) between the measured rows around them. Returns 0.0 before anything is measured.
+    best's time extrapolated along the row where the row is unfinished; the library default: the best's
+    time. Rows not measured: interpolated linearly in comm size between the measured rows around them, or
+    beyond them in proportion to the communicator size. Returns 0.0 before anything is measured.
     """
     calls = [full_rule_calls(r, rule, rounds) for r in plan.results.values()]
     if not calls:
@@ -98,10 +99,11 @@ def estimate_full_cost(plan, rule, rounds=1):
         above = [r for r in measured if r > c]
         if below and above:
             a, b = below[-1], above[0]
-            w = (math.log(c) - math.log(a)) / (math.log(b) - math.log(a))
-            total += math.exp((1 - w) * math.log(rows[a]) + w * math.log(rows[b]))
-        else:
-            total += rows[(below or above)[-1 if below else 0]]
+            w = (c - a) / (b - a)
+            total += (1 - w) * rows[a] + w * rows[b]
+        else:   # outside the measured rows: in proportion to the communicator size
+            nearest = below[-1] if below else above[0]
+            total += rows[nearest] * c / nearest
     return total
 
 
@@ -129,8 +131,13 @@ def _pair_cost(plan, rule, rounds, c, m, k, best, typical):
     result = plan.results.get((c, m, k))
     if result is not None:
         return result.mean * full_rule_calls(result, rule, rounds)
-    if k == plan.default:
-        return best * typical
-    predicted, history = plan.predicted_ratio(c, m, k)
-    ratio = max(1.0, predicted) if history else plan.strategy.behind
-    return ratio * best * typical
+    ratio, calls = 1.0, typical
+    if k != plan.default:
+        predicted, history = plan.predicted_ratio(c, m, k)
+        ratio = max(1.0, predicted) if history else plan.strategy.behind
+        nearest = [plan.results[(c, s, k)] for s in plan.msg_sizes if (c, s, k) in plan.results]
+        if nearest:   # its relative noise where it was last measured in this row
+            nearest.sort(key=lambda r: abs(math.log(r.mean) - math.log(ratio * best)))
+            calls = full_rule_calls(nearest[0], rule, rounds)
+    time = ratio * best
+    return time * max(1, min(calls, int(rule.max_time * 1e6 / time)))

@@ -46,7 +46,8 @@ from .grid import DATATYPES, TIMINGS, parse_list
 @click.option("--batch", type=click.IntRange(min=1), default=5, show_default=True,
               help="Timed calls per visit of a method before the next method's turn.")
 @click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Passes over the whole grid; samples of all rounds are pooled.")
+              help="Passes over the whole grid; samples of all rounds are pooled (--adaptive: each point "
+                   "is measured in one visit; this only describes the full sweep a share --budget means).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
 @click.option("--datatype", type=click.Choice(["auto"] + list(DATATYPES)), default="auto",
               show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")

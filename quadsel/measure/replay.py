@@ -20,7 +20,7 @@ from ..ingest import read_measurements
 from . import output
 from .adaptive import AdaptivePlan, FullSweep, is_default
 from .sweep import PlanRun
-from .timing import ranking_settled
+from .timing import ranking_settled, t_quantile
 
 
 class Recording:
@@ -87,10 +87,7 @@ def replay_point(recording, c, m, methods, rule, batch, decisive):
 
 
 def _half_width(rule, stddev, n):
-    if n < 2:
-        return math.inf
-    from scipy import stats   # lazy, as in timing.py
-    return float(stats.t.ppf(0.5 + rule.confidence / 2, n - 1)) * stddev / math.sqrt(n)
+    return t_quantile(rule.confidence, n - 1) * stddev / math.sqrt(n) if n >= 2 else math.inf
 
 
 def run_replay(spec, files):

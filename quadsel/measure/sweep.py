@@ -47,9 +47,12 @@ class PlanRun:
     def _over_budget(self):
         if self.budget is None:
             return False
-        spent = self.plan.spent()
-        full = self.full_estimate() if self.budget.share is not None else 0.0
-        return self.budget.spent(self.elapsed(), spent, full)
+        full = 0.0
+        if self.budget.share is not None:
+            if self.full_cost is None and len(self.plan.rows_done) < min(2, len(self.plan.comm_sizes)):
+                return False   # no estimate of the full sweep before its smallest and largest comm sizes
+            full = self.full_estimate()
+        return self.budget.spent(self.elapsed(), self.plan.spent(), full)
 
     # -- rows ---------------------------------------------------------------------------------------
     def next_row(self):

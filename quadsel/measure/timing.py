@@ -8,6 +8,7 @@ methods in a shuffled order for a short batch, so a slow drift of the machine hi
 It is the reusable core (`quadsel measure` now, `quadsel verify` later).
 """
 
+import functools
 import math
 import socket
 import time
@@ -62,6 +63,13 @@ def resolve_timing(requested, domains, wtime_is_global=False):
     return "local", f"auto: ranks on {hosts} hosts, whose clocks are not synchronised{note}"
 
 
+@functools.lru_cache(maxsize=4096)
+def t_quantile(confidence, dof):
+    """Two-sided Student-t quantile of a `confidence` interval with `dof` degrees of freedom."""
+    from scipy import stats   # lazy: SciPy costs most of the start-up time of every command
+    return float(stats.t.ppf(0.5 + confidence / 2, dof))
+
+
 @dataclass(frozen=True)
 class StoppingRule:
     precision: float = 0.025    # half-width of the CI / mean
@@ -103,8 +111,7 @@ class StoppingRule:
         if n < 2:
             return math.inf
         sd = float(np.std(samples, ddof=1))
-        from scipy import stats   # lazy: SciPy costs most of the start-up time of every command
-        return float(stats.t.ppf(0.5 + self.confidence / 2, n - 1)) * sd / math.sqrt(n)
+        return t_quantile(self.confidence, n - 1) * sd / math.sqrt(n)
 
     def precise(self, samples):
         """True when the CI of the mean is within `precision` of the mean."""

@@ -4,7 +4,6 @@ on synthetic full sweeps whose decision is known, so every test is exact (no MPI
 import csv
 import json
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 

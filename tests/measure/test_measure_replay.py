@@ -174,3 +174,40 @@ def test_orfeo_replay_meets_the_issue_goal(orfeo, tmp_path):
         adaptive = _default_build_penalty(tmp_path / f"{coll}-adaptive.csv", full_map, tmp_path)
         assert adaptive - full <= 0.5, (coll, adaptive, full)
     assert np.mean(shares) <= 0.30, shares
+
+
+def _drive(recording, plan, run, rule):
+    """The replay's loop (run_replay) on a PlanRun made by hand."""
+    from quadsel.measure.replay import replay_point
+    while (c := run.next_row()) is not None:
+        for m in plan.msg_sizes:
+            todo = run.todo(c, m)
+            if todo is None:
+                return
+            run.done(c, m, replay_point(recording, c, m, todo, rule, 5, True))
+        run.row_finished(c)
+
+
+def test_a_real_run_estimates_the_full_sweep_and_checks_a_share_only_once_it_can(tmp_path):
+    """A real run does not know the full sweep: it estimates it from what it measured (here checked
+    against the recorded one), and a share budget waits for the smallest and largest comm sizes."""
+    from quadsel.measure import output
+    from quadsel.measure.adaptive import AdaptivePlan
+    from quadsel.measure.budget import estimate_full_cost
+    from quadsel.measure.replay import Recording
+    from quadsel.measure.sweep import PlanRun
+    from quadsel.measure.timing import StoppingRule
+    rule = StoppingRule()
+    recording = Recording([MPICH], "bcast")
+    comms, msgs, methods = recording.grid()
+    plan = AdaptivePlan(comms, msgs, methods)
+    run = PlanRun(plan, "bcast", output.ResultFile(tmp_path / "a.csv"), progress=False, rule=rule, rounds=2)
+    _drive(recording, plan, run, rule)
+    exact = recording.full_cost(comms, msgs, methods)
+    assert 0.7 < estimate_full_cost(plan, rule, rounds=2) / exact < 1.4
+    assert run.summary()["full_sweep_time_is"] == "estimated"
+    plan = AdaptivePlan(comms, msgs, methods)
+    run = PlanRun(plan, "bcast", output.ResultFile(tmp_path / "b.csv"), budget=parse_budget("1%"), progress=False,
+                  rule=rule, rounds=2)
+    _drive(recording, plan, run, rule)
+    assert run.budget_spent and sorted(plan.rows_done) == [0, len(comms) - 1]
