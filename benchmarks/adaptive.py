@@ -13,6 +13,7 @@ recorded repetitions for the full sweep; the replayed decision-aware stopping fo
 per pair where a file records no repetitions). Run from the project root:
 
     python benchmarks/adaptive.py [--seeds 20] [-- ADAPTIVE OPTIONS, e.g. --behind 2 --agree 0.02]
+    python benchmarks/adaptive.py --grid          # time share / penalty for --behind x --cheap
 """
 
 import argparse
@@ -138,11 +139,34 @@ def evaluate(name, collective, files, options, seeds, workdir):
     }
 
 
+GRID = [(behind, cheap) for behind in ("1.25", "1.5", "2", "3") for cheap in ("0", "0.01", "0.03")]
+
+
+def grid():
+    """One line per (--behind, --cheap): time share and penalty (pp over the full sweep's build) per data set."""
+    sets = datasets()
+    print("| --behind | --cheap | " + " | ".join(name for name, _, _ in sets) + " | ORFEO mean share |")
+    print("|---:|---:|" + "---:|" * (len(sets) + 1))
+    with tempfile.TemporaryDirectory() as workdir:
+        for behind, cheap in GRID:
+            cells, orfeo = [], []
+            for name, collective, files in sets:
+                r = evaluate(name, collective, files, ["--behind", behind, "--cheap", cheap], 0, workdir)
+                cells.append(f"{r['time_share']:.1%} / {r['adaptive_penalty'] - r['full_penalty']:+.2f}")
+                if name.startswith("orfeo-"):
+                    orfeo.append(r["time_share"])
+            mean = f"{np.mean(orfeo):.1%}" if orfeo else "-"
+            print(f"| {behind} | {cheap} | " + " | ".join(cells) + f" | {mean} |", flush=True)
+
+
 def main_(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="random samples per data set")
+    parser.add_argument("--grid", action="store_true", help="vary --behind and --cheap instead (no random samples)")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="-- then options for --adaptive")
     args = parser.parse_args(argv)
+    if args.grid:
+        return grid()
     options = [o for o in args.options if o != "--"]
     print(f"adaptive options: {' '.join(options) or '(defaults)'}; random samples: {args.seeds} seeds\n")
     print("| data | points × methods | time share | point share | pairs measured | penalty: full sweep | "
