@@ -130,13 +130,6 @@ class AdaptivePlan:
         """The fastest measured method at (c, m), or None."""
         return self._winners.get((c, m))
 
-    def ratio(self, c, m, method):
-        """Time of `method` / time of the best at (c, m); None where either is not measured."""
-        best = self.winner(c, m)
-        if best is None or (c, m, method) not in self.results:
-            return None
-        return self.results[(c, m, method)].mean / self.results[(c, m, best)].mean
-
     def point(self, c, m):
         """The methods to measure at (c, m); the others are recorded in `skips` with the reason."""
         chosen, reasons = [], {}

@@ -79,7 +79,7 @@ def replay_point(recording, c, m, methods, rule, batch, decisive):
             calls[k] = min(calls[k] + batch, rows[k].reps)
         intervals = {k: (rows[k].time, _half_width(rule, rows[k].stddev, calls[k])) for k in rows}
         settled = ranking_settled(intervals, candidates)
-        active = {k for k in active
+        active = {k for k in rows   # as time_methods(decisive=True): a stopped method may resume
                   if not (calls[k] >= min(rule.min_reps, rows[k].reps)
                           and (k in settled or intervals[k][1] <= rule.precision * rows[k].time
                                or calls[k] >= rows[k].reps))}

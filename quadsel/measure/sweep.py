@@ -25,8 +25,8 @@ class PlanRun:
         self.elapsed = elapsed or (lambda: time.monotonic() - self.started)
         self.budget_spent = False
         self.finished = False
-        self.measured_now = 0        # pairs measured by this run (not answered from the CSV)
         self._written = 0            # plan.skips already written
+        self._estimate = None        # (rows done, full sweep estimate) of a real run
         sizes = [(c, m) for c in plan.comm_sizes for m in plan.msg_sizes]
         self._per_point = len(plan.methods) + (plan.default is not None)
         self.progress = Progress(len(sizes), f"{label} {collective}", enabled=progress,
@@ -39,10 +39,15 @@ class PlanRun:
     def key(self, c, m, method):
         return (self.collective, method[0], method[1], c, m)
 
-    def full_estimate(self):
+    def full_estimate(self, fresh=True):
+        """The full sweep's benchmarking time: recorded (a replay), or estimated — again only when a row
+        was finished since the last estimate, unless `fresh` (the estimate reads the whole plan)."""
         if self.full_cost is not None:
             return self.full_cost
-        return estimate_full_cost(self.plan, self.rule, self.rounds)
+        rows = len(self.plan.rows_done)
+        if fresh or self._estimate is None or self._estimate[0] != rows:
+            self._estimate = (rows, estimate_full_cost(self.plan, self.rule, self.rounds))
+        return self._estimate[1]
 
     def _over_budget(self):
         if self.budget is None:
@@ -51,7 +56,7 @@ class PlanRun:
         if self.budget.share is not None:
             if self.full_cost is None and len(self.plan.rows_done) < min(2, len(self.plan.comm_sizes)):
                 return False   # no estimate of the full sweep before its smallest and largest comm sizes
-            full = self.full_estimate()
+            full = self.full_estimate(fresh=False)
         return self.budget.spent(self.elapsed(), self.plan.spent(), full)
 
     # -- rows ---------------------------------------------------------------------------------------
@@ -88,7 +93,6 @@ class PlanRun:
                 answers[k] = Result(*self.results.values[key])
             elif k in measured:
                 answers[k] = Result(*self.results.append(key, *measured[k]))
-                self.measured_now += 1
         self.plan.record(c, m, answers)
         self._write_skips()
         self.progress.advance(1, f"[n={c} msg={m}: {len(answers)} method(s)]", weight=self._weight(c, m))

@@ -195,7 +195,8 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     `resolve_timing` chooses between them.
     `heartbeat(name)`, if given, is called after every batch (the runner's hang watchdog).
     decisive=True (adaptive measurement) also stops a method once `ranking_settled` says its place in
-    the decision is clear (`candidates`: the names a decision may choose; default all).
+    the decision is clear (`candidates`: the names a decision may choose; default all), and resumes it
+    when that is no longer so (its interval overlaps a new leader's) while its caps allow.
     """
     if clock is None or reduce_max is None:
         from mpi4py import MPI
@@ -247,7 +248,8 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
         settled = ranking_settled({name: rule.interval(s) for name, s in samples.items()},
                                   candidates) if decisive else ()
         still = []
-        for m in active:
+        # decisive: a method stopped against a leader that has since fallen back takes part again
+        for m in (methods if decisive else active):
             s = samples[m.name]
             done = added[m.name] >= rule.min_reps and (
                 m.name in settled or rule.precise(s) or len(s) >= rep_cap

@@ -217,3 +217,26 @@ def test_decisive_loop_stops_clear_losers_at_min_reps_and_keeps_near_ties():
     assert len(decisive["fast"]) >= 60 and len(decisive["tie"]) >= 60   # within noise: keep measuring
     clear, _, _ = _run({"fast": 1e-6, "slow": 3e-6}, rule, noise=0.2, decisive=True)
     assert len(clear["fast"]) == len(clear["slow"]) == 6      # ranking clear: both stop
+
+
+def test_decisive_loop_resumes_a_method_stopped_against_a_leader_that_fell_back():
+    # "lucky" is fast in its first batch only; "steady" (3 µs) is clearly behind it then and stops;
+    # "tie" (2.3 µs) overlaps lucky, so the point goes on, lucky falls back to 3.2 µs, and steady's
+    # interval overlaps the leader's again: it must be measured on
+    log, clock = [], FakeClock()
+    first = {"lucky": [0.5, 0.5, 1.5, 1.0]}                 # warm-up, then the first timed batch
+    steady = {"lucky": 3.2, "tie": 2.3, "steady": 3.0}
+
+    def call(comm):
+        queue = first.get(comm.name)
+        base = queue.pop(0) if queue else steady[comm.name] * (1 + 0.02 * (len(log) % 3 - 1))
+        clock.now += base * 1e-6
+        log.append(comm.name)
+
+    rule = StoppingRule(min_reps=3, max_reps=60, precision=0.001, fence=0)
+    methods = [Method(name, FakeComm(name, log)) for name in ("lucky", "tie", "steady")]
+    samples, _ = time_methods(methods, call, rule, random.Random(3), warmup=1, batch=3, clock=clock,
+                              reduce_max=lambda comm, array: None, decisive=True)
+    timed = [name for name in log[3:] if name == "steady"]
+    assert log[3:12].count("steady") == 3 and len(timed) > 3      # stopped after one batch, then resumed
+    assert np.mean(samples["tie"]) < np.mean(samples["steady"])
