@@ -159,12 +159,36 @@ def grid():
             print(f"| {behind} | {cheap} | " + " | ".join(cells) + f" | {mean} |", flush=True)
 
 
+def real(outdir):
+    """The figures of benchmarks/adaptive_real.sh: OUTDIR/full.csv and OUTDIR/adaptive.csv, both measured."""
+    full_csv, adaptive_csv = os.path.join(outdir, "full.csv"), os.path.join(outdir, "adaptive.csv")
+    full_map = build_decision_map(read_measurements([full_csv]))
+    times = {}
+    for name, path in (("full", full_csv), ("adaptive", adaptive_csv)):
+        rows = read_measurements([path])
+        times[name] = sum(r.time * r.reps for r in rows) / 1e6
+        with open(path[:-4] + ".meta.json") as handle:
+            meta = json.load(handle)
+        done = meta.get("adaptive") or {}
+        line = (f"{name}: {len(rows)} rows, {sum(r.reps for r in rows)} timed calls, benchmarking time "
+                f"{times[name]:.2f} s; default build's penalty on full.csv "
+                f"{default_build_penalty(path, full_map, outdir):.2f} %")
+        if done:
+            line += (f"; its own estimate of the full sweep {done['full_sweep_benchmarking_time_us'] / 1e6:.1f} s "
+                     f"(share {done['share_of_full_sweep']:.1%}); {done['points_measured']}/{done['points']} points")
+        print(line)
+    print(f"adaptive / full benchmarking time: {times['adaptive'] / times['full']:.1%}")
+
+
 def main_(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="random samples per data set")
     parser.add_argument("--grid", action="store_true", help="vary --behind and --cheap instead (no random samples)")
+    parser.add_argument("--real", metavar="OUTDIR", help="summarise benchmarks/adaptive_real.sh's OUTDIR instead")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="-- then options for --adaptive")
     args = parser.parse_args(argv)
+    if args.real:
+        return real(args.real)
     if args.grid:
         return grid()
     options = [o for o in args.options if o != "--"]

@@ -218,13 +218,6 @@ class AdaptivePlan:
             out.append(last * math.exp(slope * (_log(m) - _log(size))))
         return min(out)
 
-    def predicted_ratio(self, c, m, k):
-        """(the lowest predicted ratio of k to the best at (c, m), whether k has history in row c)."""
-        times, best = self.predicted_times(c, m, k), self.predicted_best(c, m)
-        if not times:
-            return 0.0, False
-        return min(t for t, _ in times) / best, True
-
     def _far_behind(self, c, m, k, best):
         """None when `k` must be measured at (c, m), else the reason it is not: every prediction of its
         time (`predicted_times`) is at least `behind` × the best expected there, and measuring it is

@@ -72,9 +72,9 @@ def estimate_full_cost(plan, rule, rounds=1):
     """Benchmarking time (µs) the full sweep of `plan`'s grid would take, from what the plan measured.
 
     Measured pairs: their time × the calls of the full rule. A method not measured at a point of a
-    measured row: its predicted ratio to the best there (the plan's own trend) × the best's time, the
-    best's time extrapolated along the row where the row is unfinished; the library default: the best's
-    time. Rows not measured: interpolated linearly in comm size between the measured rows around them, or
+    measured row: its last ratio to the best (or its closing trend) × the best's time there, at the calls
+    of its nearest measured pair, the best's time extrapolated along the row where the row is unfinished;
+    the library default: the best's time. Rows not measured: interpolated linearly in comm size between the measured rows around them, or
     beyond them in proportion to the communicator size. Returns 0.0 before anything is measured.
     """
     calls = [full_rule_calls(r, rule, rounds) for r in plan.results.values()]
@@ -133,8 +133,8 @@ def _pair_cost(plan, rule, rounds, c, m, k, best, typical):
         return result.mean * full_rule_calls(result, rule, rounds)
     ratio, calls = 1.0, typical
     if k != plan.default:
-        predicted, history = plan.predicted_ratio(c, m, k)
-        ratio = max(1.0, predicted) if history else plan.strategy.behind
+        times = plan.predicted_times(c, m, k)   # the first: k keeps its ratio to the best (or its closing)
+        ratio = max(1.0, times[0][0] / plan.predicted_best(c, m)) if times else plan.strategy.behind
         nearest = [plan.results[(c, s, k)] for s in plan.msg_sizes if (c, s, k) in plan.results]
         if nearest:   # its relative noise where it was last measured in this row
             nearest.sort(key=lambda r: abs(math.log(r.mean) - math.log(ratio * best)))
