@@ -188,12 +188,8 @@ class AdaptivePlan:
         if len(ratios) == 2 and ratios[1][1] < ratios[0][1]:   # closing the gap: extrapolate the closing
             (s0, r0), (s1, r1) = ratios
             steady = r1 * math.exp(math.log(r1 / r0) / (_log(s1) - _log(s0)) * (_log(m) - _log(s1)))
-        out = [(steady * best, f"its ratio to the best at {ratios[-1][0]} B")]
-        slope = 0.0
-        if len(history) >= 2:
-            size0, first = history[-2]
-            slope = min(1.0, max(0.0, math.log(last / first) / (_log(size) - _log(size0))))
-        out.append((last * math.exp(slope * (_log(m) - _log(size))), f"its own trend from {size} B"))
+        out = [(steady * best, f"its ratio to the best at {ratios[-1][0]} B"),
+               (_own_trend(history, m), f"its own trend from {size} B")]
         for row in self._neighbours(c):
             then, now = self.results.get((row, size, k)), self.results.get((row, m, k))
             if then is not None and now is not None:
@@ -209,13 +205,8 @@ class AdaptivePlan:
         out = []
         for k in self.methods:
             history = self._history(c, m, k)
-            if not history or history[-1][0] != before[-1]:
-                continue
-            size, last = history[-1]
-            slope = 0.0
-            if len(history) >= 2:
-                slope = min(1.0, max(0.0, math.log(last / history[-2][1]) / (_log(size) - _log(history[-2][0]))))
-            out.append(last * math.exp(slope * (_log(m) - _log(size))))
+            if history and history[-1][0] == before[-1]:
+                out.append(_own_trend(history, m))
         return min(out)
 
     def _far_behind(self, c, m, k, best):
@@ -261,6 +252,17 @@ class AdaptivePlan:
             "comm_sizes_skipped": [self.comm_sizes[i] for i in sorted(self.rows_skipped)],
             "benchmarking_time_us": round(self.spent(), 3),
         }
+
+
+def _own_trend(history, m):
+    """The time at m extrapolated log-log from the last two (size, time) of `history`, the slope clamped
+    to [0, 1] (flat latency to linear bandwidth); flat from a single measurement."""
+    size, last = history[-1]
+    slope = 0.0
+    if len(history) >= 2:
+        size0, first = history[-2]
+        slope = min(1.0, max(0.0, math.log(last / first) / (_log(size) - _log(size0))))
+    return last * math.exp(slope * (_log(m) - _log(size)))
 
 
 def _log(size):
