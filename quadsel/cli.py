@@ -8,7 +8,7 @@ import shlex
 import click
 
 from . import __version__
-from .errors import QuadselError
+from .errors import Interrupted, QuadselError, one_line
 from .output import write_text
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
@@ -25,8 +25,24 @@ class QuadselGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
+            click.echo(one_line(str(exc)), err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
         except QuadselError as exc:
-            raise InputFailure(str(exc)) from None
+            raise InputFailure(one_line(str(exc))) from None
+        except KeyboardInterrupt:
+            # Every other command writes its output whole at the end (quadsel.output): nothing partial exists.
+            name = ctx.invoked_subcommand or "quadsel"
+            if not _quiet_rank():
+                click.echo(f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
+                           "run the command again", err=True)
+            raise click.exceptions.Exit(130) from None
+
+
+def _quiet_rank():
+    """Inside an MPI job only rank 0 speaks."""
+    from .measure.launch import inside_mpi_job, job_rank
+    return inside_mpi_job() and job_rank() != 0
 
 
 @click.group(cls=QuadselGroup, context_settings={"help_option_names": ["-h", "--help"]})

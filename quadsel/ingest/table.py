@@ -7,6 +7,8 @@ from ..libraries.base import DEFAULT_ALGORITHM  # noqa: F401 (rows of the librar
 
 # Our own generic CSV layout (written by `quadsel measure`, read by every command).
 GENERIC_COLUMNS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us", "reps")
+# `quadsel measure -o -` (a stream) carries its metadata in the CSV as comment lines starting with this.
+META_COMMENT = "# quadsel-meta:"
 
 
 @dataclass(frozen=True)

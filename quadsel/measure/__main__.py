@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from ..errors import QuadselError
+from ..errors import Interrupted, QuadselError
 from .cli import measure
 
 
@@ -14,8 +14,11 @@ def main(argv=None):
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.Abort:
-        return 1
+    except click.Abort:      # Ctrl-C while click parsed the options
+        return 130
+    except Interrupted as exc:
+        sys.stderr.write(f"{exc}\n")
+        return exc.exit_code
     except QuadselError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return exc.exit_code

@@ -183,7 +183,7 @@ def run(spec):
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
-        output.write_meta(spec.output, meta)
+        results.write_meta(meta)
 
     todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
     progress = Progress(len(todo), f"measure {spec.collective}", enabled=(rank == 0 and spec.progress),
@@ -209,11 +209,11 @@ def run(spec):
     world.Barrier()
     if rank == 0:
         complete = all(k in results.done for k in keys)
-        results.close()
         journal.close(remove=complete)
         meta["runs"][-1].update(finished=_now(), complete=complete)
         meta["complete"] = complete
-        output.write_meta(spec.output, meta)
+        results.write_meta(meta)
+        results.close()
     if mpit is not None:
         mpit.close()
 

@@ -77,3 +77,28 @@ def test_verify_needs_np_outside_mpi(tmp_path):
     tree.save(tmp_path / "t.qt.json")
     result = CliRunner().invoke(main, ["verify", str(tmp_path / "t.qt.json")], env={"OMPI_COMM_WORLD_SIZE": None})
     assert result.exit_code == 2 and "--np" in result.output
+
+
+@needs_openmpi
+def test_ctrl_c_stops_the_job_writes_nothing_and_exits_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+    tree = tree_choosing("bcast", [2], [1 << k for k in range(21)], [[("6", 0)] * 21])
+    path = tmp_path / "bcast.qt.json"
+    tree.save(path)
+    out = tmp_path / "verify.md"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])] + sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "verify", str(path), "--np", "2", "--rounds", "50",
+                             "--max-reps", "200", "-o", str(out)], start_new_session=True, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    assert proc.poll() is None, proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)        # a terminal's Ctrl-C
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["quadsel verify: interrupted; nothing was written (outputs are written "
+                                           "whole at the end): run the command again"], stderr
+    assert sorted(os.listdir(tmp_path)) == ["bcast.qt.json"]
