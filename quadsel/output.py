@@ -110,12 +110,15 @@ def write_text(path, text):
 
 def write_bytes(path, data):
     kind, target = check(path)
-    if kind == "stdout":
-        sys.stdout.flush()
-        _write_all(1, data, path)
-    elif kind == "fd":
-        if target == 1:
+    if kind == "stdout" or (kind == "fd" and target == _stdout_fd()):
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:
+            sys.stdout.write(data.decode("utf-8"))
+        else:
             sys.stdout.flush()
+            stream.write(data)
+        sys.stdout.flush()
+    elif kind == "fd":
         _write_all(target, data, path)
     elif kind == "special":
         try:
@@ -128,6 +131,13 @@ def write_bytes(path, data):
             os.close(fd)
     else:
         _replace(target, data, path)
+
+
+def _stdout_fd():
+    try:
+        return sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):   # replaced by a test runner's capture
+        return None
 
 
 def _write_all(fd, data, path):
