@@ -10,6 +10,24 @@ import stat
 
 from .errors import InputError
 
+# Numbers an input may hold: what every stage and target can represent (docs/formats-input.md, "Limits").
+INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorithm ids (the generated C, MPI, MCA)
+INT64_MAX = (1 << 63) - 1   # message sizes and repetition counts: int64 in the decision map, size_t in C
+TIME_MIN_US, TIME_MAX_US = 1e-6, 1e12   # 1 ps .. 11.6 days: outside, the penalty ratios lose all meaning
+
+
+def fits(digits, maximum):
+    """Does the ASCII digit string `digits` stay <= maximum? (without int() on thousands of digits)"""
+    digits = digits.lstrip("0") or "0"
+    return len(digits) <= len(str(maximum)) and int(digits) <= maximum
+
+
+def shorten(text, width=24):
+    """A cell as error messages show it: long ones cut, with their length."""
+    text = str(text)
+    return text if len(text) <= width else f"{text[:width // 2]}...{text[-6:]} ({len(text)} characters)"
+
+
 MiB = 1 << 20
 # What one input may hold, by kind; far above any real file of that kind (a full measurement sweep of
 # 10 algorithms x 4 segment sizes x 256 communicator sizes x 40 message sizes is about 20 MiB of CSV).

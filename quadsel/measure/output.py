@@ -117,15 +117,14 @@ class Journal:
         self.rounds = {}   # key -> {round: (samples, wall)}
         if self.path is not None and resume and os.path.exists(self.path):
             _drop_partial_line(self.path)
-            with open(self.path) as handle:
-                for text in handle:
-                    try:
-                        entry = json.loads(text)
-                        key = tuple(entry["key"])
-                        self.rounds.setdefault(key, {})[int(entry["round"])] = (
-                            [float(x) for x in entry["samples_us"]], float(entry["wall_s"]))
-                    except (ValueError, KeyError, TypeError):
-                        continue   # a damaged entry only means that round is measured again
+            for text in read_text(self.path, what="measure output").splitlines():
+                try:
+                    entry = json.loads(text)
+                    key = tuple(entry["key"])
+                    self.rounds.setdefault(key, {})[int(entry["round"])] = (
+                        [float(x) for x in entry["samples_us"]], float(entry["wall_s"]))
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    continue   # a damaged entry only means that round is measured again
         self.handle = None
         self._mode = "a" if resume else "w"
 

@@ -46,6 +46,8 @@ def parse_json_lines(text, path):
         json.loads(text)
     except ValueError as exc:
         raise InputError(path, getattr(exc, "lineno", None), f"not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply") from None
     newlines = [i for i, c in enumerate(text) if c == "\n"]
     line_at = lambda pos: bisect.bisect_right(newlines, pos - 1) + 1
 
@@ -87,4 +89,7 @@ def parse_json_lines(text, path):
         number = match.group(0)
         return (float(number) if match.group(1) or match.group(2) else int(number)), match.end()
 
-    return value(0)[0]
+    try:
+        return value(0)[0]
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply") from None

@@ -128,7 +128,7 @@ def test_skampi_without_hash_and_comm_size_from_file_name():
     ("MPI_Bcast-procs-length", ("bcast", None, None)),
     ("MPI_Bcast-nodes-length", ("bcast", None, None)),
     ("Bcast_using_Send_Recv-procs-short", ("bcast", "using_Send_Recv", None)),
-    ("MPI_Bcast-alg_binomial-seg1024-procs-length", ("bcast", "binomial", 1024)),
+    ("MPI_Bcast-alg_binomial-seg1024-procs-length", ("bcast", "binomial", "1024")),
     ("MPI_Reduce_scatter_block-algorithm3-procs-length", ("reduce_scatter_block", "3", None)),
     ("Pingpong_Send_Recv", (None, None, None)),
 ])
