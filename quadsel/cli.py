@@ -184,6 +184,8 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     from .ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
                              column_map=_parse_column_map(column_map))
+    for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity)
+        click.echo(note, err=True)
     return build_decision_map(rows, collective)
 
 

@@ -27,6 +27,15 @@ def read_lines(path):
     return text.splitlines()
 
 
+class OtherCollective(InputError):
+    """A file whose collective (from its content or its name) is not the one asked for: it is left out,
+    never relabelled (an error when nothing else is read). `found`: the collectives it holds."""
+
+    def __init__(self, path, message, found):
+        super().__init__(path, None, message)
+        self.found = found
+
+
 class Context:
     """One file being read: its lines, the caller's options, and the facts its name carries."""
 
@@ -50,7 +59,11 @@ class Context:
 
     # -- facts the file itself does not record: the option first, then the file name ------------
     def fallback_collective(self, why):
+        named = self.name.collective
         if self.collective:
+            if named and named != self.collective:
+                raise OtherCollective(self.path, f"its name says {named}, not {self.collective} "
+                                                 "(--collective selects files, it never relabels them)", [named])
             return self.collective
         if self.name.collective:
             return self.name.collective

@@ -11,6 +11,16 @@ GENERIC_COLUMNS = ("collective", "algorithm", "segsize", "comm_size", "msg_size"
 META_COMMENT = "# quadsel-meta:"
 
 
+class Table(list):
+    """What read_measurements returns: the Measurements, with the notes reading them produced (one line each,
+    for stderr) and their MPI library ("openmpi", "mpich", or None when it cannot be told)."""
+
+    def __init__(self, rows=(), notes=(), library=None):
+        super().__init__(rows)
+        self.notes = list(notes)
+        self.library = library
+
+
 @dataclass(frozen=True)
 class Measurement:
     collective: str            # lower case, e.g. "bcast"
