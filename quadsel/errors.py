@@ -32,10 +32,14 @@ def printable(text):
     return "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in str(text))
 
 
-def one_line(text):
-    """Text that stays one line on a terminal: control and format characters (newlines, escapes) as "?".
+def one_line(text, limit=None):
+    """Text that stays one line on a terminal: control and format characters (newlines, escapes) as "?";
+    beyond `limit` characters its middle is elided (an input can put anything into a message).
 
     Unlike printable() it keeps non-ASCII letters (a file named données.csv stays readable).
     """
     import unicodedata
-    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in str(text))
+    text = str(text)
+    if limit and len(text) > limit:
+        text = f"{text[:limit * 2 // 3]} ... {text[-(limit // 4):]}"
+    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in text)

@@ -73,13 +73,16 @@ def read_bytes(path, what="measurements", limit=None):
     except OSError as exc:
         raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise InputError(path, None, f"not a regular file: save the {what} to a file first")
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
-    if len(data) > limit:
+        data = b""
+        if info.st_size <= limit:   # a file growing while it is read is still stopped at the limit
+            try:
+                data = handle.read(limit + 1)
+            except OSError as exc:
+                raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    if info.st_size > limit or len(data) > limit:
         raise InputError(path, None, f"larger than the {_size_text(limit)} limit for {what} "
                                      "(docs/formats-input.md, Limits); split it into several files")
     return data

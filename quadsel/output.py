@@ -103,6 +103,22 @@ def check(path):
     return kind, target
 
 
+def make_folder(path):
+    """A folder to write into (--figures DIR): made if missing, its parent never (like mkdir, not mkdir -p)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        return False
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path) or not os.path.isdir(parent):
+        why = "is not a folder" if os.path.exists(path) else f"its folder {one_line(parent)} does not exist"
+        raise _fail(path, f"{why} (quadsel creates only the last folder of the path)")
+    try:
+        os.mkdir(path)
+    except OSError as exc:
+        raise _fail(path, exc.strerror or str(exc)) from None
+    return True
+
+
 def write_text(path, text):
     """Write `text` (UTF-8) to `path` by the rules of this module."""
     write_bytes(path, text.encode("utf-8"))

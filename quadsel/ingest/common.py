@@ -140,14 +140,14 @@ class Context:
         algorithm = str(algorithm).strip()
         if not algorithm:
             raise self.error(line, "empty algorithm name")
-        if len(algorithm) > ALGORITHM_MAX_CHARS:
-            raise self.error(line, f"algorithm name of {len(algorithm)} characters (at most {ALGORITHM_MAX_CHARS})")
         if algorithm.lower() == DEFAULT_ALGORITHM:
             algorithm = DEFAULT_ALGORITHM
         elif algorithm.isdigit():   # an id: every stage reads it with int()
             if not algorithm.isascii():
-                raise self.error(line, f"algorithm id {algorithm!r} is not written in ASCII digits")
+                raise self.error(line, f"algorithm id {shorten(algorithm)!r} is not written in ASCII digits")
             self.integer(line, "algorithm id", algorithm, 0, INT_MAX, "a C int (the id the C function returns)")
+        elif len(algorithm) > ALGORITHM_MAX_CHARS:
+            raise self.error(line, f"algorithm name of {len(algorithm)} characters (at most {ALGORITHM_MAX_CHARS})")
         if stddev is not None and str(stddev).strip().lower() not in MISSING:
             stddev = self.real(line, "stddev", stddev, positive=False, scale=stddev_scale or scale or 1.0)
         else:

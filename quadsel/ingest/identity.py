@@ -22,7 +22,7 @@ from ..libraries import LIBRARIES, canonical_label, label_evidence
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
 # Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
-# Distinct algorithms in the ORFEO data and in examples/ agree at <= 84 % of their points (docs/formats-input.md).
+# Distinct algorithms agree within 5 % at <= 17 % of their points in the ORFEO data, <= 83 % in examples/.
 SAME_WITHIN, SAME_SHARE, SAME_MIN_POINTS = 0.05, 0.95, 8
 
 

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from ..errors import Interrupted, QuadselError
+from ..errors import Interrupted, QuadselError, one_line
 from .cli import measure
 
 
@@ -20,7 +20,7 @@ def main(argv=None):
         sys.stderr.write(f"{exc}\n")
         return exc.exit_code
     except QuadselError as exc:
-        sys.stderr.write(f"Error: {exc}\n")
+        sys.stderr.write(f"Error: {one_line(str(exc), 1000)}\n")
         return exc.exit_code
     return code if isinstance(code, int) else 0
 

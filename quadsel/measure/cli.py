@@ -16,7 +16,7 @@ from .output import CONTINUED, interrupted_note
 
 @click.command("measure")
 @click.option("-c", "--collective", type=click.Choice(COLLECTIVES), required=True, help="Collective to measure.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+@click.option("-o", "--output", type=click.Path(), metavar="FILE", required=True,
               help="CSV to append to (metadata goes to NAME.meta.json beside it); - streams the CSV to stdout "
                    "(metadata as `# quadsel-meta:` comment lines in it; no resume).")
 @click.option("--algorithms", metavar="LIST", default=None,

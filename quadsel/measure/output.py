@@ -14,17 +14,11 @@ import os
 
 from .. import output as atomic
 from ..errors import QuadselError, one_line
+from ..ingest.identity import meta_path  # noqa: F401 (ingest reads the library from it)
 from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
 from ..inputs import read_text
 
 HEADER = ",".join(GENERIC_COLUMNS)
-
-
-def meta_path(path):
-    """`out/ompi5-bcast.csv` -> `out/ompi5-bcast.meta.json`."""
-    path = os.fspath(path)
-    base = path[:-4] if path.lower().endswith(".csv") else path
-    return base + ".meta.json"
 
 
 def journal_path(path):
@@ -74,8 +68,9 @@ class ResultFile:
         numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
         if not numbered:
             return
+        line, text = numbered[0]
         try:
-            header = next(csv.reader([numbered[0][1]]))
+            header = next(csv.reader([text]))
             if tuple(h.strip() for h in header) != GENERIC_COLUMNS:
                 raise QuadselError(f"{one_line(self.path)}: not a quadsel measure CSV (header "
                                    f"{one_line(','.join(header))[:200]!r}); use another --output or --no-resume")
@@ -83,8 +78,7 @@ class ResultFile:
                 row = next(csv.reader([text]))
                 self.done.add((row[0], row[1], int(row[2]), int(row[3]), int(row[4])))
         except (csv.Error, IndexError, ValueError, StopIteration):
-            raise QuadselError(f"{one_line(self.path)}:{line if numbered[1:] else numbered[0][0]}: malformed row; "
-                               "fix it or use --no-resume") from None
+            raise QuadselError(f"{one_line(self.path)}:{line}: malformed row; fix it or use --no-resume") from None
 
     def _write(self, text):
         self.handle.write(text)

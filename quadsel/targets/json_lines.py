@@ -36,6 +36,11 @@ class JArray(list):
         self.line = line
 
 
+def _not_json(word):
+    """NaN and Infinity: Python's json reads them, JSON (and the libraries' parsers) does not."""
+    raise ValueError(f"{word} is not a JSON value")
+
+
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -43,7 +48,7 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 def parse_json_lines(text, path):
     """Parse JSON keeping every object's key order and line numbers (JObject / JArray / plain scalars)."""
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_not_json)
     except ValueError as exc:
         raise InputError(path, getattr(exc, "lineno", None), f"not valid JSON: {getattr(exc, 'msg', exc)}") from None
     except RecursionError:

@@ -101,7 +101,7 @@ def _classic_tokens(text, path):
                     why = "negative values make Open MPI ignore the whole file"
                 else:
                     why = "Open MPI would skip its characters silently and misread the rest of the file"
-                raise InputError(path, number, f"{word!r} is not a plain decimal integer ({why})")
+                raise InputError(path, number, f"{shorten(word, 40)!r} is not a plain decimal integer ({why})")
             if not fits(word, INT64_MAX):
                 raise InputError(path, number, f"{shorten(word)} is beyond {INT64_MAX}, the largest number Open MPI "
                                                "reads (a C long)")
