@@ -189,7 +189,7 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
                              column_map=_parse_column_map(column_map))
     dmap = build_decision_map(rows, collective)
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
-        click.echo(note, err=True)
+        click.echo(one_line(note, MESSAGE_LIMIT), err=True)
     return dmap
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import QuadselError
+from ..inputs import INT_MAX
 from ..ingest.table import DEFAULT_ALGORITHM
 from . import output
 from ..libraries import COLLECTIVES, open_library
@@ -71,6 +72,9 @@ def choose_datatype(spec):
     for m in spec.msg_sizes:
         if m % size:
             raise QuadselError(f"message size {m} is not a multiple of the {name} size ({size} bytes)")
+    if max(spec.msg_sizes, default=0) // size > INT_MAX:   # MPI counts are C ints
+        raise QuadselError(f"message size {max(spec.msg_sizes)} is {max(spec.msg_sizes) // size} {name} elements: "
+                           f"beyond an MPI count ({INT_MAX})")
     return name, size
 
 
