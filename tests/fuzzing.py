@@ -152,6 +152,15 @@ def _seeds(*names):
     return [(DATA / name).read_text(encoding="utf-8") for name in names]
 
 
+def tree_text():
+    """A tree file built from generic.csv: the seed of a fuzz of the tree loader, which joins READERS with
+    `"tree": ("t.qt.json", [tree_text()], lambda path: DecisionFunction.load(path)),`."""
+    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.decision_map import build_decision_map
+    from quadsel.ingest import read_measurements
+    return build_decision_function(build_decision_map(read_measurements(INGEST / "generic.csv"))).dumps()
+
+
 READERS = {
     # name: (file name to write, seed texts, reader)
     "csv": ("bcast_alg6.csv", _seeds("ingest/generic.csv", "ingest/allreduce_units.csv", "ingest/bcast_alg6_seg1024.csv"),
