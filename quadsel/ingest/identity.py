@@ -45,7 +45,10 @@ def _title(library):
 
 
 def file_library(path, lines, rows, notes):
-    """(library or None, how it is known) of one file."""
+    """(library or None, how it is known, labels its metadata lists) of one file.
+
+    The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
+    they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
     meta, how = None, None
     for text in lines:
         if text.startswith(META_COMMENT):
@@ -58,7 +61,9 @@ def file_library(path, lines, rows, notes):
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
     if library in LIBRARIES:
-        return library, how
+        grid = meta.get("grid")
+        listed = grid.get("algorithms") if isinstance(grid, dict) else None
+        return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()
     evidence = defaultdict(set)
     for m in rows:
         if not m.is_default:
@@ -70,8 +75,8 @@ def file_library(path, lines, rows, notes):
         raise InputError(path, None, f"its algorithm names are of {shown}: measurements of two MPI libraries "
                                      "are never merged (split the file, or say its library in a .meta.json)")
     for library, labels in evidence.items():
-        return library, f"its algorithm names ({', '.join(sorted(map(repr, labels))[:3])})"
-    return None, None
+        return library, f"its algorithm names ({', '.join(sorted(map(repr, labels))[:3])})", set()
+    return None, None, set()
 
 
 def _parse_meta(text, path, notes):
@@ -90,9 +95,10 @@ def resolve(files, notes):
 
     Returns (rows, library or None); appends notes (one line each) to `notes`.
     """
-    known = {}
+    known, listed = {}, []
     for path, lines, rows in files:
-        library, how = file_library(path, lines, rows, notes)
+        library, how, labels = file_library(path, lines, rows, notes)
+        listed.append(labels)
         if library:
             known.setdefault(library, (path, how))
     if len(known) > 1:
@@ -101,8 +107,11 @@ def resolve(files, notes):
                            f"{_title(lib_b)} ones ({how_b}): a decision map is one library's; build one per library")
     library = next(iter(known), None)
     out, renamed, unresolved, default_segments = [], {}, set(), defaultdict(set)
-    for _, _, rows in files:
+    for (_, _, rows), labels in zip(files, listed):
         for m in rows:
+            if m.algorithm in labels and not m.is_default:
+                out.append(m)   # as the library itself named it (its metadata)
+                continue
             if m.is_default:
                 if m.segsize:
                     default_segments[where(m.source)[0]].add(m.segsize)

@@ -133,3 +133,15 @@ def test_collective_option_selects_files_and_never_relabels(tmp_path):
     with pytest.raises(QuadselError, match=r"no allreduce measurements in any input file: bcast_alg6.csv \(bcast\), "
                                            r"reduce_alg5.csv \(reduce\)"):
         read_measurements([bcast, reduce], collective="allreduce")
+
+
+def test_labels_the_metadata_lists_stand_even_beyond_quadsels_tables(tmp_path):
+    """quadsel measure lists the library's own labels (from MPI_T): Open MPI main's reduce 8 (knomial) stays."""
+    path = tmp_path / "main.csv"
+    path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\nreduce,8,0,2,8,1.5\nreduce,5,0,2,8,2.0\n")
+    (tmp_path / "main.meta.json").write_text(json.dumps({"library": "openmpi",
+                                                         "grid": {"algorithms": {"5": "binomial", "8": "knomial"}}}))
+    assert {m.algorithm for m in read_measurements(path)} == {"5", "8"}
+    (tmp_path / "main.meta.json").write_text(json.dumps({"library": "openmpi"}))
+    with pytest.raises(InputError, match="main.csv:2: algorithm id 8 is not one of Open MPI's reduce algorithms"):
+        read_measurements(path)
