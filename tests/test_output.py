@@ -63,15 +63,20 @@ def test_dangling_symlink_creates_its_target(tmp_path):
     assert link.is_symlink() and (tmp_path / "made.c").read_text() == "int x;\n"
 
 
-def test_fifo_is_written_in_place(tmp_path):
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
+def _through_fifo(fifo, path, text):
+    """What a reader of `fifo` receives while `text` is written to `path`."""
     received = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
     reader.start()
-    write_text(fifo, "through the pipe\n")
+    write_text(path, text)
     reader.join(timeout=10)
-    assert received == ["through the pipe\n"]
+    return received
+
+
+def test_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert _through_fifo(fifo, fifo, "through the pipe\n") == ["through the pipe\n"]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)             # still a FIFO, not replaced by a file
     assert is_stream(fifo) and sorted(os.listdir(tmp_path)) == ["pipe"]
 
@@ -81,12 +86,7 @@ def test_symlink_to_a_fifo_writes_the_fifo(tmp_path):
     os.mkfifo(fifo)
     link = tmp_path / "link"
     link.symlink_to(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
-    reader.start()
-    write_text(link, "via the link\n")
-    reader.join(timeout=10)
-    assert received == ["via the link\n"] and link.is_symlink()
+    assert _through_fifo(fifo, link, "via the link\n") == ["via the link\n"] and link.is_symlink()
 
 
 @pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])

@@ -18,6 +18,15 @@ def _quadsel(args, **env):
                           timeout=240, env=_env(**env))
 
 
+def _until(condition, seconds=120):
+    deadline = time.time() + seconds
+    while not condition():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 @needs_openmpi
 def test_dash_streams_the_csv_with_its_metadata_to_stdout(tmp_path):
     done = _quadsel(TINY + ["-o", "-"])
@@ -50,11 +59,7 @@ def test_ctrl_c_keeps_the_rows_says_how_to_resume_and_exits_130(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *args], start_new_session=True,
                             env=_env(QUADSEL_MEASURE_POINT_DELAY="0.2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        if out.exists() and len(out.read_text().splitlines()) > 3:
-            break
-        time.sleep(0.01)
+    assert _until(lambda: proc.poll() is not None or (out.exists() and len(out.read_text().splitlines()) > 3))
     assert proc.poll() is None, "the run ended before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)       # what a terminal's Ctrl-C does: the foreground process group
     _, stderr = proc.communicate(timeout=60)
