@@ -9,7 +9,7 @@ import click
 
 from . import __version__
 from .errors import Interrupted, QuadselError, one_line
-from .output import check as check_output, write_text
+from .output import check as check_output, make_folder, write_text
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
 LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
@@ -275,6 +275,8 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
     check_output(output)
+    if runtime_dir is not None:
+        make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
     base = None
     if target == "mpich-json":
@@ -292,6 +294,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         write_text(output, result)
     if runtime_dir is not None:
         from .targets.blob import runtime_sources
+        make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
         for filename, text in runtime_sources().items():
             write_text(os.path.join(runtime_dir, filename), text)
 

@@ -103,8 +103,9 @@ def check(path):
     return kind, target
 
 
-def make_folder(path):
-    """A folder to write into (--figures DIR): made if missing, its parent never (like mkdir, not mkdir -p)."""
+def make_folder(path, create=True):
+    """A folder to write into (--figures DIR): made if missing, its parent never (like mkdir, not mkdir -p).
+    create=False only checks that it could be (before any output is written)."""
     path = os.fspath(path)
     if os.path.isdir(path):
         return False
@@ -112,6 +113,8 @@ def make_folder(path):
     if os.path.exists(path) or not os.path.isdir(parent):
         why = "is not a folder" if os.path.exists(path) else f"its folder {one_line(parent)} does not exist"
         raise _fail(path, f"{why} (quadsel creates only the last folder of the path)")
+    if not create:
+        return False
     try:
         os.mkdir(path)
     except OSError as exc:

@@ -201,6 +201,8 @@ CASES = [
          (["report", "{good.csv}", "--no-compare", "-o", "{dir}/no/r.md"], {"good.csv": GOOD, "dir": None})),
     case("out-figures-missing-parent", "quadsel creates only the last folder of the path",
          (["report", "{good.csv}", "--no-compare", "--figures", "{dir}/no/figs", "-o", "-"], {"good.csv": GOOD, "dir": None})),
+    case("out-codegen-runtime-missing-parent", "quadsel creates only the last folder of the path",
+         (["codegen", "{t.qt.json}", "-t", "blob", "--runtime", "{dir}/no/rt", "-o", "-"], {"t.qt.json": TREE, "dir": None})),
     case("out-verify-missing-folder-before-mpi", "does not exist",
          (VERIFY + ["-o", "{dir}/no/v.md"], {"rules": "1\n7\n1\n2 1\n0 6 0 0\n", "dir": None})),
     case("out-measure-missing-folder-before-mpi", "does not exist",
