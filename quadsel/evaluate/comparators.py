@@ -55,6 +55,11 @@ class Selector:
         return None
 
     @property
+    def deployed_assignments(self):
+        """Deployed size as leaf assignments of its C decision function, where the selector has one."""
+        return None
+
+    @property
     def deployed_rules(self):
         """Deployed size as rules (a rules file's message rules), where the selector has one."""
         return None
@@ -97,6 +102,11 @@ class QuadtreeSelector(Selector):
     @property
     def constraint(self):
         return self.fn.options.size_constraint if self.kind == "quadsel" else self.fn.constraint
+
+    @property
+    def deployed_assignments(self):
+        from ..targets.c_branches import function_size
+        return function_size(self.fn).assignments
 
     @property
     def deployed_rules(self):
@@ -256,6 +266,10 @@ class CartSelector(Selector):
         leaf_depths = depth[t.children_left < 0]
         return {"depth_min": int(leaf_depths.min()), "depth_max": int(leaf_depths.max()),
                 "depth_mean": float(leaf_depths.mean()), "leaves": int(leaf_depths.size), "nodes": int(t.node_count)}
+
+    @property
+    def deployed_assignments(self):
+        return self.size     # its C (m2cgen, sklearn-porter) assigns once per leaf
 
     def predict(self, comm_sizes, msg_sizes):
         shape = np.shape(comm_sizes)

@@ -82,9 +82,9 @@ SERIES = (("quadsel", "max_leaves=", "D-", "tab:red", "quadsel, leaf budgets (cu
 
 
 def deployed_size(row):
-    """What a selector costs where it is deployed: the rules of its rules file (trees, run-length table), else
-    its own size (CART leaves, model parameters, one method)."""
-    return row.get("rules") or row.get("size")
+    """What a selector costs where it is deployed: the leaf assignments of its C (trees, CART), else the rules
+    of its rules file (run-length table), else its own size (model parameters, one method)."""
+    return row.get("assignments") or row.get("rules") or row.get("size")
 
 
 def penalty_vs_size(groups, path, title):
@@ -139,7 +139,7 @@ def penalty_vs_size(groups, path, title):
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_ylim(low - 0.04 * (high - low) if low < 0 else 0, top)
-        ax.set_xlabel("deployed size (rules-file rules / CART leaves / model parameters)")
+        ax.set_xlabel("deployed size (C leaf assignments / rules-file rules / model parameters)")
         if i % ncols == 0:
             ax.set_ylabel("mean penalty [%]")
         ax.grid(alpha=0.3, which="both")

@@ -27,7 +27,7 @@ from .penalty import charged_grid, default_penalty_grid, penalty_grid, summarize
 
 ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min", "penalty_max",
             "penalty_mean", "penalty_median", "leaves", "nodes")
-EXTRA_KEYS = ("method", "size", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
+EXTRA_KEYS = ("method", "size", "assignments", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 COMPARATORS = ("quadsel", "default", "single", "runlength", "cart", "model")
 NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
@@ -58,6 +58,7 @@ def selector_row(selector, dmap, mask=None, holdout=None):
     row.update(summarize(penalty_grid(dmap, choice), dmap, mask, charged_grid(dmap, choice)).to_json())
     row["size"] = selector.size
     row["rules"] = selector.deployed_rules
+    row["assignments"] = selector.deployed_assignments
     row["holdout"] = holdout
     return row
 
@@ -202,7 +203,8 @@ def _cell(value, digits=2):
     return str(value)
 
 
-MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("rules", "Rules"),
+MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("assignments", "C leaves"),
+              ("rules", "Rules"),
               ("depth_max", "Depth max"),
               ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
               ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),

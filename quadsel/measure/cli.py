@@ -15,6 +15,7 @@ from .output import CONTINUED, interrupted_note
 
 
 @click.command("measure")
+@click.argument("replay_files", nargs=-1, type=click.Path(dir_okay=False), metavar="[FILES]...")
 @click.option("-c", "--collective", type=click.Choice(COLLECTIVES), required=True, help="Collective to measure.")
 @click.option("-o", "--output", type=click.Path(), metavar="FILE", required=True,
               help="CSV to append to (metadata goes to NAME.meta.json beside it); - streams the CSV to stdout "
@@ -48,7 +49,8 @@ from .output import CONTINUED, interrupted_note
 @click.option("--batch", type=click.IntRange(min=1), default=5, show_default=True,
               help="Timed calls per visit of a method before the next method's turn.")
 @click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Passes over the whole grid; samples of all rounds are pooled.")
+              help="Passes over the whole grid; samples of all rounds are pooled (--adaptive: each point "
+                   "is measured in one visit; this only describes the full sweep a share --budget means).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
 @click.option("--datatype", type=click.Choice(["auto"] + list(DATATYPES)), default="auto",
               show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")
@@ -61,10 +63,28 @@ from .output import CONTINUED, interrupted_note
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Keep the rows already in OUTPUT and measure only the missing points.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--adaptive", is_flag=True,
+              help="Measure where the decision needs it: communicator sizes by bisection, methods far behind "
+                   "the best not measured again until their trend closes the gap, repetitions stopped once the "
+                   "ranking at a point is clear. Skipped pairs are `# skipped` lines in the CSV.")
+@click.option("--budget", metavar="TIME|SHARE", default=None,
+              help="With --adaptive: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of the full "
+                   "sweep's benchmarking time (25%; estimated in a real run, exact in a replay).")
+@click.option("--behind", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
+              help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.5]")
+@click.option("--agree", type=click.FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
+              help="--adaptive: communicator sizes between two measured ones are skipped when the winners of "
+                   "each are within FRACTION of the best of the other at every message size.  [default: 0.05]")
+@click.option("--cheap", type=click.FloatRange(0, 1), default=None, metavar="FRACTION",
+              help="--adaptive: a method far behind is still measured where its predicted cost is below FRACTION "
+                   "of the benchmarking time spent so far.  [default: 0.01]")
+@click.option("--replay", is_flag=True,
+              help="Answer measurements from the recorded full sweeps FILES (any format `build` reads) instead "
+                   "of running MPI; the grid is what they record unless the grid options narrow it.")
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
-def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision, confidence,
-            min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, hang_timeout, resume,
-            quiet, env_method):
+def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
+            confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
+            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, replay, env_method):
     """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
 
     Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
@@ -85,13 +105,28 @@ def measure(collective, output, algorithms, segments, comm_sizes, msg_sizes, np_
 
     Rows are appended and flushed one by one; rerunning the same command after an interruption
     measures only the missing points.
+
+    --adaptive measures where the decision needs it (docs/measure.md, *Adaptive measurement*);
+    --replay FILES answers from recorded sweeps instead of MPI, to try a strategy without a cluster:
+
+    \b
+        quadsel measure --replay bcast_*.csv -c bcast --adaptive -o adaptive.csv
     """
     from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
+    if replay:
+        try:
+            return _replay(ctx, replay_files, np_)
+        except KeyboardInterrupt:   # a replay appends rows like a measurement: say what was kept
+            raise Interrupted(interrupted_note(output)) from None
+    if replay_files:
+        raise click.UsageError(f"unexpected argument {replay_files[0]!r}: measurement files are read only "
+                               "with --replay")
     try:
         spec = _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence,
                      min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
                      hang_timeout, resume, quiet, env_method)
+        _adaptive_options(ctx, spec)
         if np_ is not None and launch.inside_mpi_job():
             _check_job_size(np_)
         check_output(output)     # before anything runs: no folder is created, a stream is written in place
@@ -131,6 +166,61 @@ def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, preci
         env_method=_env_method(env_method),
         command=os.environ.get("QUADSEL_MEASURE_COMMAND") or _command_line(),
     )
+
+
+def _adaptive_options(ctx, spec):
+    """--adaptive, --budget, --behind, --agree into the spec (errors are usage errors)."""
+    params = ctx.params
+    if not params["adaptive"]:
+        for name in ("budget", "behind", "agree", "cheap"):
+            if params[name] is not None:
+                raise click.UsageError(f"--{name} needs --adaptive")
+        return
+    from .adaptive import Strategy
+    from .budget import parse_budget
+    defaults = Strategy()
+    spec.adaptive = True
+    spec.strategy = Strategy(behind=params["behind"] or defaults.behind,
+                             tolerance=defaults.tolerance if params["agree"] is None else params["agree"],
+                             cheap=defaults.cheap if params["cheap"] is None else params["cheap"])
+    spec.budget = parse_budget(params["budget"]) if params["budget"] else None
+    if spec.env_method is not None:
+        raise QuadselError("--adaptive needs MPI_T forcing (all methods interleaved at a point); this MPI "
+                           "offers only one launch per method")
+
+
+def _given(ctx, name):
+    """Did the user pass option `name` (rather than take its default)?"""
+    return ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT,
+                                                  click.core.ParameterSource.DEFAULT_MAP)
+
+
+def _replay(ctx, files, np_):
+    """--replay FILES: the same plan as a real run, answered from the recorded rows (no MPI)."""
+    from .replay import run_replay
+    p = ctx.params
+    if not files:
+        raise click.UsageError("--replay needs the recorded FILES")
+    if np_ is not None or p["mpiexec"]:
+        raise click.UsageError("--replay runs no MPI: drop --np and --mpiexec")
+    spec = _spec(p["collective"], p["output"], p["algorithms"], p["segments"], p["comm_sizes"], p["msg_sizes"],
+                 p["precision"], p["confidence"], p["min_reps"], p["max_reps"], p["max_time"], p["fence"],
+                 p["warmup"], p["batch"], 1, p["seed"], "auto", "auto", 0, p["resume"], p["quiet"], None)
+    for name, attr in (("comm_sizes", "comm_sizes"), ("msg_sizes", "msg_sizes"), ("segments", "segments"),
+                       ("algorithms", "algorithms")):
+        if not _given(ctx, name):
+            setattr(spec, attr, None)   # the recorded grid
+    _adaptive_options(ctx, spec)
+    meta = run_replay(spec, files)
+    click.echo(_replay_line(meta, spec.output), err=True)
+
+
+def _replay_line(meta, output):
+    share = meta["benchmarking_time_us"] / meta["full_sweep_benchmarking_time_us"]
+    done = meta.get("adaptive")
+    points = f"{done['points_measured']}/{done['points']} points, " if done else ""
+    return (f"replay {meta['collective']}: {points}{share:.1%} of the full sweep's benchmarking time"
+            f"{'' if meta['complete'] else ' (budget spent)'}; wrote {output}")
 
 
 def _command_line():

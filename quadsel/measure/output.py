@@ -19,6 +19,10 @@ from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
 from ..inputs import read_text
 
 HEADER = ",".join(GENERIC_COLUMNS)
+# Adaptive measurement records what it did not measure as comment lines (every reader skips `#` lines):
+#   # skipped bcast,1,0,256,1048576 behind: 3.10x the best at 524288 B, trend 2.95x
+# `*` stands for every value of a column (a whole communicator size left out).
+SKIPPED = "# skipped "
 
 
 def journal_path(path):
@@ -45,6 +49,8 @@ class ResultFile:
     def __init__(self, path, resume=True):
         self.path = os.fspath(path)
         self.done = set()
+        self.values = {}     # key -> (time_us, stddev_us or None, reps or None), as written
+        self.skipped = set()  # the key text of every `# skipped` line
         resume = resume or bool(os.environ.get(CONTINUED))   # a later launch never truncates the first's rows
         kind, target = atomic.check(self.path)     # no folder is created; a stream is written in place
         self.stream = kind in ("stdout", "fd", "special")
@@ -65,6 +71,7 @@ class ResultFile:
 
     def _read_existing(self):
         lines = read_text(self.path, what="measure output").splitlines()
+        self.skipped.update(_skip_key(text) for text in lines if text.startswith(SKIPPED))
         numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
         if not numbered:
             return
@@ -76,7 +83,9 @@ class ResultFile:
                                    f"{one_line(','.join(header))[:200]!r}); use another --output or --no-resume")
             for line, text in numbered[1:]:
                 row = next(csv.reader([text]))
-                self.done.add((row[0], row[1], int(row[2]), int(row[3]), int(row[4])))
+                key = (row[0], row[1], int(row[2]), int(row[3]), int(row[4]))
+                self.values[key] = (float(row[5]), _optional(row[6], float), _optional(row[7], int))
+                self.done.add(key)
         except (csv.Error, IndexError, ValueError, StopIteration):
             raise QuadselError(f"{one_line(self.path)}:{line}: malformed row; fix it or use --no-resume") from None
 
@@ -85,12 +94,26 @@ class ResultFile:
         self.handle.flush()     # one row per write + flush: a killed run keeps every finished row
 
     def append(self, key, mean_us, stddev_us, reps):
+        """Write one row; returns the values as written (rounded), which is what a resumed run reads."""
         collective, algorithm, segsize, comm_size, msg_size = key
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow(
-            [collective, algorithm, segsize, comm_size, msg_size, f"{mean_us:.3f}", f"{stddev_us:.3f}", reps])
+        cells = [f"{mean_us:.3f}", "" if stddev_us is None else f"{stddev_us:.3f}", "" if reps is None else reps]
+        csv.writer(buf, lineterminator="\n").writerow([collective, algorithm, segsize, comm_size, msg_size, *cells])
         self._write(buf.getvalue())
         self.done.add(key)
+        self.values[key] = (float(cells[0]), _optional(cells[1], float), _optional(cells[2], int))
+        return self.values[key]
+
+    def append_skipped(self, key, reason):
+        """A `# skipped` line for `key` (a 5-tuple; `*` for every value), once per key."""
+        text = ",".join(str(v) for v in key)
+        if text in self.skipped:
+            return
+        self._write(f"{SKIPPED}{text} {' '.join(str(reason).split())}\n")
+        self.skipped.add(text)
+
+    def append_note(self, text):
+        self._write(f"# {' '.join(str(text).split())}\n")
 
     def write_meta(self, meta):
         """The metadata beside the CSV, or (stream) as a comment line in it."""
@@ -101,6 +124,14 @@ class ResultFile:
 
     def close(self):
         self.handle.close()
+
+
+def _optional(cell, kind):
+    return None if cell in ("", None) else kind(cell)
+
+
+def _skip_key(line):
+    return line[len(SKIPPED):].split(" ", 1)[0]
 
 
 class Journal:

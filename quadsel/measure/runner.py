@@ -17,18 +17,16 @@ import numpy as np
 from .. import __version__
 from ..errors import QuadselError
 from ..inputs import INT_MAX
-from ..ingest.table import DEFAULT_ALGORITHM
 from . import output
 from ..libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
 from .grid import DATATYPES
 from .progress import Progress
-from .timing import Method, StoppingRule, clock_domain, resolve_timing, time_methods, wait_quietly
+from .point import POINT_DELAY, MethodComms, call_for, heartbeat, time_point
+from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
-# Test aid: seconds to pause after each point, so that a test can kill -9 a run in its middle.
-POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 
 
 
@@ -54,6 +52,9 @@ class Spec:
     hang_timeout: float = 300.0   # abort the job when no batch finished for this long (0: never)
     env_method: Optional[Tuple[str, int]] = None   # forced by this launch's environment (no MPI_T)
     command: str = ""
+    adaptive: bool = False        # measure where the decision needs it (adaptive.py); one visit per point
+    strategy: Optional[object] = None   # adaptive.Strategy (None: its defaults)
+    budget: Optional[object] = None     # budget.Budget, only with adaptive
 
 
 def choose_datatype(spec):
@@ -133,6 +134,9 @@ def run(spec):
         try:
             mpit = MPIT(thread_level=MPI.Query_thread())
         except MPITError as exc:
+            if spec.adaptive:
+                fail(f"MPI_T unavailable ({exc}): --adaptive needs it (the methods of a point are interleaved "
+                     "in one launch); measure without --adaptive")
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
@@ -189,9 +193,6 @@ def run(spec):
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
         results.write_meta(meta)
 
-    todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
-    progress = Progress(len(todo), f"measure {spec.collective}", enabled=(rank == 0 and spec.progress),
-                        total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo))
     count = max(m for m in spec.msg_sizes) // dtype_size
     send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
     recv = np.zeros_like(send)
@@ -200,6 +201,36 @@ def run(spec):
     watchdog = None
     if rank == 0 and spec.hang_timeout:
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
+    if spec.adaptive:
+        from .adaptive_run import sweep_adaptive
+        planned = sweep_adaptive(world, spec, library, methods, results,
+                                 lambda m: call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype),
+                                 lambda where: heartbeat(watchdog, where))
+    else:
+        _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
+                      dtype_size, watchdog)
+    if watchdog:
+        watchdog.stop()
+    world.Barrier()
+    if rank == 0:
+        complete = planned.finished if spec.adaptive else all(k in results.done for k in keys)
+        journal.close(remove=complete)
+        meta["runs"][-1].update(finished=_now(), complete=complete)
+        meta["complete"] = complete
+        if spec.adaptive:
+            meta["adaptive"] = planned.summary()
+        results.write_meta(meta)   # beside the CSV, or (a stream) into it
+        results.close()
+    if mpit is not None:
+        mpit.close()
+
+
+def _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
+                  dtype_size, watchdog):
+    """The full sweep: every method at every point, the grid repeated --rounds times."""
+    todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
+    progress = Progress(len(todo), f"measure {spec.collective}", enabled=(world.Get_rank() == 0 and spec.progress),
+                        total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo))
     for round_ in range(1, spec.rounds + 1):
         for n in spec.comm_sizes:
             pending = [k for k in keys if k[3] == n and _pending(k, round_, spec.rounds, done, journal)]
@@ -207,26 +238,7 @@ def run(spec):
                 continue
             _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results,
                                progress, send, recv, datatype, dtype_size, watchdog)
-    if watchdog:
-        watchdog.stop()
     progress.close()
-    world.Barrier()
-    if rank == 0:
-        complete = all(k in results.done for k in keys)
-        journal.close(remove=complete)
-        meta["runs"][-1].update(finished=_now(), complete=complete)
-        meta["complete"] = complete
-        results.write_meta(meta)
-        results.close()
-    if mpit is not None:
-        mpit.close()
-
-
-def _beat(watchdog, where):
-    if watchdog is None:
-        return None
-    watchdog.beat(f"{where} (warm-up)")
-    return lambda name: watchdog.beat(f"{where}, method {name[0]}:{name[1]}")
 
 
 def _pending(key, round_, rounds, done, journal):
@@ -250,29 +262,12 @@ def _memory_record(journal):
     return record
 
 
-def _call_for(MPI, collective, send, recv, count, datatype):
-    if collective == "bcast":
-        spec = [send, count, datatype]
-        return lambda comm: comm.Bcast(spec, root=0)
-    sspec, rspec = [send, count, datatype], [recv, count, datatype]
-    if collective == "reduce":
-        return lambda comm: comm.Reduce(sspec, rspec, op=MPI.SUM, root=0)
-    return lambda comm: comm.Allreduce(sspec, rspec, op=MPI.SUM)
-
-
 def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results, progress,
                        send, recv, datatype, dtype_size, watchdog=None):
     rank = world.Get_rank()
-    member = rank < n
-    base = world.Split(0 if member else MPI.UNDEFINED, rank)
-    if member:
-        wanted = [meth for meth in methods if any((k[1], k[2]) == meth for k in pending)]
-        comms = {}
-        for label, seg in wanted:
-            library.activate(spec.collective, label, seg)   # Open MPI binds it at creation:
-            comms[(label, seg)] = base.Dup()                # hence a new communicator per method
-        if library.carries_forcing:
-            library.activate(spec.collective, DEFAULT_ALGORITHM, 0)
+    wanted = [meth for meth in methods if any((k[1], k[2]) == meth for k in pending)]
+    comms = MethodComms(MPI, world, library, spec.collective, n, wanted)
+    if comms.member:
         todo = set(pending)
         for m in spec.msg_sizes:
             at_point = [meth for meth in wanted if (spec.collective, meth[0], meth[1], n, m) in todo]
@@ -282,16 +277,11 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
             for meth in at_point:
                 earlier = journal.prior((spec.collective, meth[0], meth[1], n, m), round_)
                 prior[meth], prior_time[meth] = earlier if earlier else ([], 0.0)
-            contenders = [Method(meth, comms[meth], None if library.carries_forcing else
-                                 (lambda meth=meth: library.activate(spec.collective, meth[0], meth[1])))
-                          for meth in at_point]
             rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}")
-            call = _call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype)
-            span = spec.timing == "span"
-            samples, spent = time_methods(contenders, call, spec.rule, rng, warmup=spec.warmup, batch=spec.batch,
-                                          prior=prior, prior_time=prior_time, share=round_ / spec.rounds,
-                                          span=span, clock=time.perf_counter if span else None,
-                                          heartbeat=_beat(watchdog, f"comm size {n}, message size {m}"))
+            call = call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype)
+            samples, spent = time_point(spec, comms, at_point, call, rng,
+                                        heartbeat(watchdog, f"comm size {n}, message size {m}"),
+                                        prior=prior, prior_time=prior_time, share=round_ / spec.rounds)
             for meth in at_point:
                 key = (spec.collective, meth[0], meth[1], n, m)
                 if round_ < spec.rounds:
@@ -303,11 +293,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
             progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]",
                              weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
                                         for _ in at_point))
-        for comm in comms.values():
-            comm.Free()
-        base.Free()
-        if library.carries_forcing is False:
-            library.activate(spec.collective, DEFAULT_ALGORITHM, 0)
+        comms.free()
     wait_quietly(world)
 
 
@@ -354,6 +340,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
+                            adaptive=spec.adaptive,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"

@@ -8,6 +8,7 @@ methods in a shuffled order for a short batch, so a slow drift of the machine hi
 It is the reusable core (`quadsel measure` now, `quadsel verify` later).
 """
 
+import functools
 import math
 import socket
 import time
@@ -62,6 +63,13 @@ def resolve_timing(requested, domains, wtime_is_global=False):
     return "local", f"auto: ranks on {hosts} hosts, whose clocks are not synchronised{note}"
 
 
+@functools.lru_cache(maxsize=4096)
+def t_quantile(confidence, dof):
+    """Two-sided Student-t quantile of a `confidence` interval with `dof` degrees of freedom."""
+    from scipy import stats   # lazy: SciPy costs most of the start-up time of every command
+    return float(stats.t.ppf(0.5 + confidence / 2, dof))
+
+
 @dataclass(frozen=True)
 class StoppingRule:
     precision: float = 0.025    # half-width of the CI / mean
@@ -103,8 +111,7 @@ class StoppingRule:
         if n < 2:
             return math.inf
         sd = float(np.std(samples, ddof=1))
-        from scipy import stats   # lazy: SciPy costs most of the start-up time of every command
-        return float(stats.t.ppf(0.5 + self.confidence / 2, n - 1)) * sd / math.sqrt(n)
+        return t_quantile(self.confidence, n - 1) * sd / math.sqrt(n)
 
     def precise(self, samples):
         """True when the CI of the mean is within `precision` of the mean."""
@@ -116,6 +123,39 @@ class StoppingRule:
     def summarize(self, samples):
         """(mean, sample stddev, number of valid samples) of per-call times."""
         return summarize(self.valid(samples))
+
+    def interval(self, samples):
+        """(mean, CI half-width) of the valid samples (half-width inf below 2 samples)."""
+        kept = self.valid(samples)
+        return (float(np.mean(kept)) if len(kept) else math.inf), self.half_width(kept)
+
+
+def ranking_settled(intervals, candidates=None):
+    """The methods at one point whose place in the decision is clear (adaptive measurement).
+
+    `intervals` maps every method at the point to (mean, CI half-width). The leader is the candidate
+    with the lowest mean (`candidates`: the methods a decision may choose; default all). Another
+    method is settled once its interval lies wholly above the leader's (it cannot be the best); the
+    leader is settled once every other candidate is. A method not among the candidates (the library's
+    `default`) is settled once its interval is clear of the leader's on either side.
+    """
+    names = list(intervals)
+    candidates = names if candidates is None else [n for n in names if n in candidates]
+    if not candidates:
+        return set(names)
+    leader = min(candidates, key=lambda n: intervals[n][0])
+    top = intervals[leader][0] + intervals[leader][1]
+    bottom = intervals[leader][0] - intervals[leader][1]
+    settled = set()
+    for name in names:
+        mean, half = intervals[name]
+        if name != leader and mean - half > top:
+            settled.add(name)
+        elif name not in candidates and mean + half < bottom:
+            settled.add(name)
+    if all(n in settled for n in candidates if n != leader):
+        settled.add(leader)
+    return settled
 
 
 def summarize(samples):
@@ -135,7 +175,7 @@ class Method:
 
 
 def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None,
-                 reduce_max=None, span=False, heartbeat=None):
+                 reduce_max=None, span=False, heartbeat=None, candidates=None, decisive=False):
     """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
 
     Every rank of the methods' communicators must call this with the same arguments (same `rng`
@@ -154,6 +194,9 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     includes how much later than the first rank the others start, about alike for every method.
     `resolve_timing` chooses between them.
     `heartbeat(name)`, if given, is called after every batch (the runner's hang watchdog).
+    decisive=True (adaptive measurement) also stops a method once `ranking_settled` says its place in
+    the decision is clear (`candidates`: the names a decision may choose; default all), and resumes it
+    when that is no longer so (its interval overlaps a new leader's) while its caps allow.
     """
     if clock is None or reduce_max is None:
         from mpi4py import MPI
@@ -202,11 +245,15 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
             added[m.name] += n
             if heartbeat:
                 heartbeat(m.name)
+        settled = ranking_settled({name: rule.interval(s) for name, s in samples.items()},
+                                  candidates) if decisive else ()
         still = []
-        for m in active:
+        # decisive: a method stopped against a leader that has since fallen back takes part again
+        for m in (methods if decisive else active):
             s = samples[m.name]
             done = added[m.name] >= rule.min_reps and (
-                rule.precise(s) or len(s) >= rep_cap or spent[m.name] + used_before[m.name] >= time_cap)
+                m.name in settled or rule.precise(s) or len(s) >= rep_cap
+                or spent[m.name] + used_before[m.name] >= time_cap)
             if not done:
                 still.append(m)
         active = still

@@ -81,9 +81,21 @@ def id_legend(ids, library, collective):
     """One comment line naming what every returned id is (no names from input files but escaped)."""
     scheme = {"openmpi": f"Open MPI coll_tuned_{identifier_part(collective).lower()}_algorithm",
               "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM"}.get(library)
-    if scheme is None:
-        scheme = "quadsel's numbering" if any(aid.define for aid in ids.values()) else "the input's numeric names"
-    pairs = ", ".join(f"{aid.number} = {comment_text(name)}" for name, aid in ids.items())
+    names = {name: name for name in ids}
+    if scheme is None and any(aid.define for aid in ids.values()):
+        scheme = "quadsel's numbering"
+    elif scheme is None:
+        from ..libraries import openmpi
+        known = openmpi.ALGORITHMS.get(collective, {})
+        if all(aid.number in known for aid in ids.values()):     # numeric names read as coll/tuned ids
+            scheme = "the input's numeric names, Open MPI coll/tuned ids"
+            names = {name: known[aid.number] for name, aid in ids.items()}
+        else:
+            scheme = "the input's numeric names"
+    elif library == "openmpi":
+        from ..libraries import openmpi
+        names = {name: openmpi.algorithm_name(collective, aid.number) for name, aid in ids.items()}
+    pairs = ", ".join(f"{aid.number} = {comment_text(names[name])}" for name, aid in ids.items())
     return f"Algorithm ids ({scheme}): {pairs}."
 
 
@@ -94,6 +106,12 @@ def function_name(collective, name=None):
     return name
 
 
+def measured_range(fn):
+    """The header line that says which sizes the tree was measured on (outside them it extrapolates)."""
+    return (f"measured: comm sizes {int(fn.comm_sizes[0])}-{int(fn.comm_sizes[-1])}, message sizes "
+            f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them the nearest measured size decides")
+
+
 def common_context(fn, name, ids, library):
     """What every C template's header needs."""
     return {"name": function_name(fn.collective, name),
@@ -102,7 +120,8 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
-            "source_lines": [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
+            "source_lines": [measured_range(fn)] +
+                            [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),
             "id_defines": [aid.define for aid in ids.values() if aid.define]}
 

@@ -7,7 +7,7 @@ The quadtree's nested if/else-if (c.py) chooses the algorithm; the function then
 from .. import __version__
 from ..errors import QuadselError
 from ..libraries import openmpi
-from .c import algorithm_ids, comment_text, function_name
+from .c import algorithm_ids, comment_text, function_name, measured_range
 from .c_branches import emit_branches
 from .templating import render
 
@@ -39,9 +39,11 @@ def generate(fn, name=None, merge=True):
     body = emit_branches(fn, ids, merge)
     sig = SIGNATURES[coll]
     chain_ids = sorted(openmpi.CHAIN_IDS.get(coll, ()))
-    sources = [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
+    sources = [measured_range(fn)] + [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]
     return render("c_ompi_tuned.c.j2", name=function_name(coll, name or f"ompi_coll_tuned_{coll}_intra_dec_fixed"),
-                  collective=coll, version=__version__, constraint=comment_text(fn.constraint),
+                  collective=coll, version=__version__, between=fn.options.between, constraint=comment_text(fn.constraint),
                   stats=fn.tree.stats(), source_lines=sources, sig=sig, body=body,
                   chain_ids=chain_ids, chain_fanout=openmpi.DEFAULT_CHAIN_FANOUT,
-                  labels=list(dict.fromkeys(f"{ids[m.algorithm][0]} = {comment_text(m.algorithm)}" for m in fn.methods)))
+                  labels=list(dict.fromkeys(f"{ids[m.algorithm][0]} = "
+                                            f"{comment_text(openmpi.algorithm_name(coll, ids[m.algorithm][0]))}"
+                                            for m in fn.methods)))

@@ -266,3 +266,47 @@ def test_hang_watchdog_aborts_the_job(tmp_path):
                    QUADSEL_MEASURE_POINT_DELAY="20")
     assert done.returncode != 0
     assert "no timed call finished for" in done.stderr and "message size 1" in done.stderr
+
+
+ADAPTIVE = ["--np", "2", "-c", "bcast", "--algorithms", "default,1,3,6", "--segments", "0,1K", "--msg-sizes",
+            "1-1M:pow2", "--max-reps", "30", "--adaptive", "--quiet"]
+
+
+@needs_openmpi
+def test_adaptive_real_run_kill_9_and_rerun(tmp_path):
+    """--adaptive on the real MPI: rows + `# skipped` lines + metadata; killed and rerun, it completes
+    with every measured pair once and the killed run's rows kept; a further rerun writes nothing."""
+    out = tmp_path / "a.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel.measure", *ADAPTIVE, "-o", str(out)],
+                            start_new_session=True, env=_env(QUADSEL_MEASURE_POINT_DELAY="0.1"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if out.exists() and len(keys(out)) > 8:
+            break
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    _kill_session(proc.pid)
+    proc.wait()
+    partial = [k for k in keys(out) if not k[0].startswith("#")]
+    done = measure(ADAPTIVE + ["-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    lines = out.read_text().splitlines()
+    final = [tuple(line.split(",")[:5]) for line in lines[1:] if not line.startswith("#")]
+    assert len(final) == len(set(final)) and final[:len(partial)] == partial
+    skipped = [line for line in lines if line.startswith("# skipped ")]
+    assert skipped and skipped[0].startswith("# skipped bcast,default,0,*,* ")
+    assert {k[1] for k in final} <= {"1", "3", "6"}                    # the default is not measured
+    assert {k[4] for k in final} == {str(2 ** i) for i in range(21)}   # every point has a method
+    meta = json.loads((tmp_path / "a.meta.json").read_text())
+    assert meta["complete"] and [r["complete"] for r in meta["runs"]] == [False, True]
+    assert meta["methodology"]["adaptive"] is True
+    summary = meta["adaptive"]
+    assert summary["finished"] and summary["full_sweep_time_is"] == "estimated"
+    assert summary["pairs_measured"] == len(final) and summary["pairs_measured"] + summary["pairs_skipped"] == 5 * 21
+    assert 0 < summary["share_of_full_sweep"] < 1
+    before = out.read_bytes()
+    again = measure(ADAPTIVE + ["-o", str(out)])
+    assert again.returncode == 0 and out.read_bytes() == before       # everything is answered from the CSV
+    from quadsel.ingest import read_measurements
+    assert {m.algorithm for m in read_measurements([str(out)])} <= {"1", "3", "6"}

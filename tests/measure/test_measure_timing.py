@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from quadsel.errors import QuadselError
-from quadsel.measure.timing import (Method, StoppingRule, clock_domain, resolve_timing, summarize,
-                                     time_methods)
+from quadsel.measure.timing import (Method, StoppingRule, clock_domain, ranking_settled, resolve_timing,
+                                     summarize, time_methods)
 
 
 def test_half_width_is_student_t():
@@ -187,3 +187,56 @@ def test_same_host_name_on_two_kernels_is_two_clocks(tmp_path):
     assert a == "node/1111" and a != b
     assert resolve_timing("auto", [a, b])[0] == "local"       # e.g. containers named alike on two machines
     assert clock_domain("node", str(tmp_path / "missing")) == "node"
+
+
+# -- the decision-aware stopping of adaptive measurement -------------------------------------------
+def test_ranking_settled_needs_disjoint_intervals():
+    # leader a; b clearly slower; c overlaps a: only b is settled, a waits for c
+    assert ranking_settled({"a": (10, 1), "b": (20, 2), "c": (11.5, 1)}) == {"b"}
+    # once c is clear of a too, the leader is settled as well
+    assert ranking_settled({"a": (10, 1), "b": (20, 2), "c": (12.5, 1)}) == {"a", "b", "c"}
+    # a single candidate is settled at once; an infinite interval never separates
+    assert ranking_settled({"a": (10, math.inf)}) == {"a"}
+    assert ranking_settled({"a": (10, 1), "b": (30, math.inf)}) == set()
+
+
+def test_ranking_settled_default_is_not_a_candidate():
+    # the library default faster than every candidate does not lead; it is settled once clear of the leader
+    intervals = {"default": (5, 0.5), "a": (10, 1), "b": (20, 1)}
+    assert ranking_settled(intervals, candidates=["a", "b"]) == {"default", "a", "b"}
+    assert ranking_settled({"default": (10.5, 1), "a": (10, 1)}, candidates=["a"]) == {"a"}
+
+
+def test_decisive_loop_stops_clear_losers_at_min_reps_and_keeps_near_ties():
+    rule = StoppingRule(min_reps=5, max_reps=60, precision=0.001, fence=0)
+    costs = {"fast": 1e-6, "tie": 1e-6, "slow": 3e-6}
+    plain, _, _ = _run(costs, rule, noise=0.2)
+    decisive, _, _ = _run(costs, rule, noise=0.2, decisive=True)
+    assert all(len(s) >= 60 for s in plain.values())          # the precision is out of reach: max_reps
+    assert len(decisive["slow"]) == 6                          # separated after the first two batches
+    assert len(decisive["fast"]) >= 60 and len(decisive["tie"]) >= 60   # within noise: keep measuring
+    clear, _, _ = _run({"fast": 1e-6, "slow": 3e-6}, rule, noise=0.2, decisive=True)
+    assert len(clear["fast"]) == len(clear["slow"]) == 6      # ranking clear: both stop
+
+
+def test_decisive_loop_resumes_a_method_stopped_against_a_leader_that_fell_back():
+    # "lucky" is fast in its first batch only; "steady" (3 µs) is clearly behind it then and stops;
+    # "tie" (2.3 µs) overlaps lucky, so the point goes on, lucky falls back to 3.2 µs, and steady's
+    # interval overlaps the leader's again: it must be measured on
+    log, clock = [], FakeClock()
+    first = {"lucky": [0.5, 0.5, 1.5, 1.0]}                 # warm-up, then the first timed batch
+    steady = {"lucky": 3.2, "tie": 2.3, "steady": 3.0}
+
+    def call(comm):
+        queue = first.get(comm.name)
+        base = queue.pop(0) if queue else steady[comm.name] * (1 + 0.02 * (len(log) % 3 - 1))
+        clock.now += base * 1e-6
+        log.append(comm.name)
+
+    rule = StoppingRule(min_reps=3, max_reps=60, precision=0.001, fence=0)
+    methods = [Method(name, FakeComm(name, log)) for name in ("lucky", "tie", "steady")]
+    samples, _ = time_methods(methods, call, rule, random.Random(3), warmup=1, batch=3, clock=clock,
+                              reduce_max=lambda comm, array: None, decisive=True)
+    timed = [name for name in log[3:] if name == "steady"]
+    assert log[3:12].count("steady") == 3 and len(timed) > 3      # stopped after one batch, then resumed
+    assert np.mean(samples["tie"]) < np.mean(samples["steady"])

@@ -1,0 +1,286 @@
+"""Adaptive measurement: measure the decision map where the decision needs it (docs/measure.md).
+
+One communicator size (a row of the decision map, §3) is measured at a time, from the smallest message
+size up. Rows are taken by bisection: the first and the last communicator size, then the middle of
+every gap between measured rows whose decisions do not carry over to each other; a gap whose two rows
+agree (the winner of each is within `tolerance` of the best in the other, at every message size) is
+not measured, and the quadtree's floor rule gives its communicator sizes the decision of the row below.
+
+Within a row, a method is measured at a point unless it is far behind: slower than `behind` × the best
+at the row's previous measured sizes, not closing the gap (the trend of its ratio to the best, over its
+last two measured sizes, extrapolated to this size), and not near the best at this message size in the
+neighbouring measured rows. A pruned method comes back as soon as its trend says it may be near the
+best. The library's `default` is never chosen by a decision, so the plan does not measure it.
+
+The plan holds no MPI and no clock: the MPI sweep and the replay of recorded sweeps ask it what to
+measure and tell it what they measured, so both run the very same strategy.
+"""
+
+import bisect
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from ..libraries.base import DEFAULT_ALGORITHM
+
+
+@dataclass(frozen=True)
+class Result:
+    """One method at one point as written to the CSV: µs per call, sample stddev and valid repetitions
+    (None where a replayed file records none)."""
+    mean: float
+    stddev: Optional[float] = None
+    reps: Optional[int] = None
+
+    @property
+    def cost(self):
+        """Benchmarking time of the pair, µs: time per call × repetitions (1 where unknown)."""
+        return self.mean * (self.reps or 1)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    behind: float = 1.5          # a method this many times slower than the best is far behind
+    tolerance: float = 0.05      # rows agree when each one's winners are within this of the other's best
+    cheap: float = 0.01          # a pair whose cost is below this share of the time spent so far is measured
+
+    def __post_init__(self):
+        if not self.behind > 1:
+            raise ValueError("behind must be > 1")
+        if not 0 <= self.tolerance < 1:
+            raise ValueError("tolerance must be in [0, 1)")
+        if not 0 <= self.cheap < 1:
+            raise ValueError("cheap must be in [0, 1)")
+
+
+def is_default(method):
+    return str(method[0]).strip().lower() == DEFAULT_ALGORITHM
+
+
+class AdaptivePlan:
+    """What to measure next. `methods` are hashable (algorithm, segsize) pairs; `default` among them is
+    the library's own choice. Drivers call `next_row()`, then `point(c, m)` and `record(c, m, results)` for
+    every message size of that row in ascending order, until `next_row()` returns None."""
+
+    def __init__(self, comm_sizes, msg_sizes, methods, strategy=None):
+        self.comm_sizes = sorted(comm_sizes)
+        self.msg_sizes = sorted(msg_sizes)
+        self.methods = [k for k in methods if not is_default(k)]
+        self.default = next((k for k in methods if is_default(k)), None)
+        self.strategy = strategy or Strategy()
+        self.results = {}     # (c, m, method) -> Result
+        self._winners = {}    # (c, m) -> the fastest measured method
+        self._chosen = {}     # (c, m) -> what point(c, m) chose
+        self._spent = 0.0     # benchmarking time of everything in `results`
+        self._calls = []      # repetitions of every result, sorted
+        self.skips = []       # (comm_size, msg_size or "*", method or None, reason), in decision order
+        self.rows_done = []   # row indices fully measured
+        self.rows_skipped = []
+        last = len(self.comm_sizes) - 1
+        self._first = [0] + ([last] if last > 0 else [])
+        if self.default is not None:   # never chosen by a decision: not the adaptive plan's business
+            self.skips.append(("*", "*", self.default, "the library default is never a decision; measure it "
+                               "with --algorithms default (resume adds its rows to this file)"))
+        self._gaps = [(0, last)] if last > 1 else []
+
+    # -- rows ---------------------------------------------------------------------------------------
+    def next_row(self):
+        """The next communicator size to measure, or None when the plan is done."""
+        if self._first:
+            return self.comm_sizes[self._first.pop(0)]
+        while self._gaps:
+            low, high = self._gaps.pop(0)   # breadth first: a cut budget leaves an even coverage
+            if high - low < 2:
+                continue
+            if self._agree(low, high):
+                self._skip_rows(low, high)
+                continue
+            middle = (low + high) // 2
+            self._gaps += [(low, middle), (middle, high)]
+            return self.comm_sizes[middle]
+        return None
+
+    def row_finished(self, c):
+        self.rows_done.append(self.comm_sizes.index(c))
+
+    def _agree(self, low, high):
+        """Does each row's decision carry over to the other within `tolerance`, at every message size?"""
+        a, b = self.comm_sizes[low], self.comm_sizes[high]
+        for m in self.msg_sizes:
+            for here, there in ((a, b), (b, a)):
+                winner = self.winner(here, m)
+                best = self.winner(there, m)
+                if winner is None or best is None or (there, m, winner) not in self.results:
+                    return False
+                ratio = self.results[(there, m, winner)].mean / self.results[(there, m, best)].mean
+                if ratio > 1 + self.strategy.tolerance:
+                    return False
+        return True
+
+    def _skip_rows(self, low, high):
+        a, b = self.comm_sizes[low], self.comm_sizes[high]
+        for i in range(low + 1, high):
+            self.rows_skipped.append(i)
+            self.skips.append((self.comm_sizes[i], "*", None,
+                               f"between comm sizes {a} and {b}, whose decisions agree within "
+                               f"{self.strategy.tolerance:.0%}"))
+
+    # -- points -------------------------------------------------------------------------------------
+    def winner(self, c, m):
+        """The fastest measured method at (c, m), or None."""
+        return self._winners.get((c, m))
+
+    def point(self, c, m):
+        """The methods to measure at (c, m); the others are recorded in `skips` with the reason."""
+        chosen, reasons = [], {}
+        best = self.predicted_best(c, m)
+        for k in self.methods:
+            reason = self._far_behind(c, m, k, best)
+            if reason is None:
+                chosen.append(k)
+            else:
+                reasons[k] = reason
+        if not chosen:   # never leave a point without a method: take the one predicted nearest the best
+            nearest = min(reasons, key=lambda k: min(t for t, _ in self.predicted_times(c, m, k, best)))
+            chosen.append(nearest)
+            del reasons[nearest]
+        self.skips.extend((c, m, k, reason) for k, reason in reasons.items())
+        self._chosen[(c, m)] = chosen
+        return chosen
+
+    def point_methods(self, c, m):
+        """The methods `point(c, m)` chose."""
+        return self._chosen[(c, m)]
+
+    def record(self, c, m, results):
+        """Results ({method: Result}) of the methods measured at (c, m)."""
+        for k, result in results.items():
+            old = self.results.get((c, m, k))
+            if old is not None:
+                self._spent -= old.cost
+                self._calls.remove(old.reps or 1)
+            self.results[(c, m, k)] = result
+            self._spent += result.cost
+            bisect.insort(self._calls, result.reps or 1)
+        measured = [(self.results[(c, m, k)].mean, i, k) for i, k in enumerate(self.methods)
+                    if (c, m, k) in self.results]
+        if measured:
+            self._winners[(c, m)] = min(measured)[2]
+
+    def _history(self, c, m, k):
+        """(msg size, time) of `k` at the sizes below m measured in row c, ascending."""
+        return [(s, self.results[(c, s, k)].mean) for s in self.msg_sizes
+                if s < m and (c, s, k) in self.results]
+
+    def predicted_times(self, c, m, k, best=None):
+        """Predictions of k's time at (c, m) — [(µs, what it rests on)], empty without a measurement of k
+        in row c — under three assumptions: k keeps its ratio to the best from its last measured size,
+        or closes it as its last two ratios did (`steady`); k's time follows its own log-log trend
+        (slope in [0, 1]: flat latency to linear bandwidth), which notices a best that degrades; k's
+        time grows as it did in a neighbouring measured row."""
+        history = self._history(c, m, k)
+        best = self.predicted_best(c, m) if best is None else best
+        if not history or best is None:
+            return []
+        size, last = history[-1]
+        ratios = [(s, t / self.results[(c, s, self.winner(c, s))].mean) for s, t in history[-2:]]
+        steady = ratios[-1][1]
+        if len(ratios) == 2 and ratios[1][1] < ratios[0][1]:   # closing the gap: extrapolate the closing
+            (s0, r0), (s1, r1) = ratios
+            steady = r1 * math.exp(math.log(r1 / r0) / (_log(s1) - _log(s0)) * (_log(m) - _log(s1)))
+        out = [(steady * best, f"its ratio to the best at {ratios[-1][0]} B"),
+               (_own_trend(history, m), f"its own trend from {size} B")]
+        for row in self._neighbours(c):
+            then, now = self.results.get((row, size, k)), self.results.get((row, m, k))
+            if then is not None and now is not None:
+                out.append((last * now.mean / then.mean, f"its growth at comm size {row}"))
+        return out
+
+    def predicted_best(self, c, m):
+        """The best time expected at (c, m): the lowest log-log extrapolation (slope in [0, 1]) of the
+        methods measured at the row's previous measured size (None at the row's first point)."""
+        before = [s for s in self.msg_sizes if s < m and self.winner(c, s) is not None]
+        if not before:
+            return None
+        out = []
+        for k in self.methods:
+            history = self._history(c, m, k)
+            if history and history[-1][0] == before[-1]:
+                out.append(_own_trend(history, m))
+        return min(out)
+
+    def _far_behind(self, c, m, k, best):
+        """None when `k` must be measured at (c, m), else the reason it is not: every prediction of its
+        time (`predicted_times`) is at least `behind` × the best expected there, and measuring it is
+        not cheap (its cost at its last ratio to the best above `cheap` × the benchmarking time so far)."""
+        times = self.predicted_times(c, m, k, best)
+        if not times:
+            return None
+        if min(t for t, _ in times) < self.strategy.behind * best:
+            return None
+        if times[0][0] * self._typical_calls() <= self.strategy.cheap * self.spent():
+            return None
+        return "far behind: " + "; ".join(f"{t / best:.2f}x the best by {why}" for t, why in times)
+
+    def _typical_calls(self):
+        return self._calls[len(self._calls) // 2] if self._calls else 1
+
+    def _neighbours(self, c):
+        """The nearest fully measured rows below and above communicator size c."""
+        i = self.comm_sizes.index(c)
+        below = [j for j in self.rows_done if j < i]
+        above = [j for j in self.rows_done if j > i]
+        return [self.comm_sizes[j] for j in ([max(below)] if below else []) + ([min(above)] if above else [])]
+
+    # -- what was done ------------------------------------------------------------------------------
+    def spent(self):
+        """Benchmarking time so far (µs): per-call time × timed calls, summed over the measured pairs."""
+        return self._spent
+
+    def summary(self):
+        points = {(c, m) for (c, m, k) in self.results if not is_default(k)}
+        pairs = [key for key in self.results if not is_default(key[2])]
+        return {
+            "strategy": {"behind": self.strategy.behind, "tolerance": self.strategy.tolerance,
+                         "cheap": self.strategy.cheap},
+            "points_measured": len(points),
+            "points": len(self.comm_sizes) * len(self.msg_sizes),
+            "pairs_measured": len(pairs),
+            "pairs_skipped": sum(len(self.methods) * (len(self.msg_sizes) if m == "*" else 1) if k is None
+                                 else (0 if is_default(k) else 1) for c, m, k, _ in self.skips),
+            "comm_sizes_measured": [self.comm_sizes[i] for i in sorted(self.rows_done)],
+            "comm_sizes_skipped": [self.comm_sizes[i] for i in sorted(self.rows_skipped)],
+            "benchmarking_time_us": round(self.spent(), 3),
+        }
+
+
+def _own_trend(history, m):
+    """The time at m extrapolated log-log from the last two (size, time) of `history`, the slope clamped
+    to [0, 1] (flat latency to linear bandwidth); flat from a single measurement."""
+    size, last = history[-1]
+    slope = 0.0
+    if len(history) >= 2:
+        size0, first = history[-2]
+        slope = min(1.0, max(0.0, math.log(last / first) / (_log(size) - _log(size0))))
+    return last * math.exp(slope * (_log(m) - _log(size)))
+
+
+def _log(size):
+    return math.log(max(size, 0.5))   # a 0-byte message sits just left of 1 byte, as in the decision map
+
+
+class FullSweep(AdaptivePlan):
+    """Every method at every point, communicator sizes in order: the sweep `measure` does without
+    --adaptive, as a plan (what a replay without --adaptive runs)."""
+
+    def __init__(self, comm_sizes, msg_sizes, methods):
+        super().__init__(comm_sizes, msg_sizes, methods)
+        self._order = list(self.comm_sizes)
+        self.skips = []
+
+    def next_row(self):
+        return self._order.pop(0) if self._order else None
+
+    def point(self, c, m):
+        self._chosen[(c, m)] = ([self.default] if self.default is not None else []) + list(self.methods)
+        return self._chosen[(c, m)]

@@ -1,0 +1,62 @@
+"""`quadsel measure --adaptive` inside the MPI job: rank 0 holds the plan (adaptive.py) and tells the
+others, one communicator size at a time, what to measure.
+
+Per row: rank 0 broadcasts the communicator size on the whole job (everyone has just met in the quiet
+barrier, so nobody spins), the first n ranks build one communicator per method, and before every point
+rank 0 broadcasts the methods to measure there on the row's communicator. Idle ranks sleep in the
+quiet barrier meanwhile. A point is measured in one visit with the decision-aware stopping rule
+(timing.ranking_settled): rounds are not used, since the plan needs a point's result before the next
+(--rounds only describes the full sweep that a share --budget and the estimated share refer to).
+"""
+
+import random
+import time
+
+from .adaptive import AdaptivePlan, is_default
+from .point import POINT_DELAY, MethodComms, time_point
+from .sweep import PlanRun
+from .timing import wait_quietly
+
+def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at):
+    """Run the adaptive plan; returns rank 0's PlanRun (None elsewhere). `call_at(msg_size)` is the
+    collective call at that size, `heartbeat_at(where)` the watchdog beat for time_methods."""
+    from mpi4py import MPI
+    rank = world.Get_rank()
+    run = None
+    if rank == 0:
+        plan = AdaptivePlan(spec.comm_sizes, spec.msg_sizes, methods, spec.strategy)
+        run = PlanRun(plan, spec.collective, results, budget=spec.budget, progress=spec.progress,
+                      rule=spec.rule, rounds=spec.rounds)   # the full sweep a share refers to
+    while True:
+        n = world.bcast(run.next_row() if rank == 0 else None, root=0)
+        if n is None:
+            break
+        comms = MethodComms(MPI, world, library, spec.collective, n, methods)
+        if comms.member and _measure_row(spec, comms, n, run, call_at, heartbeat_at) and rank == 0:
+            run.row_finished(n)
+        comms.free()
+        wait_quietly(world)
+    if run is not None:
+        run.close()
+    return run
+
+
+def _measure_row(spec, comms, n, run, call_at, heartbeat_at):
+    """Every message size of row n, ascending; False when the budget stopped it."""
+    rank = comms.base.Get_rank()
+    for m in spec.msg_sizes:
+        todo = comms.base.bcast(run.todo(n, m) if rank == 0 else None, root=0)
+        if todo is None:
+            return False
+        measured = {}
+        if todo:
+            rng = random.Random(f"{spec.seed}:adaptive:{n}:{m}")
+            samples, _ = time_point(spec, comms, todo, call_at(m), rng,
+                                    heartbeat_at(f"comm size {n}, message size {m}"),
+                                    decisive=True, candidates=[k for k in todo if not is_default(k)])
+            measured = {k: spec.rule.summarize(samples[k]) for k in todo}
+        if rank == 0:
+            run.done(n, m, measured)
+        if POINT_DELAY:
+            time.sleep(POINT_DELAY)
+    return True

@@ -1,0 +1,147 @@
+"""The adaptive plan (quadsel/measure/adaptive.py), driven through `quadsel measure --replay --adaptive`
+on synthetic full sweeps whose decision is known, so every test is exact (no MPI, no timing noise)."""
+
+import csv
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from quadsel.cli import main
+from quadsel.decision.decision_function import DecisionFunction
+from quadsel.measure.adaptive import AdaptivePlan, Result, Strategy
+from quadsel.measure.output import SKIPPED
+
+MSGS = [2 ** i for i in range(21)]   # 1 B .. 1 MiB
+
+
+def write_sweep(path, times, comm_sizes, msgs=MSGS, stddev=None, reps=None):
+    """A full sweep in the generic CSV: times = {algorithm: f(comm size, msg size) -> µs}."""
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us", "reps"])
+        for alg, f in times.items():
+            for c in comm_sizes:
+                for m in msgs:
+                    t = f(c, m)
+                    out.writerow(["bcast", alg, 0, c, m, f"{t:.3f}", "" if stddev is None else f"{stddev * t:.3f}",
+                                  "" if reps is None else reps])
+    return str(path)
+
+
+def replay(tmp_path, sweep, *options, name="adaptive"):
+    out = tmp_path / f"{name}.csv"
+    result = CliRunner().invoke(main, ["measure", "--replay", sweep, "-c", "bcast", "-o", str(out), "--quiet",
+                                       *options])
+    assert result.exit_code == 0, result.output
+    return out, json.loads((tmp_path / f"{name}.meta.json").read_text())
+
+
+def measured(out):
+    """{(algorithm, comm size, msg size)} of the rows written."""
+    with open(out, newline="") as handle:
+        return {(r[1], int(r[3]), int(r[4])) for r in csv.reader(handle) if r and not r[0].startswith(("#", "coll"))}
+
+
+def choices(tmp_path, out, comm_sizes, msgs=MSGS):
+    tree = tmp_path / "t.qt.json"
+    result = CliRunner().invoke(main, ["build", str(out), "-o", str(tree)])
+    assert result.exit_code == 0, result.output
+    fn = DecisionFunction.load(tree)
+    return {(c, m): fn.query(c, m).algorithm for c in comm_sizes for m in msgs}
+
+
+def test_a_method_far_behind_everywhere_is_only_probed(tmp_path):
+    comms = [2, 4, 8]
+    sweep = write_sweep(tmp_path / "full.csv", {"a": lambda c, m: c + m / 100, "b": lambda c, m: 3 * (c + m / 100)},
+                        comms)
+    out, meta = replay(tmp_path, sweep, "--adaptive", "--cheap", "0")
+    done = meta["adaptive"]
+    assert done["comm_sizes_measured"] == [2, 8] and done["comm_sizes_skipped"] == [4]   # a wins both
+    rows = measured(out)
+    probes = sorted((c, m) for alg, c, m in rows if alg == "b")
+    assert ("b", 2, 1) in rows and ("b", 8, 1) in rows               # every row starts with every method
+    assert len(probes) <= 2 * 6                                      # then b is only probed now and then
+    assert all(("a", c, m) in rows for c in (2, 8) for m in MSGS)
+    assert set(choices(tmp_path, out, comms).values()) == {"a"}
+    assert done["pairs_measured"] == 2 * 21 + len(probes) and done["pairs_skipped"] == 4 * 21 - len(probes)
+    assert done["points_measured"] == 42 and done["points"] == 63
+    skipped = [line for line in out.read_text().splitlines() if line.startswith(SKIPPED)]
+    assert len(skipped) == 2 * 21 - len(probes) + 1 and skipped[-1].startswith(f"{SKIPPED}bcast,*,*,4,* between")
+    assert all(" far behind: " in line for line in skipped[:-1])
+    assert done["share_of_full_sweep"] < 0.45
+
+
+def test_a_method_closing_the_gap_comes_back_where_it_wins(tmp_path):
+    # a: low latency, poor bandwidth; b: 5x slower at 1 B, faster from 1 KiB on (the pipeline case)
+    comms = [2, 4]
+    times = {"a": lambda c, m: 1 + m / 100, "b": lambda c, m: 5 + m / 400}
+    sweep = write_sweep(tmp_path / "full.csv", times, comms)
+    out, _ = replay(tmp_path, sweep, "--adaptive", "--cheap", "0")
+    rows = measured(out)
+    assert ("b", 2, 4) not in rows                                  # pruned while far behind...
+    chosen = choices(tmp_path, out, comms)
+    for (c, m), alg in chosen.items():                              # ...and back in time to win
+        assert alg == min(times, key=lambda k: times[k](c, m)), (c, m)
+
+
+def test_a_lone_survivor_that_degrades_brings_the_others_back(tmp_path):
+    # a wins small messages by 3x, then grows 100x faster than b: ratios relative to a alone would
+    # never notice (the others are not measured), the others' own flat trend does
+    comms = [2]
+    times = {"a": lambda c, m: 1 + m / 10, "b": lambda c, m: 3 + m / 1000, "c": lambda c, m: 3.2 + m / 900}
+    sweep = write_sweep(tmp_path / "full.csv", times, comms)
+    out, _ = replay(tmp_path, sweep, "--adaptive", "--cheap", "0")
+    chosen = choices(tmp_path, out, comms)
+    assert all(chosen[(2, m)] == "b" for m in MSGS if m >= 64)
+
+
+def test_rows_between_agreeing_rows_are_skipped_and_the_change_is_found(tmp_path):
+    comms = list(range(2, 17))
+    # b wins from 9 ranks on at every size; below, a wins: bisection must land on 8 | 9
+    times = {"a": lambda c, m: (1 if c < 9 else 2) * (c + m / 100), "b": lambda c, m: 1.5 * (c + m / 100)}
+    sweep = write_sweep(tmp_path / "full.csv", times, comms)
+    out, meta = replay(tmp_path, sweep, "--adaptive")
+    done = meta["adaptive"]
+    assert {8, 9} <= set(done["comm_sizes_measured"]) and done["comm_sizes_skipped"]
+    assert set(done["comm_sizes_measured"]) | set(done["comm_sizes_skipped"]) == set(comms)
+    assert done["points_measured"] == 21 * len(done["comm_sizes_measured"]) < done["points"]
+    lines = out.read_text().splitlines()
+    assert sum(line.startswith(f"{SKIPPED}bcast,*,*,") for line in lines) == len(done["comm_sizes_skipped"])
+    chosen = choices(tmp_path, out, comms)
+    assert all(chosen[(c, m)] == ("a" if c < 9 else "b") for c in comms for m in MSGS)
+
+
+def test_agree_tolerance_decides_which_rows_are_skipped(tmp_path):
+    comms = [2, 3, 4, 5]
+    # a wins everywhere: rows 2 and 5 agree at any tolerance
+    times = {"a": lambda c, m: c + m / 100, "b": lambda c, m: 1.5 * (c + m / 100)}
+    sweep = write_sweep(tmp_path / "full.csv", times, comms)
+    _, strict = replay(tmp_path, sweep, "--adaptive", "--agree", "0", name="strict")
+    assert strict["adaptive"]["comm_sizes_skipped"] == [3, 4]
+    # b 3 % behind at 2-4 ranks, 2 % ahead at 5: each row's winner is within 3 % of the other's best
+    times["b"] = lambda c, m: (0.98 if c == 5 else 1.03) * (c + m / 100)
+    sweep = write_sweep(tmp_path / "full2.csv", times, comms)
+    _, loose = replay(tmp_path, sweep, "--adaptive", "--agree", "0.05", name="loose2")
+    _, strict = replay(tmp_path, sweep, "--adaptive", "--agree", "0", name="strict2")
+    assert loose["adaptive"]["comm_sizes_skipped"] == [3, 4]
+    assert strict["adaptive"]["comm_sizes_skipped"] == []
+    # b 50 % behind at 2-4 ranks: row 5's winner does not carry over to row 2, whatever the tolerance
+    times["b"] = lambda c, m: (0.98 if c == 5 else 1.5) * (c + m / 100)
+    sweep = write_sweep(tmp_path / "full3.csv", times, comms)
+    _, loose = replay(tmp_path, sweep, "--adaptive", "--agree", "0.05", name="loose3")
+    assert loose["adaptive"]["comm_sizes_skipped"] == []
+
+
+def test_plan_api_without_a_driver():
+    plan = AdaptivePlan([2, 4], [1, 2, 4], [("default", 0), ("1", 0), ("6", 0)], Strategy(cheap=0))
+    assert plan.default == ("default", 0) and plan.methods == [("1", 0), ("6", 0)]
+    assert plan.skips[0][2] == ("default", 0)            # the library default: one skip line, never measured
+    assert plan.next_row() == 2
+    assert plan.point(2, 1) == [("1", 0), ("6", 0)]       # a row starts with every method
+    plan.record(2, 1, {("1", 0): Result(10.0, 1.0, 5), ("6", 0): Result(40.0, 1.0, 5)})
+    assert plan.winner(2, 1) == ("1", 0) and plan.spent() == 250.0
+    assert plan.point(2, 2) == [("1", 0)]                 # 4x behind, flat: not measured
+    assert "far behind" in plan.skips[-1][3]
+    with pytest.raises(ValueError):
+        Strategy(behind=1.0)
