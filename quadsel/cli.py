@@ -8,11 +8,14 @@ import shlex
 import click
 
 from . import __version__
-from .errors import QuadselError
-from .output import write_text
+from .errors import Interrupted, QuadselError, one_line
+from .output import check as check_output, make_folder, write_text
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
 LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
+
+
+MESSAGE_LIMIT = 1000   # characters of an error line; longer ones (a cell echoed back) lose their middle
 
 
 class InputFailure(click.ClickException):
@@ -25,8 +28,24 @@ class QuadselGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
+            click.echo(one_line(str(exc), MESSAGE_LIMIT), err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
         except QuadselError as exc:
-            raise InputFailure(str(exc)) from None
+            raise InputFailure(one_line(str(exc), MESSAGE_LIMIT)) from None
+        except KeyboardInterrupt:
+            # Every other command writes its output whole at the end (quadsel.output): nothing partial exists.
+            name = ctx.invoked_subcommand or "quadsel"
+            if not _quiet_rank():
+                click.echo(f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
+                           "run the command again", err=True)
+            raise click.exceptions.Exit(130) from None
+
+
+def _quiet_rank():
+    """Inside an MPI job only rank 0 speaks."""
+    from .measure.launch import inside_mpi_job, job_rank
+    return inside_mpi_job() and job_rank() != 0
 
 
 @click.group(cls=QuadselGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -168,24 +187,24 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     from .ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
                              column_map=_parse_column_map(column_map))
-    return build_decision_map(rows, collective)
+    dmap = build_decision_map(rows, collective)
+    for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
+        click.echo(one_line(note, MESSAGE_LIMIT), err=True)
+    return dmap
 
 
 def _file_identity(path):
     """Where a tree's data came from: the file as given and its SHA-256."""
     import hashlib
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(block)
-    return {"path": str(path), "sha256": digest.hexdigest()}
+    from .inputs import read_bytes
+    return {"path": str(path), "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
 
 
 # -- commands -----------------------------------------------------------------------------------
 @main.command()
 @ingest_options
 @tree_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
+@click.option("-o", "--output", type=click.Path(), metavar="FILE", help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
           leaf_rule, tolerance, pad_mode, output):
@@ -198,6 +217,8 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     """
     from .decision.decision_function import build_decision_function
     from .evaluate.penalty import charged_grid, penalty_grid, summarize
+    if output:
+        check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
@@ -231,7 +252,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                    "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values) instead of quadsel's numbering.")
 @click.option("--runtime", "runtime_dir", type=click.Path(file_okay=False),
               help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
-@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 @click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
 @click.option("--max-requests", type=click.IntRange(min=0),
               help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
@@ -253,6 +274,9 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     from .targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
+    check_output(output)
+    if runtime_dir is not None:
+        make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
     base = None
     if target == "mpich-json":
@@ -270,6 +294,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         write_text(output, result)
     if runtime_dir is not None:
         from .targets.blob import runtime_sources
+        make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
         for filename, text in runtime_sources().items():
             write_text(os.path.join(runtime_dir, filename), text)
 
@@ -300,7 +325,7 @@ def _write_binary(path, data):
 @click.option("--tree", "tree_files", multiple=True, type=click.Path(dir_okay=False), metavar="TREE",
               help="Also score this tree file as it is on the measured points of FILES (e.g. a tree built on "
                    "another run). Repeatable.")
-@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, out_format, thresholds, holdouts, figures_dir,
            no_compare, tree_files, output):
     """Penalty table of quadtrees and comparators on FILES, optionally held-out rows and figures.
@@ -313,6 +338,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     """
     from .evaluate import report as rpt
     from .evaluate.holdout import parse_holdout
+    check_output(output)
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:
@@ -443,7 +469,7 @@ def query(tree, comm, msg, as_json):
                    "file itself (two extra launches each; not under mpiexec).")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
-@click.option("-o", "--output", default="-", show_default=True, type=click.Path(dir_okay=False), help="File to write (- for stdout).")
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
            as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
@@ -457,6 +483,7 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
     from .verify.run import run_verify
+    check_output(output)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
     if outcome is None:   # a rank other than 0 inside an MPI job

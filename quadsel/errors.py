@@ -7,6 +7,12 @@ class QuadselError(Exception):
     exit_code = 2
 
 
+class Interrupted(QuadselError):
+    """Ctrl-C: the message says what was kept and how to go on; printed as it is, exit status 130."""
+
+    exit_code = 130
+
+
 class InputError(QuadselError):
     """A malformed input file; names the file and (when known) the line."""
 
@@ -17,11 +23,23 @@ class InputError(QuadselError):
         super().__init__(str(self))
 
     def __str__(self):
-        if self.line:
-            return f"{self.path}:{self.line}: {self.message}"
-        return f"{self.path}: {self.message}"
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return one_line(f"{where}: {self.message}")
 
 
 def printable(text):
     """Text safe to show on a terminal or in a C comment body: printable ASCII, anything else as "?"."""
     return "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in str(text))
+
+
+def one_line(text, limit=None):
+    """Text that stays one line on a terminal: control and format characters (newlines, escapes) as "?";
+    beyond `limit` characters its middle is elided (an input can put anything into a message).
+
+    Unlike printable() it keeps non-ASCII letters (a file named données.csv stays readable).
+    """
+    import unicodedata
+    text = str(text)
+    if limit and len(text) > limit:
+        text = f"{text[:limit * 2 // 3]} ... {text[-(limit // 4):]}"
+    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in text)

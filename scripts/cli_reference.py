@@ -14,11 +14,19 @@ texts by `python scripts/cli_reference.py > docs/cli.md` (a test checks that it 
 
 Conventions shared by all commands:
 
-* `-o -` writes to stdout. Files are written to a temporary file in the same folder and renamed, so a
-  failure never leaves a half-written output file.
-* Bad input (a malformed file, an impossible option value, unusable data) prints **one line**
-  `Error: FILE:LINE: message` (or `Error: message`) on stderr and exits with status **2**; no traceback.
-  Click's own usage errors (unknown option, missing argument) also exit 2.
+* Output paths ([conventions.md](conventions.md) has the whole table): `-o -` writes to stdout; a regular
+  file is replaced atomically and keeps its mode (a new one gets the umask's: 0644 under 022); a symbolic
+  link is followed and its target written; a FIFO, a device or `/dev/stdout` is written directly, never
+  replaced; a missing folder or an unwritable path is one line, exit 2 (no folder is created), checked
+  before any work. `quadsel measure -o -` streams its CSV with the metadata as `# quadsel-meta:` comment
+  lines (no resume).
+* Inputs must be regular files below a size limit; numbers beyond what the pipeline holds are refused
+  where they are read (formats-input.md, "Limits").
+* Bad input (a malformed file, an impossible option value, unusable data, an unusable output path) prints
+  **one line** `Error: FILE:LINE: message` (or `Error: message`) on stderr and exits with status **2**; no
+  traceback, no file written. Click's own usage errors (unknown option, missing argument) also exit 2.
+* Ctrl-C: `measure` keeps every finished row and says how to resume, the others write nothing; one line,
+  exit status 130.
 * Measurement-reading commands (`build`, `report`) accept several files at once, in any mix of formats
   (`--input-format auto` detects each by content; see formats-input.md).
 * Sizes accept binary suffixes where noted: `4K` = 4096, `1M` = 1048576.

@@ -11,6 +11,7 @@ from typing import List, Optional
 import numpy as np
 
 from ..errors import QuadselError
+from ..ingest.aggregate import aggregate
 from ..ingest.names import normalise_collective
 from ..ingest.table import Measurement
 
@@ -31,7 +32,7 @@ class Method:
 def _method_sort_key(method):
     # numeric Open MPI ids sort numerically, names alphabetically after them
     alg = method.algorithm
-    return (0, int(alg), "", method.segsize) if alg.isdigit() else (1, 0, alg.lower(), method.segsize)
+    return (0, int(alg), "", method.segsize) if alg.isascii() and alg.isdigit() else (1, 0, alg.lower(), method.segsize)
 
 
 @dataclass
@@ -65,7 +66,6 @@ def pool_identical(rows, collective):
     """One method for configurations that are provably the same algorithm: an Open MPI algorithm that never
     reads the segment size (libraries/openmpi.py UNSEGMENTED), measured under several segment labels, is
     that algorithm at segment size 0, its times at a point pooled by their median (ingest/aggregate.py)."""
-    from ..ingest.aggregate import aggregate
     from ..libraries import openmpi
     unsegmented = openmpi.UNSEGMENTED.get(collective, set())
     if not rows or not all(m.algorithm.strip().isdigit() for m in rows):     # not Open MPI coll/tuned ids
@@ -89,7 +89,8 @@ def build_decision_map(measurements, collective=None):
     if not rows:
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
-    method_rows = pool_identical([m for m in rows if not m.is_default], collective)
+    # several rows of one method and point (rows not from ingest): their median (aggregate), never the last one
+    method_rows = pool_identical(aggregate([m for m in rows if not m.is_default]), collective)
     if not method_rows:
         raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
 
@@ -110,10 +111,9 @@ def build_decision_map(measurements, collective=None):
 
     default_cost = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
-    if default_rows:
-        default_cost = np.full((len(comm_sizes), len(msg_sizes)), np.nan)
-        for m in default_rows:
-            default_cost[ci[m.comm_size], mi[m.msg_size]] = m.time
+    if default_rows:   # the default under several segment-size labels is one baseline: pooled, not the last row
+        default_cost = _pooled((len(comm_sizes), len(msg_sizes)),
+                               (((ci[m.comm_size], mi[m.msg_size]), m.time) for m in default_rows))
 
     filled = np.all(np.isnan(cost), axis=2)
     cost_filled = interpolate_message_axis(cost, msg_sizes)
@@ -171,6 +171,18 @@ def noise_ties(dmap, z=1.96):
         se_best = np.take_along_axis(dmap.cost_se, k_best, axis=2)
         tie = dmap.cost - t_best <= z * np.sqrt(dmap.cost_se ** 2 + se_best ** 2)
     return tie & ~np.isnan(dmap.cost_se) & ~np.isnan(se_best)
+
+
+def _pooled(shape, cells):
+    """An array of `shape` from (index, time) pairs, NaN elsewhere; several times for one index are pooled by
+    their median, the rule ingest.aggregate applies to repeats (docs/methodology.md), never the last one."""
+    times = {}
+    for index, time in cells:
+        times.setdefault(index, []).append(time)
+    out = np.full(shape, np.nan)
+    for index, values in times.items():
+        out[index] = float(np.median(values))
+    return out
 
 
 def interpolate_message_axis(cost, msg_sizes):

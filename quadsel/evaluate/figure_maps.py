@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..output import write_bytes
 from ..units import format_size
 from .comparators import method_name
 
@@ -108,8 +109,12 @@ def panel_grid(plt, n, ncols=3, width=4.3, height=3.1, bottom_space=0.0):
 
 
 def save(fig, path):
-    fig.savefig(path, dpi=110)
+    """PNG into `path` by the rules of every output (quadsel.output: atomic, mode kept, links followed)."""
+    import io
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=110, format="png")
     pyplot().close(fig)
+    write_bytes(path, buffer.getvalue())
     return path
 
 

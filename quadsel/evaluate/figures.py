@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from ..output import make_folder
 from .comparators import choice_on
 from .figure_maps import decision_maps, panel_grid, penalty_maps, pyplot, save
 from .penalty import default_penalty_grid, penalty_grid, summarize
@@ -181,7 +182,7 @@ def write_figures(report, directory):
     from .report import tree_row
     from ..decision.decision_function import build_decision_function
     dmap = report.dmap
-    os.makedirs(directory, exist_ok=True)
+    make_folder(directory)   # the folder itself, never missing parents (quadsel.output)
     stem = os.path.join(directory, dmap.collective)
     trees = [s for s in report.selectors if s.kind == "quadtree"]
     depth = [s for s in trees if s.fn.max_depth is not None]

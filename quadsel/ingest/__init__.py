@@ -5,29 +5,30 @@ One module per format; docs/formats-input.md describes each format and where eve
 
 import os
 
-from ..errors import QuadselError
-from . import csvfile, detail, imb, occ, osu, skampi
+from ..errors import QuadselError, one_line
+from . import csvfile, detail, identity, imb, occ, osu, skampi
 from .aggregate import aggregate
 from .columns import FIELDS
-from .common import Context, read_lines
+from .common import Context, OtherCollective, read_lines
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
-from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement  # noqa: F401
+from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement, Table  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
 READERS = {"csv": csvfile.read, "skampi": skampi.read, "osu": osu.read, "imb": imb.read,
            "detail": detail.read, "occ": occ.read}
 
-__all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS",
+__all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Table",
            "read_measurements", "detect_format", "aggregate"]
 
 
 def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None):
-    """Read one or more files into one aggregated, sorted list of Measurement.
+    """Read one or more files into one aggregated, sorted Table of Measurement (with .notes and .library).
 
-    collective: used when a file does not name it, and keeps only that collective's rows otherwise
-    (a file left with none is an error). comm_size: for files that do not record it (OSU).
-    column_map: {field: column name} for CSV headers (--map). fmt "auto" detects each file by content.
+    collective: used when a file does not name it, and keeps only that collective's rows otherwise; a file
+    whose content or name names another collective is left out with a note (an error if nothing is left).
+    comm_size: for files that do not record it (OSU). column_map: {field: column name} for CSV headers
+    (--map). fmt "auto" detects each file by content. Identity rules (library, method names): identity.py.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -40,10 +41,24 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     for field in column_map or {}:
         if field not in FIELDS:
             raise QuadselError(f"--map field {field!r} is not one of {', '.join(FIELDS)}")
-    rows = []
+    files, left_out, notes = [], [], []
     for path in paths:
-        rows.extend(_read_file(path, fmt, wanted, comm_size, column_map))
-    return aggregate(rows)
+        try:
+            files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map)))
+        except OtherCollective as exc:
+            left_out.append(exc)
+    if left_out:
+        if not files and len(left_out) == 1:
+            raise left_out[0]
+        shown = ", ".join(f"{os.path.basename(exc.path)} ({', '.join(exc.found)})" for exc in left_out[:8])
+        shown = one_line(shown + (" ..." if len(left_out) > 8 else ""))
+        if not files:
+            raise QuadselError(f"no {wanted} measurements in any input file: {shown}")
+        notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
+                     f"(--collective {wanted} selects files, it never relabels them): {shown}")
+    rows, library = identity.resolve(files, notes)
+    rows = aggregate(rows)
+    return Table(rows, notes + identity.indistinguishable(rows), library)
 
 
 def _collective_option(collective):
@@ -67,5 +82,5 @@ def _read_file(path, fmt, collective, comm_size, column_map):
         found = sorted({m.collective for m in rows})
         rows = [m for m in rows if m.collective == collective]
         if not rows:
-            raise ctx.error(None, f"no {collective} measurements (the file has {', '.join(found)})")
-    return rows
+            raise OtherCollective(path, f"no {collective} measurements (the file has {', '.join(found)})", found)
+    return lines, rows

@@ -10,7 +10,7 @@ def _key(m):
 
 def _order(m):
     # Numeric algorithm ids sort as numbers (2 before 10), names after them.
-    algorithm = (0, int(m.algorithm), "") if m.algorithm.isdigit() else (1, 0, m.algorithm)
+    algorithm = (0, int(m.algorithm), "") if m.algorithm.isascii() and m.algorithm.isdigit() else (1, 0, m.algorithm)
     return (m.collective, algorithm, m.segsize, m.comm_size, m.msg_size)
 
 

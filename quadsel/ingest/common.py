@@ -2,33 +2,38 @@
 
 import math
 import re
-from pathlib import Path
 
 from ..errors import InputError
+from ..inputs import INT64_MAX, INT_MAX, TIME_MAX_US, TIME_MIN_US, fits, read_text, shorten
 from .names import FileName, normalise_collective
 from .table import DEFAULT_ALGORITHM, Measurement
 
 # An optional cell (stddev, reps) holding one of these means "not measured".
 MISSING = frozenset(("", "-", "--", "---", "na", "n/a", "nan", "none"))
 
-_INTEGER = re.compile(r"^[+-]?\d+(?:\.0*)?$")  # "1024" or "1024.0" (spreadsheets), never "1.5" or "1e3"
+_INTEGER = re.compile(r"^([+-]?)([0-9]+)(?:\.0*)?$")  # "1024" or "1024.0" (spreadsheets), never "1.5" or "1e3"
+# What float() should accept from a benchmark: ASCII decimal notation (not "1_0", "١٢" or " 1 "), or nan/inf
+# (refused below as not finite).
+_REAL = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^[+-]?(?:nan|inf|infinity)$", re.I)
+ALGORITHM_MAX_CHARS = 256   # an algorithm name longer than this is not a name (MPICH's longest is 40)
 
 
 def read_lines(path):
-    """The file's lines; InputError with no line number when it is missing, unreadable, binary or empty."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # -sig: spreadsheets prepend a byte-order mark
-    except FileNotFoundError:
-        raise InputError(path, None, "file not found") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not a UTF-8 text file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    """The file's lines; InputError with no line number when it is missing, unreadable, not a regular file,
+    beyond the size limit, binary or empty."""
+    text = read_text(path, what="measurements")   # a byte-order mark (spreadsheets) is dropped
     if not text.strip():
         raise InputError(path, None, "empty file")
     return text.splitlines()
+
+
+class OtherCollective(InputError):
+    """A file whose collective (from its content or its name) is not the one asked for: it is left out,
+    never relabelled (an error when nothing else is read). `found`: the collectives it holds."""
+
+    def __init__(self, path, message, found):
+        super().__init__(path, None, message)
+        self.found = found
 
 
 class Context:
@@ -54,7 +59,11 @@ class Context:
 
     # -- facts the file itself does not record: the option first, then the file name ------------
     def fallback_collective(self, why):
+        named = self.name.collective
         if self.collective:
+            if named and named != self.collective:
+                raise OtherCollective(self.path, f"its name says {named}, not {self.collective} "
+                                                 "(--collective selects files, it never relabels them)", [named])
             return self.collective
         if self.name.collective:
             return self.name.collective
@@ -79,31 +88,44 @@ class Context:
         return self.name.segsize() or 0
 
     # -- checked values -------------------------------------------------------------------------
-    def integer(self, line, what, text, minimum):
+    def integer(self, line, what, text, minimum, maximum=INT64_MAX, why="a 64-bit integer"):
+        """A whole number in [minimum, maximum]; `why` names what the maximum is the limit of."""
         if isinstance(text, int):
-            value = text
+            value, shown = text, shorten(text)
         else:
             cell = str(text).strip()
-            if not _INTEGER.match(cell):
-                raise self.error(line, f"{what} {cell!r} is not a whole number")
-            value = int(cell.split(".")[0])
+            match = _INTEGER.match(cell)
+            if not match:
+                raise self.error(line, f"{what} {shorten(cell)!r} is not a whole number")
+            sign, digits = match.groups()
+            shown = shorten(cell)
+            if not fits(digits, maximum):
+                if sign != "-":
+                    raise self.error(line, f"{what} {shown} is beyond {maximum}, the limit of {why}")
+                value = minimum - 1     # a huge negative number: refused as negative below
+            else:
+                value = -int(digits) if sign == "-" else int(digits)
         if value < minimum:
             rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
-            raise self.error(line, f"{what} {value} {rule}")
+            raise self.error(line, f"{what} {shown} {rule}")
+        if value > maximum:
+            raise self.error(line, f"{what} {shown} is beyond {maximum}, the limit of {why}")
         return value
 
-    def real(self, line, what, text, positive):
+    def real(self, line, what, text, positive, scale=1.0):
+        """A finite number >= 0 (> 0 if positive), times `scale`; in µs it must stay within the time limits."""
         cell = str(text).strip()
-        try:
-            if "_" in cell:  # float() would accept "1_0"; no benchmark writes that
-                raise ValueError
-            value = float(cell)
-        except ValueError:
-            raise self.error(line, f"{what} {cell!r} is not a number") from None
+        if not _REAL.match(cell):
+            raise self.error(line, f"{what} {shorten(cell)!r} is not a number")
+        value = float(cell)
         if not math.isfinite(value):
-            raise self.error(line, f"{what} {cell!r} is not a finite number")
+            raise self.error(line, f"{what} {shorten(cell)!r} is not a finite number")
         if value < 0 or (positive and value == 0):
-            raise self.error(line, f"{what} {cell} must be {'> 0' if positive else '>= 0'}")
+            raise self.error(line, f"{what} {shorten(cell)} must be {'> 0' if positive else '>= 0'}")
+        value *= scale
+        if value > TIME_MAX_US or (positive and value < TIME_MIN_US):
+            raise self.error(line, f"{what} {shorten(cell)} is outside {TIME_MIN_US:g} to {TIME_MAX_US:g} µs "
+                                   "(docs/formats-input.md, Limits)")
         return value
 
     def measurement(self, line, *, collective, algorithm, comm_size, msg_size, time,
@@ -120,8 +142,14 @@ class Context:
             raise self.error(line, "empty algorithm name")
         if algorithm.lower() == DEFAULT_ALGORITHM:
             algorithm = DEFAULT_ALGORITHM
+        elif algorithm.isdigit():   # an id: every stage reads it with int()
+            if not algorithm.isascii():
+                raise self.error(line, f"algorithm id {shorten(algorithm)!r} is not written in ASCII digits")
+            self.integer(line, "algorithm id", algorithm, 0, INT_MAX, "a C int (the id the C function returns)")
+        elif len(algorithm) > ALGORITHM_MAX_CHARS:
+            raise self.error(line, f"algorithm name of {len(algorithm)} characters (at most {ALGORITHM_MAX_CHARS})")
         if stddev is not None and str(stddev).strip().lower() not in MISSING:
-            stddev = self.real(line, "stddev", stddev, positive=False) * (stddev_scale or scale or 1.0)
+            stddev = self.real(line, "stddev", stddev, positive=False, scale=stddev_scale or scale or 1.0)
         else:
             stddev = None
         if reps is not None and str(reps).strip().lower() not in MISSING:
@@ -131,10 +159,12 @@ class Context:
         return Measurement(
             collective=name,
             algorithm=algorithm,
-            segsize=self.integer(line, "segment size", segsize, 0),
-            comm_size=self.integer(line, "communicator size", comm_size, 1),
-            msg_size=self.integer(line, "message size", msg_size, 0),
-            time=self.real(line, "time", time, positive=True) * (scale or 1.0),
+            segsize=self.integer(line, "segment size", segsize, 0, INT_MAX, "a C int (the segment size in C and MPI)"),
+            comm_size=self.integer(line, "communicator size", comm_size, 1, INT_MAX,
+                                   "a C int (MPI communicator sizes)"),
+            msg_size=self.integer(line, "message size", msg_size, 0, INT64_MAX,
+                                  "a 64-bit integer (message sizes in the decision map)"),
+            time=self.real(line, "time", time, positive=True, scale=scale or 1.0),
             stddev=stddev,
             reps=reps,
             source=f"{self.path}:{line}",

@@ -5,9 +5,12 @@ import csv
 from . import columns
 
 
-def _cells(text):
+def _cells(ctx, line, text):
     # One physical line is one row: keeps line numbers exact (no quoted newlines in measurement tables).
-    return [cell.strip() for cell in next(csv.reader([text]))]
+    try:
+        return [cell.strip() for cell in next(csv.reader([text]))]
+    except csv.Error as exc:   # e.g. a cell beyond csv.field_size_limit() (131,072 characters)
+        raise ctx.error(line, f"not a CSV row ({exc})") from None
 
 
 def read(ctx):
@@ -15,7 +18,7 @@ def read(ctx):
     for line, text in ctx.numbered():
         if text.startswith("#"):
             continue
-        cells = _cells(text)
+        cells = _cells(ctx, line, text)
         if header is None:
             header, found = cells, columns.resolve(ctx, line, cells)
             fixed = _missing_columns(ctx, line, found)

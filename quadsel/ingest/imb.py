@@ -2,6 +2,7 @@
 
 import re
 
+from ..inputs import INT_MAX
 from . import columns
 from .names import normalise_collective
 
@@ -23,7 +24,8 @@ def read(ctx):
             continue  # the preamble before the first block, or a skipped block
         processes = PROCESSES.match(text)
         if processes:
-            block["procs"] = ctx.integer(line, "#processes", processes.group(1), 1)
+            block["procs"] = ctx.integer(line, "#processes", processes.group(1), 1, INT_MAX,
+                                         "a C int (MPI communicator sizes)")
         elif HEADER.match(text):
             names = text.split()
             block["found"], block["width"] = columns.resolve(ctx, line, names), len(names)

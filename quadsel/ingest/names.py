@@ -37,10 +37,10 @@ def split_collective_prefix(text):
     return None, ""
 
 
-_COMM_TOKEN = re.compile(r"^(?:np|n|p|procs|ranks|nprocs)(\d+)$|^(\d+)(?:np|p|procs|ranks)$")
-_ALG_TOKEN = re.compile(r"^(?:algorithm|algo|alg)(\d+)$")
-_SEG_TOKEN = re.compile(r"^(?:segsize|segment|seg)(\d+)$")
-_RUN_TOKEN = re.compile(r"^(?:run|rep|try)\d+$")
+_COMM_TOKEN = re.compile(r"^(?:np|n|p|procs|ranks|nprocs)([0-9]+)$|^([0-9]+)(?:np|p|procs|ranks)$")
+_ALG_TOKEN = re.compile(r"^(?:algorithm|algo|alg)([0-9]+)$")
+_SEG_TOKEN = re.compile(r"^(?:segsize|segment|seg)([0-9]+)$")
+_RUN_TOKEN = re.compile(r"^(?:run|rep|try)[0-9]+$")
 _WORD_TOKEN = re.compile(r"^[a-z][a-z0-9]*$")
 # Words that name the tool or the output, never an algorithm.
 _NOISE = frozenset(("osu", "imb", "mpi", "mpi1", "nbc", "skampi", "occ", "latency", "lat", "results", "result", "out"))
@@ -67,7 +67,7 @@ class FileName:
         explicit = {int(m.group(1) or m.group(2)) for m in map(_COMM_TOKEN.match, self.tokens) if m}
         if explicit:
             return sorted(explicit)
-        return sorted({int(t) for t in self.tokens if t.isdigit()})
+        return sorted({int(t) for t in self.tokens if t.isascii() and t.isdigit()})
 
     def segsize(self):
         values = {int(m.group(1)) for m in map(_SEG_TOKEN.match, self.tokens) if m}

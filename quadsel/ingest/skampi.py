@@ -13,11 +13,11 @@ COMM_VARS = ("procs", "np", "nodes")
 ALG_VARS = ("algorithm", "algo", "alg")
 SEG_VARS = ("segsize", "seg")
 _ALG_PART = re.compile(r"^(?:algorithm|algo|alg)(?:[=:_](\w+)|(\d+))$", re.IGNORECASE)
-_SEG_PART = re.compile(r"^(?:segsize|seg)[=:_]?(\d+)$", re.IGNORECASE)
+_SEG_PART = re.compile(r"^(?:segsize|seg)[=:_]?([0-9]+)$", re.IGNORECASE)
 
 
 def parse_name(name):
-    """Result NAME -> (collective or None, algorithm or None, segsize or None).
+    """Result NAME -> (collective or None, algorithm or None, segsize digits or None).
 
     "MPI_Bcast-procs-length" is the library's own choice; "Bcast_using_Send_Recv-procs-length" (SKaMPI's
     naming of hand-written variants) gives algorithm "using_Send_Recv"; parts "alg6", "alg_binomial",
@@ -31,7 +31,7 @@ def parse_name(name):
         if alg:
             algorithm = alg.group(1) or alg.group(2)
         elif seg:
-            segsize = int(seg.group(1))
+            segsize = seg.group(1)   # checked with the row (ctx.integer): the name may hold any number of digits
     return collective, algorithm or None, segsize
 
 

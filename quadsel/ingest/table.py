@@ -7,6 +7,18 @@ from ..libraries.base import DEFAULT_ALGORITHM  # noqa: F401 (rows of the librar
 
 # Our own generic CSV layout (written by `quadsel measure`, read by every command).
 GENERIC_COLUMNS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us", "reps")
+# `quadsel measure -o -` (a stream) carries its metadata in the CSV as comment lines starting with this.
+META_COMMENT = "# quadsel-meta:"
+
+
+class Table(list):
+    """What read_measurements returns: the Measurements, with the notes reading them produced (one line each,
+    for stderr) and their MPI library ("openmpi", "mpich", or None when it cannot be told)."""
+
+    def __init__(self, rows=(), notes=(), library=None):
+        super().__init__(rows)
+        self.notes = list(notes)
+        self.library = library
 
 
 @dataclass(frozen=True)

@@ -63,14 +63,26 @@ def algorithm_var(collective):
     return f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
 
 
-def container(collective, name):
-    """csel container name (`MPIR_Bcast_intra_binomial`) of a method's algorithm, checked against MPICH's list."""
+def _key(collective, name):
+    """`MPIR_Bcast_intra_binomial`, `Binomial`, `scatter-ring-allgather` -> the CVAR value spelling."""
     text = str(name).strip()
     coll_title = collective.capitalize()
     for prefix in (f"MPIR_{coll_title}_intra_", f"MPIR_{coll_title}_allcomm_"):
         if text.startswith(prefix):
             text = text[len(prefix):]
-    key = text.lower().replace("-", "_")
+    return text.lower().replace("-", "_")
+
+
+def canonical_label(collective, name):
+    """The label `quadsel measure` writes for this algorithm (its CVAR value), or None if it is none of MPICH's."""
+    key = _key(collective, name)
+    return key if key in ALGORITHMS.get(collective, ()) else None
+
+
+def container(collective, name):
+    """csel container name (`MPIR_Bcast_intra_binomial`) of a method's algorithm, checked against MPICH's list."""
+    coll_title = collective.capitalize()
+    key = _key(collective, name)
     known = ALGORITHMS.get(collective)
     if known is None:
         raise QuadselError(f"no MPICH algorithm list for collective {escape(collective)!r} "

@@ -69,7 +69,7 @@ def collective_id(collective):
 def algorithm_id(collective, name):
     """coll/tuned algorithm id of a method's algorithm: numeric ids as they are, known names mapped."""
     text = str(name).strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         alg = int(text)
         known = ALGORITHM_IDS.get(collective)
         if alg == 0 or (known and alg not in known.values()):
@@ -86,6 +86,27 @@ def algorithm_id(collective, name):
     return table[key]
 
 
+def canonical_label(collective, name):
+    """The label `quadsel measure` writes for this algorithm (its id as text), or None if it is none of ours.
+
+    Ids outside the id table of the collective are None; a collective without a table keeps every id.
+    """
+    text = str(name).strip()
+    known = ALGORITHMS.get(collective)
+    if text.isascii() and text.isdigit():
+        alg = int(text)
+        return str(alg) if alg == 0 or known is None or alg in known else None
+    table = {_squash(k): v for k, v in ALGORITHM_IDS.get(collective, {}).items()}
+    table.update(ALIASES.get(collective, {}))
+    alg = table.get(_squash(text))
+    return None if alg is None else str(alg)
+
+
+def own_name(collective, name):
+    """Is `name` one of coll/tuned's own algorithm names for the collective (not an alias)?"""
+    return _squash(name) in {_squash(n) for n in ALGORITHMS.get(collective, {}).values()}
+
+
 def faninout(collective, alg):
     """FANINOUT a rule carries: the chain fan-out a forced chain run uses, 0 for every other algorithm."""
     return DEFAULT_CHAIN_FANOUT if alg in CHAIN_IDS.get(collective, ()) else 0
@@ -93,7 +114,7 @@ def faninout(collective, alg):
 
 def algorithm_name(collective, algorithm):
     """Open MPI id -> its name ("6" -> "binomial" for bcast); other names as they are."""
-    if str(algorithm).isdigit():
+    if str(algorithm).isascii() and str(algorithm).isdigit():
         return ALGORITHMS.get(collective, {}).get(int(algorithm), str(algorithm))
     return str(algorithm)
 

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from ..errors import QuadselError
+from ..errors import Interrupted, QuadselError, one_line
 from .cli import measure
 
 
@@ -14,10 +14,13 @@ def main(argv=None):
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.Abort:
-        return 1
+    except click.Abort:      # Ctrl-C while click parsed the options
+        return 130
+    except Interrupted as exc:
+        sys.stderr.write(f"{exc}\n")
+        return exc.exit_code
     except QuadselError as exc:
-        sys.stderr.write(f"Error: {exc}\n")
+        sys.stderr.write(f"Error: {one_line(str(exc), 1000)}\n")
         return exc.exit_code
     return code if isinstance(code, int) else 0
 

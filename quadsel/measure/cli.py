@@ -6,17 +6,20 @@ import sys
 
 import click
 
-from ..errors import QuadselError
+from ..errors import Interrupted, QuadselError
+from ..output import check as check_output
 from ..libraries import COLLECTIVES, open_library
 from . import launch
 from .grid import DATATYPES, TIMINGS, parse_list
+from .output import CONTINUED, interrupted_note
 
 
 @click.command("measure")
 @click.argument("replay_files", nargs=-1, type=click.Path(dir_okay=False), metavar="[FILES]...")
 @click.option("-c", "--collective", type=click.Choice(COLLECTIVES), required=True, help="Collective to measure.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="CSV to append to (metadata goes to NAME.meta.json beside it).")
+@click.option("-o", "--output", type=click.Path(), metavar="FILE", required=True,
+              help="CSV to append to (metadata goes to NAME.meta.json beside it); - streams the CSV to stdout "
+                   "(metadata as `# quadsel-meta:` comment lines in it; no resume).")
 @click.option("--algorithms", metavar="LIST", default=None,
               help="Comma list of algorithms (Open MPI id or name, MPICH name, `default`). "
                    "Default: every algorithm the library offers, plus `default`.")
@@ -112,7 +115,10 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
     if replay:
-        return _replay(ctx, replay_files, np_)
+        try:
+            return _replay(ctx, replay_files, np_)
+        except KeyboardInterrupt:   # a replay appends rows like a measurement: say what was kept
+            raise Interrupted(interrupted_note(output)) from None
     if replay_files:
         raise click.UsageError(f"unexpected argument {replay_files[0]!r}: measurement files are read only "
                                "with --replay")
@@ -123,16 +129,24 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         _adaptive_options(ctx, spec)
         if np_ is not None and launch.inside_mpi_job():
             _check_job_size(np_)
+        check_output(output)     # before anything runs: no folder is created, a stream is written in place
     except (QuadselError, click.UsageError):
         if launch.inside_mpi_job() and launch.job_rank() != 0:
             sys.exit(2)      # under a launcher, one line from rank 0 is enough
         raise
-    if np_ is not None and not launch.inside_mpi_job():
-        code = _self_launch(ctx, spec, np_, mpiexec)
-        if code:
-            sys.exit(code)
-        return
-    runner.run(_with_default_sizes(spec))
+    try:
+        if np_ is not None and not launch.inside_mpi_job():
+            code = _self_launch(ctx, spec, np_, mpiexec)
+            if code:
+                sys.exit(code)
+            return
+        runner.run(_with_default_sizes(spec))
+    except KeyboardInterrupt:
+        # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the
+        # user started (rank 0, or the self-launcher, which waited for its job to stop).
+        if (launch.inside_mpi_job() and launch.job_rank() != 0) or os.environ.get(launch.LAUNCHED):
+            sys.exit(130)
+        raise Interrupted(interrupted_note(output)) from None
 
 
 def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,
@@ -287,9 +301,11 @@ def _self_launch(ctx, spec, np_, mpiexec):
         return code
     # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
     sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
-    for label, seg in library.methods(spec.collective, labels, spec.segments):
+    for i, (label, seg) in enumerate(library.methods(spec.collective, labels, spec.segments)):
         method_env = launch.launch_env(flavor, dict(extra, **library.env_for(spec.collective, label, seg)),
                                        spec.command)
+        if i:
+            method_env[CONTINUED] = "1"   # one stream (-o -): the first launch wrote the header
         method_args = args + ["--env-method", f"{label}:{seg}"]
         code = launch.run(launch.launch_command(exe, flavor, np_, method_args), method_env)
         if code:

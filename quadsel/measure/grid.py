@@ -1,12 +1,10 @@
 """The measurement grid: parse size lists such as `2-8`, `0,1K,8K,64K` and `1-1M:pow2`."""
 
-import re
-
 from ..errors import QuadselError
+from ..units import parse_size  # noqa: F401 (part of this module's interface: sizes of the grid)
 
 # Binary multiples, as MPI benchmarks use them: 1K = 1024 bytes.
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
 # A long plain range is almost always a forgotten `:pow2`; refuse it rather than run for a week.
 MAX_POINTS_PER_ITEM = 4096
 
@@ -15,14 +13,6 @@ MAX_POINTS_PER_ITEM = 4096
 DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
              "float": ("FLOAT", 4), "double": ("DOUBLE", 8)}
 TIMINGS = ("auto", "local", "span")
-
-
-def parse_size(text, what="size"):
-    """`64K` -> 65536; plain integers, K/M/G suffixes (binary), optional `B`/`iB`."""
-    match = _SIZE.match(str(text))
-    if not match:
-        raise QuadselError(f"bad {what} {text!r}: expected an integer with an optional K/M/G suffix")
-    return int(match.group(1)) * _SUFFIX[match.group(2).upper()]
 
 
 def parse_list(spec, what="size"):

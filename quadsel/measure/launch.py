@@ -2,16 +2,23 @@
 `mpiexec -n N sys.executable -m quadsel.measure <same options>`.
 """
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 from ..errors import QuadselError
 
 # Set in every rank by the launchers we know: Open MPI/PRRTE, PMIx (also srun --mpi=pmix), Hydra and
 # srun --mpi=pmi2 (PMI_*). Not Slurm's own SLURM_* variables: a batch script has them outside any job step.
 _JOB_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD")
+
+
+# Set in the ranks quadsel launches itself: the launching process reports an interruption, they stay quiet.
+LAUNCHED = "QUADSEL_LAUNCHED"
 
 
 def inside_mpi_job(environ=None):
@@ -71,6 +78,7 @@ def launch_env(flavor, extra=None, command=""):
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     if command:
         env["QUADSEL_MEASURE_COMMAND"] = command
+    env[LAUNCHED] = "1"
     env.update(extra or {})
     return env
 
@@ -88,9 +96,65 @@ def library_without_init():
         raise QuadselError(f"cannot load mpi4py / an MPI library ({exc}); pip install '.[mpi]'") from None
 
 
-def run(cmd, env):
-    """Run one launch; returns its exit status (the children's stderr goes straight through)."""
+def run(cmd, env, timeout=None, capture=False):
+    """Run one launch; returns its exit status, or (capture=True) the CompletedProcess with its output.
+
+    The launcher runs in a process group of its own, so a terminal's Ctrl-C reaches only us: we then stop the job with
+    SIGTERM (on which mpiexec ends its ranks quietly, where SIGINT makes Open MPI's print an abort
+    notice), wait for it, and re-raise KeyboardInterrupt. Killing the launcher outright, as
+    subprocess.run does, would leave its ranks running as orphans. A hang-up or SIGTERM of ours does the same.
+    """
+    pipe = subprocess.PIPE if capture else None
     try:
-        return subprocess.call(cmd, env=env)
+        child = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe,
+                                 text=capture or None, **_OWN_GROUP)
     except OSError as exc:
         raise QuadselError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+    with _signals_interrupt():
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except KeyboardInterrupt:
+            _stop(child)
+            raise
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            raise
+    if capture:
+        return subprocess.CompletedProcess(cmd, child.returncode, out, err)
+    return child.returncode
+
+
+# process_group= is Python >= 3.11; setpgrp in the child is the same before it.
+_OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+
+
+def _stop(child, grace=10.0):
+    """End the launched job: SIGTERM, then SIGKILL if it is still there after `grace` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if child.poll() is not None:
+            return
+        try:
+            child.send_signal(sig)
+            child.communicate(timeout=grace)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):   # Ctrl-C again: stop waiting politely
+            continue
+        except (OSError, ValueError):
+            return
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """While a job runs, a hang-up or SIGTERM of ours stops it like a Ctrl-C (main thread only)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                saved[sig] = signal.signal(sig, interrupt)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

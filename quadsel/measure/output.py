@@ -1,6 +1,10 @@
 """Crash-safe output: the generic CSV appended row by row (flushed), a journal of unfinished rounds,
 and the metadata JSON beside the data. A `kill -9` loses at most the point in flight; a rerun with
 the same arguments skips every row already written (`--resume`).
+
+A stream output (`-o -`, a FIFO, a device: quadsel.output.is_stream) cannot be read back or have files
+beside it: the metadata goes into the stream as `# quadsel-meta: {...}` comment lines (which every
+reader skips and ingest reads the library from), the journal stays in memory and nothing is resumed.
 """
 
 import csv
@@ -9,8 +13,10 @@ import json
 import os
 
 from .. import output as atomic
-from ..errors import QuadselError
-from ..ingest.table import GENERIC_COLUMNS
+from ..errors import QuadselError, one_line
+from ..ingest.identity import meta_path  # noqa: F401 (ingest reads the library from it)
+from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
+from ..inputs import read_text
 
 HEADER = ",".join(GENERIC_COLUMNS)
 # Adaptive measurement records what it did not measure as comment lines (every reader skips `#` lines):
@@ -19,16 +25,14 @@ HEADER = ",".join(GENERIC_COLUMNS)
 SKIPPED = "# skipped "
 
 
-def meta_path(path):
-    """`out/ompi5-bcast.csv` -> `out/ompi5-bcast.meta.json`."""
-    path = os.fspath(path)
-    base = path[:-4] if path.lower().endswith(".csv") else path
-    return base + ".meta.json"
-
-
 def journal_path(path):
-    """Samples of rounds that are done for a point whose row is not written yet (removed at the end)."""
-    return os.fspath(path) + ".rounds.jsonl"
+    """Samples of rounds that are done for a point whose row is not written yet (removed at the end);
+    None for a stream output (the journal is kept in memory)."""
+    return None if atomic.is_stream(path) else os.fspath(path) + ".rounds.jsonl"
+
+# Set by the self-launcher for the second and later launches of its one-launch-per-method fallback:
+# they continue one stream, so they must not repeat the header.
+CONTINUED = "QUADSEL_MEASURE_CONTINUED"
 
 
 def _drop_partial_line(path):
@@ -47,9 +51,15 @@ class ResultFile:
         self.done = set()
         self.values = {}     # key -> (time_us, stddev_us or None, reps or None), as written
         self.skipped = set()  # the key text of every `# skipped` line
-        folder = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(folder, exist_ok=True)
-        if resume and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+        resume = resume or bool(os.environ.get(CONTINUED))   # a later launch never truncates the first's rows
+        kind, target = atomic.check(self.path)     # no folder is created; a stream is written in place
+        self.stream = kind in ("stdout", "fd", "special")
+        if self.stream:
+            self.handle = (open(target, "w", newline="") if kind == "special"
+                           else os.fdopen(os.dup(target), "w", newline=""))
+            if not os.environ.get(CONTINUED):
+                self._write(HEADER + "\n")
+        elif resume and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
             _drop_partial_line(self.path)
             self._read_existing()
             self.handle = open(self.path, "a", newline="")
@@ -60,25 +70,24 @@ class ResultFile:
             self._write(HEADER + "\n")
 
     def _read_existing(self):
-        with open(self.path, newline="") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                return
+        lines = read_text(self.path, what="measure output").splitlines()
+        self.skipped.update(_skip_key(text) for text in lines if text.startswith(SKIPPED))
+        numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
+        if not numbered:
+            return
+        line, text = numbered[0]
+        try:
+            header = next(csv.reader([text]))
             if tuple(h.strip() for h in header) != GENERIC_COLUMNS:
-                raise QuadselError(f"{self.path}: not a quadsel measure CSV (header {','.join(header)!r}); "
-                                   "use another --output or --no-resume")
-            for line, row in enumerate(reader, start=2):
-                if row and row[0].startswith("#"):
-                    if row[0].startswith(SKIPPED):
-                        self.skipped.add(_skip_key(",".join(row)))
-                    continue
-                try:
-                    key = (row[0], row[1], int(row[2]), int(row[3]), int(row[4]))
-                    self.values[key] = (float(row[5]), _optional(row[6], float), _optional(row[7], int))
-                except (IndexError, ValueError):
-                    raise QuadselError(f"{self.path}:{line}: malformed row; fix it or use --no-resume") from None
+                raise QuadselError(f"{one_line(self.path)}: not a quadsel measure CSV (header "
+                                   f"{one_line(','.join(header))[:200]!r}); use another --output or --no-resume")
+            for line, text in numbered[1:]:
+                row = next(csv.reader([text]))
+                key = (row[0], row[1], int(row[2]), int(row[3]), int(row[4]))
+                self.values[key] = (float(row[5]), _optional(row[6], float), _optional(row[7], int))
                 self.done.add(key)
+        except (csv.Error, IndexError, ValueError, StopIteration):
+            raise QuadselError(f"{one_line(self.path)}:{line}: malformed row; fix it or use --no-resume") from None
 
     def _write(self, text):
         self.handle.write(text)
@@ -106,6 +115,13 @@ class ResultFile:
     def append_note(self, text):
         self._write(f"# {' '.join(str(text).split())}\n")
 
+    def write_meta(self, meta):
+        """The metadata beside the CSV, or (stream) as a comment line in it."""
+        if self.stream:
+            self._write(f"{META_COMMENT} {json.dumps(meta, sort_keys=False)}\n")
+        else:
+            write_meta(self.path, meta)
+
     def close(self):
         self.handle.close()
 
@@ -122,19 +138,18 @@ class Journal:
     """JSON lines {"key": [...], "round": r, "samples_us": [...], "wall_s": s}, one per finished round."""
 
     def __init__(self, path, resume=True):
-        self.path = os.fspath(path)
+        self.path = None if path is None else os.fspath(path)   # None: in memory only (stream output)
         self.rounds = {}   # key -> {round: (samples, wall)}
-        if resume and os.path.exists(self.path):
+        if self.path is not None and resume and os.path.exists(self.path):
             _drop_partial_line(self.path)
-            with open(self.path) as handle:
-                for text in handle:
-                    try:
-                        entry = json.loads(text)
-                        key = tuple(entry["key"])
-                        self.rounds.setdefault(key, {})[int(entry["round"])] = (
-                            [float(x) for x in entry["samples_us"]], float(entry["wall_s"]))
-                    except (ValueError, KeyError, TypeError):
-                        continue   # a damaged entry only means that round is measured again
+            for text in read_text(self.path, what="measure output").splitlines():
+                try:
+                    entry = json.loads(text)
+                    key = tuple(entry["key"])
+                    self.rounds.setdefault(key, {})[int(entry["round"])] = (
+                        [float(x) for x in entry["samples_us"]], float(entry["wall_s"]))
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    continue   # a damaged entry only means that round is measured again
         self.handle = None
         self._mode = "a" if resume else "w"
 
@@ -153,33 +168,53 @@ class Journal:
         return round_ in self.rounds.get(key, {})
 
     def record(self, key, round_, samples, wall):
-        if self.handle is None:
-            self.handle = open(self.path, self._mode)
-        self.handle.write(json.dumps({"key": list(key), "round": round_,
-                                      "samples_us": [round(x, 4) for x in samples], "wall_s": wall}) + "\n")
-        self.handle.flush()
+        if self.path is not None:
+            if self.handle is None:
+                self.handle = open(self.path, self._mode)
+            self.handle.write(json.dumps({"key": list(key), "round": round_,
+                                          "samples_us": [round(x, 4) for x in samples], "wall_s": wall}) + "\n")
+            self.handle.flush()
         self.rounds.setdefault(key, {})[round_] = (list(samples), wall)
 
     def close(self, remove=False):
         if self.handle is not None:
             self.handle.close()
             self.handle = None
-        if remove and os.path.exists(self.path):
+        if remove and self.path is not None and os.path.exists(self.path):
             os.unlink(self.path)
 
 
 def read_meta(path):
-    try:
-        with open(meta_path(path)) as handle:
-            return json.load(handle)
-    except FileNotFoundError:
+    """The metadata beside a CSV being resumed (None: a stream, or no metadata yet)."""
+    if atomic.is_stream(path) or not os.path.exists(meta_path(path)):
         return None
-    except ValueError:
-        raise QuadselError(f"{meta_path(path)}: damaged metadata JSON; remove it or use --no-resume") from None
+    try:
+        meta = json.loads(read_text(meta_path(path), what="metadata"))
+    except (ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise QuadselError(f"{one_line(meta_path(path))}: damaged metadata JSON; remove it or use --no-resume")
+    return meta
 
 
 def write_meta(path, meta):
     atomic.write_text(meta_path(path), json.dumps(meta, indent=2, sort_keys=False) + "\n")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(meta_path(path), 0o666 & ~umask)   # the temp file of the atomic write was private
+
+
+def interrupted_note(path):
+    """The one line a Ctrl-C prints: what was kept and how to go on."""
+    shown = one_line(path)
+    if atomic.is_stream(path):
+        return (f"quadsel measure: interrupted; the rows measured so far went to {'stdout' if path == '-' else shown}, "
+                "which cannot be resumed: run the command again (with -o FILE a rerun resumes)")
+    try:
+        lines = read_text(path, what="measure output").splitlines()
+    except QuadselError:
+        return f"quadsel measure: interrupted before any row was written to {shown}; run the command again"
+    rows = sum(1 for text in lines[1:] if text.strip() and not text.startswith("#"))
+    journal = journal_path(path)
+    rounds = ""
+    if journal and os.path.exists(journal):
+        rounds = f" (and finished rounds of unfinished points in {one_line(journal)})"
+    return (f"quadsel measure: interrupted; {rows} row{'s' if rows != 1 else ''} kept in {shown}{rounds}; "
+            "run the same command again to resume")

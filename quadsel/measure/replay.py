@@ -104,7 +104,7 @@ def run_replay(spec, files):
     except OSError as exc:
         raise QuadselError(f"cannot write {spec.output}: {exc.strerror}") from None
     meta = _meta(spec, recording, comms, msgs, methods, old)
-    output.write_meta(spec.output, meta)
+    results.write_meta(meta)   # beside the CSV, or (a stream) into it
     full = recording.full_cost(comms, msgs, methods)
     run = PlanRun(plan, spec.collective, results, budget=spec.budget, progress=spec.progress, label="replay",
                   full_cost=full, elapsed=lambda: plan.spent() / 1e6)
@@ -119,14 +119,14 @@ def run_replay(spec, files):
             continue
         break
     run.close()
-    results.close()
     meta["runs"][-1].update(finished=_now(), complete=run.finished)
     meta["complete"] = run.finished
     meta["benchmarking_time_us"] = round(plan.spent(), 3)
     meta["full_sweep_benchmarking_time_us"] = round(full, 3)
     if spec.adaptive:
         meta["adaptive"] = run.summary()
-    output.write_meta(spec.output, meta)
+    results.write_meta(meta)
+    results.close()
     return meta
 
 

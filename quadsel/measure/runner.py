@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import QuadselError
+from ..inputs import INT_MAX
 from . import output
 from ..libraries import COLLECTIVES, open_library
 from .mpit import MPIT, MPITError
@@ -72,6 +73,9 @@ def choose_datatype(spec):
     for m in spec.msg_sizes:
         if m % size:
             raise QuadselError(f"message size {m} is not a multiple of the {name} size ({size} bytes)")
+    if max(spec.msg_sizes, default=0) // size > INT_MAX:   # MPI counts are C ints
+        raise QuadselError(f"message size {max(spec.msg_sizes)} is {max(spec.msg_sizes) // size} {name} elements: "
+                           f"beyond an MPI count ({INT_MAX})")
     return name, size
 
 
@@ -187,7 +191,7 @@ def run(spec):
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
-        output.write_meta(spec.output, meta)
+        results.write_meta(meta)
 
     count = max(m for m in spec.msg_sizes) // dtype_size
     send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
@@ -210,13 +214,13 @@ def run(spec):
     world.Barrier()
     if rank == 0:
         complete = planned.finished if spec.adaptive else all(k in results.done for k in keys)
-        results.close()
         journal.close(remove=complete)
         meta["runs"][-1].update(finished=_now(), complete=complete)
         meta["complete"] = complete
         if spec.adaptive:
             meta["adaptive"] = planned.summary()
-        output.write_meta(spec.output, meta)
+        results.write_meta(meta)   # beside the CSV, or (a stream) into it
+        results.close()
     if mpit is not None:
         mpit.close()
 

@@ -36,6 +36,11 @@ class JArray(list):
         self.line = line
 
 
+def _not_json(word):
+    """NaN and Infinity: Python's json reads them, JSON (and the libraries' parsers) does not."""
+    raise ValueError(f"{word} is not a JSON value")
+
+
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -43,9 +48,11 @@ _SPACE = re.compile(r"[ \t\n\r]*")
 def parse_json_lines(text, path):
     """Parse JSON keeping every object's key order and line numbers (JObject / JArray / plain scalars)."""
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_not_json)
     except ValueError as exc:
         raise InputError(path, getattr(exc, "lineno", None), f"not valid JSON: {getattr(exc, 'msg', exc)}") from None
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply") from None
     newlines = [i for i, c in enumerate(text) if c == "\n"]
     line_at = lambda pos: bisect.bisect_right(newlines, pos - 1) + 1
 
@@ -87,4 +94,7 @@ def parse_json_lines(text, path):
         number = match.group(0)
         return (float(number) if match.group(1) or match.group(2) else int(number)), match.end()
 
-    return value(0)[0]
+    try:
+        return value(0)[0]
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply") from None

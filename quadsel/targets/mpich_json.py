@@ -12,6 +12,7 @@ import os
 import re
 
 from ..errors import InputError, QuadselError, printable
+from ..inputs import INT_MAX, fits, read_bytes, shorten
 from ..libraries import mpich
 from .json_lines import JObject
 from .rule_list import rule_lists
@@ -82,15 +83,11 @@ def emit(fns, base=None):
 
 def load_base(path):
     """MPICH's own collective selection, from a tuning JSON file or from the libmpi that embeds it."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise QuadselError(f"{path}: cannot read: {exc.strerror}") from None
+    data = read_bytes(path, what="MPICH library")   # regular files only, size-limited
     if data.lstrip()[:1] == b"{":
         try:
             doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise QuadselError(f"{path}: not valid JSON: {exc}") from None
         if not isinstance(doc, dict) or not any(str(k).startswith("collective=") for k in doc):
             raise QuadselError(f"{path}: not an MPICH collective selection (no `collective=` keys)")
@@ -105,7 +102,7 @@ def load_base(path):
     for match in re.finditer(r'\{"collective=', text):
         try:
             doc, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if "algorithm=MPIR_" in json.dumps(doc) and (best is None or len(doc) > len(best)):
             best = doc
@@ -154,8 +151,10 @@ def _classify(key, path, line):
     elif name in _NUMERIC_KEYS:
         special = {("comm_size", "=", "pow2"), ("comm_size", "=", "node_comm_size"), ("count", "<", "pow2")}
         if (name, op, value) not in special:
-            if op == "=" or not value.isdigit() or (name == "count" and op == "<"):
+            if op == "=" or not re.fullmatch("[0-9]+", value) or (name == "count" and op == "<"):
                 raise InputError(path, line, bad)
+            if not fits(value, INT_MAX):   # MPICH reads it with atoi
+                raise InputError(path, line, f"{shorten(value)} in {shorten(key, 60)!r} is beyond {INT_MAX} (a C int)")
     else:
         raise InputError(path, line, bad)
     return name, op, value

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from ..errors import InputError
+from ..inputs import INT64_MAX, shorten
 from ..libraries import openmpi
 from .json_lines import JArray, JObject
 from .ompi_rules import INF, INT_MAX
@@ -74,6 +75,8 @@ def _json_int(obj, key, default, path, what):
         raise InputError(path, line, f"{what} {key!r} must be an integer or \"inf\", not {json.dumps(value)} "
                                      f"(Open MPI ignores the whole file)")
     if isinstance(value, int):
+        if not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise InputError(path, line, f"{what} {key!r} {shorten(value)} is beyond a 64-bit integer")
         return value
     if isinstance(value, str) and value[:3] in ("inf", "Inf", "INF"):
         return INF

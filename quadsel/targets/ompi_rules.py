@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import List, Optional
 
 from ..errors import InputError, QuadselError
+from ..inputs import INT64_MAX, INT_MAX, fits, shorten  # noqa: F401 (INT_MAX: also ompi_json's)
 from ..libraries import openmpi
 from ..libraries.base import DEFAULT_ALGORITHM
 from .library_call import Pick
@@ -26,7 +27,6 @@ from .rule_list import header_lines, rule_lists
 from .templating import render
 
 INF = float("inf")
-INT_MAX = 2 ** 31 - 1
 
 
 def emit(fns, max_requests=None):
@@ -101,7 +101,10 @@ def _classic_tokens(text, path):
                     why = "negative values make Open MPI ignore the whole file"
                 else:
                     why = "Open MPI would skip its characters silently and misread the rest of the file"
-                raise InputError(path, number, f"{word!r} is not a plain decimal integer ({why})")
+                raise InputError(path, number, f"{shorten(word, 40)!r} is not a plain decimal integer ({why})")
+            if not fits(word, INT64_MAX):
+                raise InputError(path, number, f"{shorten(word)} is beyond {INT64_MAX}, the largest number Open MPI "
+                                               "reads (a C long)")
             tokens.append((int(word), number, i == len(words) - 1))
     return tokens, version, len(lines)
 

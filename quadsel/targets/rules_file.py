@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ..errors import InputError, QuadselError
+from ..inputs import read_text
 from ..libraries import mpich, openmpi
 from . import mpich_json, ompi_json, ompi_rules
 from .json_lines import JObject, parse_json_lines
@@ -112,13 +113,7 @@ class RulesSelection:
 def read_rules_file(path, text=None, library_version=None):
     """Read a rules file (format detected from its content) as the library in `library_version` would."""
     if text is None:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise InputError(path, None, "not a text file") from None
+        text = read_text(path, what="rules file")   # regular files only, size-limited
     kind = detect_format(text)
     major = ompi_major(library_version)
     if kind == "tree":

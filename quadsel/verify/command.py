@@ -2,7 +2,6 @@
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -117,7 +116,7 @@ def run_speed(spec, np_, mpiexec=None, timeout=None):
             json.dump(spec, handle)
         cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
         cmd += ["-n", str(np_), sys.executable, "-m", "quadsel.verify.speed", spec_path, out_path]
-        status = subprocess.call(cmd, env=launch.launch_env(flavor), timeout=timeout)
+        status = launch.run(cmd, launch.launch_env(flavor), timeout=timeout)   # Ctrl-C: the job is stopped
         if status != 0 or not os.path.exists(out_path):
             raise QuadselError(f"the verify launch failed (exit status {status})")
         with open(out_path) as handle:

@@ -15,7 +15,6 @@ method's fingerprint equals the default's the point cannot tell them apart and i
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
     cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
     cmd += ["-n", str(np_), python, "-m", "quadsel.verify.fingerprint", spec_path, out_path]
     env = launch.launch_env(flavor, env_extra)
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    done = launch.run(cmd, env, timeout=timeout, capture=True)   # Ctrl-C: the job is stopped, not orphaned
     if done.returncode != 0 or not os.path.exists(out_path):
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {tail}")

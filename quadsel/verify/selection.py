@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import List
 
 from ..errors import QuadselError
+from ..inputs import read_text
 from ..libraries import label_of
 from ..targets.library_call import Pick
 from ..targets.rules_file import VERIFIABLE, detect_format, read_rules_file
@@ -64,13 +65,7 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     out = Inputs()
     seen = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise QuadselError(f"{path}: cannot read: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise QuadselError(f"{path}: neither a quadsel tree nor a rules file (not text)") from None
+        text = read_text(path, what="rules file")   # regular files only, size-limited
         if detect_format(text) == "tree":
             selections = [TreeSelection(DecisionFunction.load(path), library, path)]
             out.trees += selections

@@ -64,3 +64,13 @@ def test_configurations_of_one_algorithm_are_one_method():
     dmap = build_decision_map(rows)
     assert dmap.methods == [Method("1", 0), Method("6", 0), Method("6", 1024)]
     assert dmap.cost[0, 0, 0] == 11.0          # the median of 10, 14, 11
+
+
+def test_several_rows_for_one_point_are_pooled_by_their_median_never_the_last():
+    """Unaggregated rows, and the default measured under several segment-size labels (docs/methodology.md)."""
+    rows = [Measurement("bcast", "6", 0, 2, 8, t) for t in (1.0, 9.0, 2.0)]
+    rows += [Measurement("bcast", "default", seg, 2, 8, t) for seg, t in ((0, 4.0), (1024, 5.0), (8192, 40.0),
+                                                                          (65536, 3.0))]
+    dmap = build_decision_map(rows)
+    assert dmap.cost[0, 0, 0] == 2.0                  # median of 1, 9, 2 (the last row says 2.0, the first 1.0)
+    assert dmap.default_cost[0, 0] == 4.5             # median of 4, 5, 40, 3 (the last row says 3.0)

@@ -25,17 +25,20 @@ def points(rows):
 # -- generic and third-party CSV ------------------------------------------------------------------
 def test_generic_csv_reads_aggregates_and_normalises():
     rows = read_measurements(DATA / "generic.csv")
+    # ids make it Open MPI's data, so "binomial" is id 6: one method with the rows of "6" (identity rules)
     assert [(m.algorithm, m.segsize, m.comm_size, m.msg_size) for m in rows] == [
-        ("3", 8192, 8, 65536), ("6", 0, 4, 1024), ("6", 0, 8, 1024), ("binomial", 0, 8, 1024),
-        ("default", 0, 8, 65536)]
+        ("3", 8192, 8, 65536), ("6", 0, 4, 1024), ("6", 0, 8, 1024), ("default", 0, 8, 65536)]
+    assert rows.library == "openmpi" and any("'binomial' -> 6" in note for note in rows.notes)
     assert {m.collective for m in rows} == {"bcast"}  # "MPI_Bcast" too
     repeated = rows[1]
     assert repeated.time == 13.1  # median of 12.5, 13.1 and the disturbed 40.0
     assert repeated.stddev == pytest.approx(15.7067925858)
     assert repeated.reps == 600
     assert repeated.source.endswith("generic.csv:3 (+2 repeats)")
-    assert rows[2].stddev is None and rows[2].reps is None  # empty cells
-    assert rows[4].is_default and rows[4].source.endswith("generic.csv:9")
+    pooled = rows[2]   # "6" at 17.25 µs (no stddev, no reps) and "binomial" at 16.0 µs
+    assert pooled.time == pytest.approx(16.625) and pooled.reps is None
+    assert pooled.source.endswith("generic.csv:7 (+1 repeats)")
+    assert rows[3].is_default and rows[3].source.endswith("generic.csv:9")
 
 
 def test_third_party_headers_aliases_units_and_collective_from_file_name():
@@ -60,9 +63,10 @@ def test_stddev_without_a_unit_is_in_the_time_unit(tmp_path):
 def test_column_map_names_unrecognised_columns():
     mapping = {"comm_size": "ranks_used", "msg_size": "payload", "algorithm": "impl", "time": "mean_time"}
     rows = read_measurements(DATA / "mapped.csv", collective="reduce", column_map=mapping)
-    assert points(rows) == [("reduce", "binary", 0, 4, 16, 2.75, None, None),
-                            ("reduce", "binary", 0, 32, 16, 7.0, None, None),
-                            ("reduce", "linear", 0, 4, 16, 3.5, None, None)]
+    # linear and binary are coll/tuned's own reduce names: Open MPI data, read as ids 1 and 4
+    assert points(rows) == [("reduce", "1", 0, 4, 16, 3.5, None, None),
+                            ("reduce", "4", 0, 4, 16, 2.75, None, None),
+                            ("reduce", "4", 0, 32, 16, 7.0, None, None)]
     with pytest.raises(InputError, match=r"mapped.csv:1: unknown column 'ranks_used'"):
         read_measurements(DATA / "mapped.csv", collective="reduce")
 
@@ -128,7 +132,7 @@ def test_skampi_without_hash_and_comm_size_from_file_name():
     ("MPI_Bcast-procs-length", ("bcast", None, None)),
     ("MPI_Bcast-nodes-length", ("bcast", None, None)),
     ("Bcast_using_Send_Recv-procs-short", ("bcast", "using_Send_Recv", None)),
-    ("MPI_Bcast-alg_binomial-seg1024-procs-length", ("bcast", "binomial", 1024)),
+    ("MPI_Bcast-alg_binomial-seg1024-procs-length", ("bcast", "binomial", "1024")),
     ("MPI_Reduce_scatter_block-algorithm3-procs-length", ("reduce_scatter_block", "3", None)),
     ("Pingpong_Send_Recv", (None, None, None)),
 ])
@@ -235,15 +239,15 @@ def test_several_files_of_different_formats():
              DATA / "imb_mpi1.txt", DATA / "sample.occ"]
     rows = read_measurements(files, collective="bcast")
     assert {m.collective for m in rows} == {"bcast"}
-    # SKaMPI and IMB both measured the default at (2, 1024) and (4, 1024); generic.csv and sample.occ
-    # both measured binomial at (8, 1024): those points are aggregated.
-    assert len(rows) == 4 + 5 + 4 + 6 + 3 - 3
+    # SKaMPI and IMB both measured the default at (2, 1024) and (4, 1024); generic.csv (as 6 and binomial) and
+    # sample.occ (binomial) measured Open MPI's binomial (id 6: generic.csv has ids) at (8, 1024): aggregated.
+    assert len(rows) == 4 + 5 + 4 + 6 + 3 - 4
     assert rows == sorted(rows, key=lambda m: (m.collective, (0, int(m.algorithm), "") if m.algorithm.isdigit()
                                                 else (1, 0, m.algorithm), m.segsize, m.comm_size, m.msg_size))
 
 
 def test_forced_format_overrides_detection():
-    assert len(read_measurements(DATA / "generic.csv", fmt="csv")) == 5
+    assert len(read_measurements(DATA / "generic.csv", fmt="csv")) == 4
 
 
 # -- file-name rules ------------------------------------------------------------------------------
@@ -304,7 +308,8 @@ def test_aggregate_sorts_algorithm_ids_as_numbers():
 
 
 # -- round trip of our own layout -----------------------------------------------------------------
-_names = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_ ,.-]{0,10}[A-Za-z0-9_]|[A-Za-z0-9_]", fullmatch=True)
+# Names no MPI library has (x...): the identity rules (ids, library names) are tested in test_identity.py.
+_names = st.from_regex(r"x[A-Za-z0-9_ ,.-]{0,10}[A-Za-z0-9_]|x", fullmatch=True)
 _rows = st.lists(
     st.tuples(st.sampled_from(sorted(COLLECTIVES)), st.one_of(_names, st.sampled_from(["default", "Default"])),
               st.integers(0, 1 << 20), st.integers(1, 4096), st.integers(0, 1 << 30),
@@ -327,6 +332,8 @@ def test_generic_csv_round_trip(rows):
                 writer.writerow(["MPI_" + coll.capitalize(), alg, seg, comm, msg, repr(time),
                                  "" if stddev is None else repr(stddev), "" if reps is None else reps])
         back = read_measurements(path)
-    expected = aggregate([Measurement(coll, "default" if alg.lower() == "default" else alg, seg, comm, msg,
-                                      time, stddev, reps) for coll, alg, seg, comm, msg, time, stddev, reps in rows])
+    # the library default has no segment size: its rows are pooled at segment size 0
+    expected = aggregate([Measurement(coll, "default" if alg.lower() == "default" else alg,
+                                      0 if alg.lower() == "default" else seg, comm, msg, time, stddev, reps)
+                          for coll, alg, seg, comm, msg, time, stddev, reps in rows])
     assert points(back) == points(expected)

@@ -77,3 +77,50 @@ def test_verify_needs_np_outside_mpi(tmp_path):
     tree.save(tmp_path / "t.qt.json")
     result = CliRunner().invoke(main, ["verify", str(tmp_path / "t.qt.json")], env={"OMPI_COMM_WORLD_SIZE": None})
     assert result.exit_code == 2 and "--np" in result.output
+
+
+def _speed_ranks(session):
+    """Pids of the verify timing ranks running in `session` (their command line names quadsel.verify.speed)."""
+    import os
+    pids = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                named = b"quadsel.verify.speed" in handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                sid = int(handle.read().rsplit(")", 1)[1].split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+        if named and sid == session:
+            pids.append(int(entry))
+    return pids
+
+
+@needs_openmpi
+def test_ctrl_c_stops_the_job_writes_nothing_and_exits_130(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+    tree = tree_choosing("bcast", [2], [1 << k for k in range(21)], [[("6", 0)] * 21])
+    path = tmp_path / "bcast.qt.json"
+    tree.save(path)
+    out = tmp_path / "verify.md"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])] + sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "verify", str(path), "--np", "2", "--rounds", "1000",
+                             "--max-reps", "200", "-o", str(out)], start_new_session=True, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not _speed_ranks(proc.pid) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1)                              # the job is timing
+    assert proc.poll() is None and _speed_ranks(proc.pid), proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)        # a terminal's Ctrl-C
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["quadsel verify: interrupted; nothing was written (outputs are written "
+                                           "whole at the end): run the command again"], stderr
+    assert sorted(os.listdir(tmp_path)) == ["bcast.qt.json"]
+    time.sleep(1)
+    assert not _speed_ranks(proc.pid)                  # the job was stopped, no rank left running

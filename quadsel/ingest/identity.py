@@ -1,0 +1,191 @@
+"""Which MPI library and which method every measurement is (docs/formats-input.md, "Identity").
+
+- A file's library is what its metadata says (`NAME.meta.json` beside it, or `# quadsel-meta:` lines in a
+  streamed CSV), else what its algorithm labels show (ids are Open MPI's; a name only one library has).
+- Measurements of two libraries are never merged into one decision map: that is an error.
+- With the library known, every algorithm label becomes the one `quadsel measure` writes (Open MPI: the id;
+  MPICH: the CVAR name), so an algorithm under its name and under its id is one method; ids the library does
+  not have are errors at their line; names that cannot be resolved are kept, with a note saying so.
+- The library default has no segment size: its rows under several segment-size labels are one baseline.
+- Two methods whose times are within 5 % at nearly every point they share get a warning (a relabelled copy).
+"""
+
+import json
+import os
+import re
+from collections import defaultdict
+from dataclasses import replace
+
+from ..errors import InputError, QuadselError, one_line
+from ..inputs import read_text
+from ..libraries import LIBRARIES, canonical_label, label_evidence
+from .table import DEFAULT_ALGORITHM, META_COMMENT
+
+# Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
+# Distinct algorithms agree within 5 % at <= 17 % of their points in the ORFEO data, <= 83 % in examples/.
+SAME_WITHIN, SAME_SHARE, SAME_MIN_POINTS = 0.05, 0.95, 8
+
+
+def meta_path(path):
+    """`out/ompi5-bcast.csv` -> `out/ompi5-bcast.meta.json` (where `quadsel measure` puts it)."""
+    path = os.fspath(path)
+    base = path[:-4] if path.lower().endswith(".csv") else path
+    return base + ".meta.json"
+
+
+def where(source):
+    """A Measurement's source "file:line" (maybe with " (+N repeats)") -> (file, line or None)."""
+    source = re.sub(r" \(\+[0-9]+ repeats\)$", "", source)
+    path, _, line = source.rpartition(":")
+    return (path, int(line)) if path and line.isdigit() else (source, None)
+
+
+def _title(library):
+    return LIBRARIES[library].TITLE
+
+
+def file_library(path, lines, rows, notes):
+    """(library or None, how it is known, labels its metadata lists) of one file.
+
+    The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
+    they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
+    meta, how = None, None
+    for text in lines:
+        if text.startswith(META_COMMENT):
+            meta, how = _parse_meta(text[len(META_COMMENT):], path, notes), "its # quadsel-meta line"
+    beside = meta_path(path)
+    if meta is None and os.path.exists(beside):
+        try:
+            meta, how = _parse_meta(read_text(beside, what="metadata"), beside, notes), os.path.basename(beside)
+        except InputError as exc:
+            notes.append(f"note: ignored {exc}")
+    library = meta.get("library") if isinstance(meta, dict) else None
+    if library in LIBRARIES:
+        grid = meta.get("grid")
+        listed = grid.get("algorithms") if isinstance(grid, dict) else None
+        return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()
+    evidence = defaultdict(set)
+    for m in rows:
+        if not m.is_default:
+            for name in label_evidence(m.collective, m.algorithm):
+                evidence[name].add(m.algorithm)
+    if len(evidence) > 1:
+        shown = " and ".join(f"{_title(lib)} ({', '.join(sorted(map(repr, labels))[:3])})"
+                             for lib, labels in sorted(evidence.items()))
+        raise InputError(path, None, f"its algorithm names are of {shown}: measurements of two MPI libraries "
+                                     "are never merged (split the file, or say its library in a .meta.json)")
+    for library, labels in evidence.items():
+        return library, f"its algorithm names ({', '.join(sorted(map(repr, labels))[:3])})", set()
+    return None, None, set()
+
+
+def _parse_meta(text, path, notes):
+    try:
+        meta = json.loads(text)
+    except (ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict):
+        notes.append(f"note: ignored {one_line(path)}: not a quadsel metadata JSON object")
+        return None
+    return meta
+
+
+def resolve(files, notes):
+    """Rows of every file with one identity per method; `files` is [(path, lines, rows)].
+
+    Returns (rows, library or None); appends notes (one line each) to `notes`.
+    """
+    known, listed = {}, []
+    for path, lines, rows in files:
+        library, how, labels = file_library(path, lines, rows, notes)
+        listed.append(labels)
+        if library:
+            known.setdefault(library, (path, how))
+    if len(known) > 1:
+        (lib_a, (path_a, how_a)), (lib_b, (path_b, how_b)) = sorted(known.items())
+        raise QuadselError(f"{one_line(path_a)} holds {_title(lib_a)} measurements ({how_a}) and {one_line(path_b)} "
+                           f"{_title(lib_b)} ones ({how_b}): a decision map is one library's; build one per library")
+    library = next(iter(known), None)
+    out, renamed, unresolved, default_segments = [], {}, set(), defaultdict(set)
+    for (_, _, rows), labels in zip(files, listed):
+        for m in rows:
+            if m.algorithm in labels and not m.is_default:
+                out.append(m)   # as the library itself named it (its metadata)
+                continue
+            if m.is_default:
+                if m.segsize:
+                    default_segments[where(m.source)[0]].add(m.segsize)
+                out.append(replace(m, segsize=0) if m.segsize else m)
+                continue
+            label = canonical_label(library, m.collective, m.algorithm) if library else None
+            if label is None:
+                _check_unresolved(library, m)
+                unresolved.add((m.collective, m.algorithm))
+                out.append(m)
+                continue
+            if label != m.algorithm:
+                renamed[(m.collective, m.algorithm)] = label
+            out.append(replace(m, algorithm=label))
+    _identity_notes(library, renamed, unresolved, default_segments, notes)
+    return out, library
+
+
+def _check_unresolved(library, m):
+    """An id the known library does not have is an error at its line (it would be forced as something else)."""
+    if library is None or not (m.algorithm.isascii() and m.algorithm.isdigit()):
+        return
+    path, line = where(m.source)
+    module = LIBRARIES[library]
+    if library == "mpich":
+        why = "MPICH names its algorithms; ids are Open MPI's"
+    else:
+        table = module.ALGORITHMS.get(m.collective, {})
+        why = "known: 0 (the fixed decision), " + ", ".join(f"{k} {v}" for k, v in table.items())
+    raise InputError(path, line, f"algorithm id {m.algorithm} is not one of {module.TITLE}'s {m.collective} algorithms ({why})")
+
+
+def _identity_notes(library, renamed, unresolved, default_segments, notes):
+    if renamed:
+        shown = ", ".join(f"{one_line(name)!r} -> {label}" for (_, name), label in sorted(renamed.items())[:6])
+        notes.append(f"note: {_title(library)} algorithm names read as the ids `quadsel measure` writes: {shown}"
+                     + (" ..." if len(renamed) > 6 else ""))
+    names = sorted(one_line(alg) for _, alg in unresolved if not (alg.isascii() and alg.isdigit()))
+    if names and library is None:
+        notes.append(f"note: the MPI library of these measurements is unknown (no .meta.json; names such as "
+                     f"{names[0]!r} belong to both libraries or neither): algorithm names are kept as written, so one "
+                     "algorithm under two names or a name and an id would be two methods")
+    elif names:
+        notes.append(f"note: {', '.join(map(repr, names[:6]))}{' ...' if len(names) > 6 else ''}: not "
+                     f"{_title(library)} algorithms quadsel knows; kept as methods of their own")
+    for path, segments in sorted(default_segments.items()):
+        notes.append(f"note: {one_line(path)}: the library default is measured under segment sizes "
+                     f"{', '.join(map(str, sorted(segments | {0})))[:80]}; it has none, so these rows are pooled "
+                     "as one baseline (the median per point)")
+
+
+def indistinguishable(rows):
+    """Warnings about pairs of methods (not merely two segment sizes of one algorithm) that agree within
+    SAME_WITHIN at >= SAME_SHARE of >= SAME_MIN_POINTS shared points: one file may be a relabelled copy."""
+    times, sources = defaultdict(dict), defaultdict(set)
+    for m in rows:
+        if not m.is_default:
+            key = (m.collective, m.algorithm, m.segsize)
+            times[key][(m.comm_size, m.msg_size)] = m.time
+            sources[key].add(os.path.basename(where(m.source)[0]))
+    keys = sorted(times, key=str)
+    warnings = []
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            if a[0] != b[0] or a[1] == b[1]:
+                continue
+            shared = times[a].keys() & times[b].keys()
+            if len(shared) < SAME_MIN_POINTS:
+                continue
+            same = sum(abs(times[a][p] - times[b][p]) <= SAME_WITHIN * min(times[a][p], times[b][p]) for p in shared)
+            if same >= SAME_SHARE * len(shared):
+                label = lambda k: one_line(k[1] if not k[2] else f"{k[1]}/seg{k[2]}")
+                files = ", ".join(sorted(one_line(s) for s in sources[a] | sources[b]))[:200]
+                warnings.append(f"warning: {a[0]} methods {label(a)} and {label(b)} are within "
+                                f"{SAME_WITHIN:.0%} of each other at {same} of their {len(shared)} shared points: "
+                                f"is one a relabelled copy or re-run of the other? ({files})")
+    return warnings

@@ -1,0 +1,97 @@
+"""Read input files safely: regular files only, up to a size limit (docs/formats-input.md, "Limits").
+
+A FIFO or a device (`/dev/zero`, a terminal) as an input would hang or never end, so anything that is not
+a regular file is refused before it is opened for reading; a file beyond its limit is refused instead of
+being read into memory. Every refusal is an InputError naming the file (one line, exit status 2).
+"""
+
+import os
+import stat
+
+from .errors import InputError
+
+# Numbers an input may hold: what every stage and target can represent (docs/formats-input.md, "Limits").
+INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorithm ids (the generated C, MPI, MCA)
+INT64_MAX = (1 << 63) - 1   # message sizes and repetition counts: int64 in the decision map, size_t in C
+TIME_MIN_US, TIME_MAX_US = 1e-6, 1e12   # 1 ps .. 11.6 days: outside, the penalty ratios lose all meaning
+
+
+def fits(digits, maximum):
+    """Does the ASCII digit string `digits` stay <= maximum? (without int() on thousands of digits)"""
+    digits = digits.lstrip("0") or "0"
+    return len(digits) <= len(str(maximum)) and int(digits) <= maximum
+
+
+def shorten(text, width=24):
+    """A cell as error messages show it: long ones cut, with their length."""
+    text = str(text)
+    return text if len(text) <= width else f"{text[:width // 2]}...{text[-6:]} ({len(text)} characters)"
+
+
+MiB = 1 << 20
+# What one input may hold, by kind; far above any real file of that kind (a full measurement sweep of
+# 10 algorithms x 4 segment sizes x 256 communicator sizes x 40 message sizes is about 20 MiB of CSV).
+LIMITS = {
+    "measurements": 64 * MiB,
+    "measure output": 64 * MiB,
+    "metadata": 16 * MiB,
+    "rules file": 64 * MiB,
+    "tree file": 64 * MiB,
+    "MPICH library": 1024 * MiB,      # libmpi.so, which embeds MPICH's own selection JSON
+}
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode):
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _size_text(n):
+    return f"{n // MiB} MiB" if n % MiB == 0 else f"{n} bytes"
+
+
+def read_bytes(path, what="measurements", limit=None):
+    """The bytes of a regular file of at most `limit` (default: LIMITS[what]) bytes; InputError otherwise."""
+    limit = LIMITS[what] if limit is None else limit
+    try:
+        info = os.stat(path)   # before opening: opening some devices has effects of its own
+    except FileNotFoundError:
+        raise InputError(path, None, "file not found") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(path, None, "is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(path, None, f"{_kind(info.st_mode)}, not a regular file: save the {what} to a file first")
+    try:
+        # O_NONBLOCK: should the path become a FIFO after the check, opening it must not hang.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(path, None, f"not a regular file: save the {what} to a file first")
+        data = b""
+        if info.st_size <= limit:   # a file growing while it is read is still stopped at the limit
+            try:
+                data = handle.read(limit + 1)
+            except OSError as exc:
+                raise InputError(path, None, f"cannot read file: {exc.strerror or exc}") from None
+    if info.st_size > limit or len(data) > limit:
+        raise InputError(path, None, f"larger than the {_size_text(limit)} limit for {what} "
+                                     "(docs/formats-input.md, Limits); split it into several files")
+    return data
+
+
+def read_text(path, what="measurements", limit=None):
+    """The text (UTF-8, a leading byte-order mark dropped) of a regular file; InputError otherwise."""
+    data = read_bytes(path, what, limit)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not a UTF-8 text file") from None

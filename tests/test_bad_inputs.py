@@ -1,0 +1,274 @@
+"""The corpus of bad inputs and outputs: every case, run through the CLI, exits with status 2 and prints one line
+naming the problem, with no traceback and no file left behind (tmp_path is listed before and after).
+
+A case is one line in CASES: Bad(id, command line, files to create, words of the error). In the command line
+`{name}` is the path of the file `name` of `files`, and `-o OUT` is added unless the case gives its own -o.
+File contents: text or bytes, or FIFO, LINK(target), SPARSE(bytes), TREE (a tree built from GOOD).
+Never a real device node: FIFOs, symlinks and sparse files in tmp_path only.
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import pytest
+from click.testing import CliRunner
+
+from quadsel.cli import main
+
+GOOD = ("collective,algorithm,segsize,comm_size,msg_size,time_us\n"
+        + "".join(f"bcast,{alg},0,{comm},{msg},{t * comm * (1 + msg / 1024):.3f}\n"
+                  for alg, t in (("1", 1.0), ("6", 1.3), ("3", 2.0)) for comm in (2, 4, 8) for msg in (1, 1024, 65536)))
+HEADER = "collective,algorithm,segsize,comm_size,msg_size,time_us\n"
+OSU_HEAD = "# OSU MPI Broadcast Latency Test v7.3\n# Size       Avg Latency(us)\n"
+SKAMPI = '# begin result "{name}"\n{row}\n# end result "{name}"\n'
+IMB_HEAD = "# Benchmarking Bcast\n# #processes = {procs}\n       #bytes #repetitions  t_avg[usec]\n"
+DETAIL_HEAD = "#Nnodes    Message_size basic_linear         binomial\n"
+OCC_HEAD = "# OCC\n"
+MANY = "1" + "0" * 5000
+FIFO = object()
+TREE = object()
+
+
+@dataclass(frozen=True)
+class LINK:
+    target: str
+
+
+@dataclass(frozen=True)
+class SPARSE:
+    size: int
+
+
+@dataclass
+class Bad:
+    id: str
+    args: list
+    files: dict = field(default_factory=dict)
+    words: str = ""
+
+
+def csv_row(algorithm="6", segsize="0", comm="4", msg="1024", time="2.5"):
+    return f"bcast,{algorithm},{segsize},{comm},{msg},{time}\n"
+
+
+def build(name, text, *more):
+    """`quadsel build FILE` on one measurement file."""
+    return ["build", "{%s}" % name, *more], {name: text}
+
+
+def case(id, words, command, *extra_files):
+    args, files = command
+    for extra in extra_files:
+        files = dict(files, **extra)
+    return Bad(id, args, files, words)
+
+
+VERIFY = ["verify", "{rules}", "--np", "2", "--comm-sizes", "2", "--msg-sizes", "8", "--no-check-rules"]
+
+
+def verify(text):
+    return VERIFY, {"rules": text}
+
+
+CASES = [
+    # -- generic CSV: numbers beyond the limits, not numbers, odd characters ------------------------------------
+    case("csv-msg-2^63", "message size 9223372036854775808 is beyond 9223372036854775807",
+         build("bcast.csv", HEADER + csv_row(msg="9223372036854775808"))),
+    case("csv-msg-5000-digits", "is beyond 9223372036854775807", build("bcast.csv", HEADER + csv_row(msg=MANY))),
+    case("csv-msg-negative-5000-digits", "message size -100", build("bcast.csv", HEADER + csv_row(msg="-" + MANY))),
+    case("csv-comm-2^31", "communicator size 2147483648 is beyond 2147483647",
+         build("bcast.csv", HEADER + csv_row(comm="2147483648"))),
+    case("csv-seg-2^31", "segment size 2147483648 is beyond 2147483647",
+         build("bcast.csv", HEADER + csv_row(segsize="2147483648"))),
+    case("csv-alg-id-beyond-int", "algorithm id 99999999999 is beyond 2147483647",
+         build("bcast.csv", HEADER + csv_row(algorithm="99999999999"))),
+    case("csv-alg-id-5000-digits", "algorithm id 1000000000", build("bcast.csv", HEADER + csv_row(algorithm=MANY))),
+    case("csv-alg-superscript", "is not written in ASCII digits", build("bcast.csv", HEADER + csv_row(algorithm="²"))),
+    case("csv-alg-300-chars", "algorithm name of 300 characters", build("bcast.csv", HEADER + csv_row(algorithm="a" * 300))),
+    case("csv-reps-2^63", "repetition count 9223372036854775808 is beyond",
+         build("bcast.csv", "collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps\n"
+                            "bcast,6,0,4,8,2.5,0.1,9223372036854775808\n")),
+    case("csv-time-denormal", "time 1e-320 is outside", build("bcast.csv", HEADER + csv_row(time="1e-320"))),
+    case("csv-time-1e300", "time 1e300 is outside", build("bcast.csv", HEADER + csv_row(time="1e300"))),
+    case("csv-time-overflow", "time '1e999' is not a finite number", build("bcast.csv", HEADER + csv_row(time="1e999"))),
+    case("csv-time-seconds-too-long", "is outside", build("bcast.csv", "collective,algorithm,segsize,comm_size,msg_size,"
+                                                                       "time (s)\nbcast,6,0,4,8,1e7\n")),
+    case("csv-time-arabic-digits", "time '١٢' is not a number", build("bcast.csv", HEADER + csv_row(time="١٢"))),
+    case("csv-comm-fullwidth", "communicator size '４' is not a whole number", build("bcast.csv", HEADER + csv_row(comm="４"))),
+    case("csv-time-underscore", "time '1_0' is not a number", build("bcast.csv", HEADER + csv_row(time="1_0"))),
+    case("csv-stddev-1e300", "stddev 1e300 is outside", build("bcast.csv", "collective,algorithm,segsize,comm_size,msg_size,"
+                                                                          "time_us,stddev_us\nbcast,6,0,4,8,2.5,1e300\n")),
+    case("csv-cell-200k", "bcast.csv:2: not a CSV row", build("bcast.csv", HEADER + csv_row(time='"' + "7" * 200000 + '"'))),
+    case("csv-not-utf8", "not a UTF-8 text file", build("bcast.csv", HEADER.encode() + b"bcast,6,0,4,8,\xff\xfe\n")),
+    case("csv-only-bom", "empty file", build("bcast.csv", "\ufeff\n\n")),
+    case("csv-newline-in-name", "empty file", build("bad\nname.csv", "")),
+    case("csv-openmpi-id-not-in-table", "bcast.csv:2: algorithm id 12 is not one of Open MPI's bcast algorithms",
+         build("bcast.csv", HEADER + csv_row(algorithm="12") + csv_row(algorithm="6"))),
+    case("csv-names-of-two-libraries", "algorithm names are of MPICH ('smp') and Open MPI ('pipeline')",
+         build("bcast.csv", HEADER + csv_row(algorithm="smp") + csv_row(algorithm="pipeline"))),
+    case("csv-two-libraries-by-metadata", "a decision map is one library's",
+         (["build", "{ompi.csv}", "{mpich.csv}"], {"ompi.csv": GOOD, "ompi.meta.json": '{"library": "openmpi"}',
+                                                   "mpich.csv": HEADER + csv_row("binomial") + csv_row("smp", msg="8"),
+                                                   "mpich.meta.json": '{"library": "mpich"}'})),
+    case("csv-mpich-metadata-with-an-id", "x.csv:2: algorithm id 6 is not one of MPICH's",
+         build("x.csv", HEADER + csv_row()), {"x.meta.json": '{"library": "mpich"}'}),
+    case("csv-collective-option-differs-from-name", "its name says bcast, not reduce",
+         build("bcast_alg6.csv", "procs,size,latency\n2,8,1.5\n", "-c", "reduce")),
+    case("csv-no-file-of-the-collective", "no allreduce measurements in any input file",
+         (["build", "{bcast_alg6.csv}", "{reduce_alg5.csv}", "-c", "allreduce"],
+          {"bcast_alg6.csv": "procs,size,latency\n2,8,1.5\n", "reduce_alg5.csv": "procs,size,latency\n2,8,1.5\n"})),
+    case("csv-only-default-rows", "only 'default' rows", build("bcast.csv", HEADER + csv_row(algorithm="default"))),
+    # -- SKaMPI, OSU, IMB, detail.out, OCC ----------------------------------------------------------------------
+    case("skampi-seg-in-name-5000-digits", "segment size 1000",
+         build("s.sko", SKAMPI.format(name="MPI_Bcast-seg" + MANY, row="procs= 4 1024 8.1 0.1 32"))),
+    case("skampi-procs-2^31", "communicator size 2147483648 is beyond",
+         build("s.sko", SKAMPI.format(name="MPI_Bcast-alg6", row="procs= 2147483648 1024 8.1 0.1 32"))),
+    case("skampi-msg-2^64", "message size 18446744073709551616 is beyond",
+         build("s.sko", SKAMPI.format(name="MPI_Bcast-alg6", row="procs= 4 18446744073709551616 8.1 0.1 32"))),
+    case("skampi-reps-5000-digits", "repetition count",
+         build("s.sko", SKAMPI.format(name="MPI_Bcast-alg6", row="procs= 4 1024 8.1 0.1 " + MANY))),
+    case("skampi-stderr-nan", "standard error 'nan' is not a finite number",
+         build("s.sko", SKAMPI.format(name="MPI_Bcast-alg6", row="procs= 4 1024 8.1 nan 32"))),
+    case("osu-size-2^63", "message size 9223372036854775808 is beyond",
+         build("osu_bcast_np4.txt", OSU_HEAD + "9223372036854775808   2.5\n")),
+    case("osu-latency-inf", "time 'inf' is not a finite number", build("osu_bcast_np4.txt", OSU_HEAD + "8   inf\n")),
+    case("osu-comm-size-in-name-beyond-int", "communicator size 1000000000000000000000 is beyond",
+         build("osu_bcast_np1000000000000000000000.txt", OSU_HEAD + "8   2.5\n")),
+    case("osu-latency-in-ms-too-long", "is outside", build("osu_bcast_np4.txt", OSU_HEAD.replace("(us)", "(s)")
+                                                             + "8   99999999\n")),
+    case("imb-processes-beyond-int", "#processes 99999999999 is beyond",
+         build("imb.txt", IMB_HEAD.format(procs="99999999999") + "8 1000 2.5\n")),
+    case("imb-bytes-5000-digits", "message size 1000", build("imb.txt", IMB_HEAD.format(procs="4") + MANY + " 1000 2.5\n")),
+    case("imb-time-negative-zero", "must be > 0", build("imb.txt", IMB_HEAD.format(procs="4") + "8 1000 -0\n")),
+    case("detail-ranks-2^31", "communicator size 2147483648 is beyond",
+         build("gather_detail.out", DETAIL_HEAD + "2147483648 1 50.1(0.8) 90.2(1.1)\n")),
+    case("detail-mean-1e400", "time '1e400' is not a finite number",
+         build("gather_detail.out", DETAIL_HEAD + "2 1 1e400(0.8) 90.2(1.1)\n")),
+    case("detail-stddev-huge", "stddev 1e99 is outside", build("gather_detail.out", DETAIL_HEAD + "2 1 50(1e99) 90(1)\n")),
+    case("occ-seg-2^31", "segment size 2147483648 is beyond",
+         build("x.occ", OCC_HEAD + "bcast binomial 2147483648 8 1024 12.5\n")),
+    case("occ-comm-hex", "communicator size '0x10' is not a whole number",
+         build("x.occ", OCC_HEAD + "bcast binomial 0 0x10 1024 12.5\n")),
+    case("occ-reps-2^63", "repetition count 9223372036854775808 is beyond",
+         build("x.occ", OCC_HEAD + "bcast binomial 0 8 1024 12.5 0.1 9223372036854775808\n")),
+    # -- inputs that are not regular files, or too large --------------------------------------------------------
+    case("input-fifo", "a FIFO (named pipe), not a regular file", build("pipe.csv", FIFO)),
+    case("input-link-to-fifo", "a FIFO (named pipe), not a regular file",
+         build("link.csv", LINK("pipe.csv")), {"pipe.csv": FIFO}),
+    case("input-over-the-size-limit", "larger than the 64 MiB limit for measurements",
+         build("huge.csv", SPARSE(64 * 2 ** 20 + 1))),
+    case("input-missing", "nope.csv", (["build", "{dir}/nope.csv"], {"dir": None})),
+    case("report-input-fifo", "not a regular file", (["report", "{pipe.csv}"], {"pipe.csv": FIFO})),
+    # -- rules files (what verify reads before any MPI job starts) ----------------------------------------------
+    case("rules-classic-number-beyond-long", "9223372036854775808 is beyond 9223372036854775807",
+         verify("1\n7\n1\n2 1\n0 6 0 9223372036854775808\n")),
+    case("rules-classic-5000-digits", "is beyond 9223372036854775807", verify(f"1\n7\n1\n2 1\n0 6 0 {MANY}\n")),
+    case("rules-json-nested-deeply", "JSON nested too deeply", verify('{"x": ' + "[" * 100000 + "]" * 100000 + "}")),
+    case("rules-classic-long-word", "is not a plain decimal integer", verify("1\n7\n" + "x" * 100000 + "\n")),
+    case("rules-json-nan", "not valid JSON", verify('{"rule_file_version": 3, "collectives": {"bcast": NaN}}')),
+    case("rules-json-number-5000-digits", "not valid JSON", verify('{"rule_file_version": 3, "x": %s}' % MANY)),
+    case("rules-ompi-json-comm-beyond-int64", "is beyond a 64-bit integer",
+         verify('{"rule_file_version": 3, "module": "tuned", "collectives": {"bcast": [{"comm_size_min": 2, '
+                '"comm_size_max": 100000000000000000000, "rules": [{"msg_size_min": 0, "alg": 6}]}]}}')),
+    case("rules-mpich-size-beyond-int", "is beyond 2147483647 (a C int)",
+         verify('{"collective=bcast": {"comm_type=intra": {"avg_msg_size<=99999999999": {"algorithm=MPIR_Bcast_intra_'
+                'binomial": {}}, "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}}')),
+    case("rules-mpich-superscript-digit", "MPICH does not know the key",
+         verify('{"collective=bcast": {"comm_type=intra": {"comm_size<=²": {"algorithm=MPIR_Bcast_intra_binomial": {}}, '
+                '"comm_size=any": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}}')),
+    case("rules-fifo", "a FIFO (named pipe), not a regular file", (VERIFY, {"rules": FIFO})),
+    case("rules-over-the-size-limit", "larger than the 64 MiB limit for rules file", (VERIFY, {"rules": SPARSE(2 ** 26 + 1)})),
+    case("rules-not-utf8", "not a UTF-8 text file", verify(b"1\n7\n\xff\n")),
+    case("codegen-mpich-base-fifo", "not a regular file",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{base}"], {"t.qt.json": TREE, "base": FIFO})),
+    case("codegen-mpich-base-nested", "not valid JSON",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{base}"],
+          {"t.qt.json": TREE, "base": "{" + '"a":' * 50000 + "1" + "}" * 50000})),
+    # -- output paths: nothing is created where it cannot be written -------------------------------------------
+    case("out-missing-folder", "does not exist (quadsel does not create folders)",
+         (["build", "{good.csv}", "-o", "{dir}/no/such/tree.json"], {"good.csv": GOOD, "dir": None})),
+    case("out-is-a-directory", "is a directory", (["build", "{good.csv}", "-o", "{sub}"], {"good.csv": GOOD, "sub": "DIR"})),
+    case("out-under-a-file", "Not a directory",
+         (["build", "{good.csv}", "-o", "{good.csv}/tree.json"], {"good.csv": GOOD})),
+    case("out-symlink-loop", "too many levels of symbolic links",
+         (["build", "{good.csv}", "-o", "{a}"], {"good.csv": GOOD, "a": LINK("b"), "b": LINK("a")})),
+    case("out-dangling-link-into-missing-folder", "does not exist",
+         (["build", "{good.csv}", "-o", "{link}"], {"good.csv": GOOD, "link": LINK("gone/tree.json")})),
+    case("out-codegen-missing-folder", "does not exist",
+         (["codegen", "{t.qt.json}", "-o", "{dir}/no/x.c"], {"t.qt.json": TREE, "dir": None})),
+    case("out-report-missing-folder", "does not exist",
+         (["report", "{good.csv}", "--no-compare", "-o", "{dir}/no/r.md"], {"good.csv": GOOD, "dir": None})),
+    case("out-figures-missing-parent", "quadsel creates only the last folder of the path",
+         (["report", "{good.csv}", "--no-compare", "--figures", "{dir}/no/figs", "-o", "-"], {"good.csv": GOOD, "dir": None})),
+    case("out-codegen-runtime-missing-parent", "quadsel creates only the last folder of the path",
+         (["codegen", "{t.qt.json}", "-t", "blob", "--runtime", "{dir}/no/rt", "-o", "-"], {"t.qt.json": TREE, "dir": None})),
+    case("out-verify-missing-folder-before-mpi", "does not exist",
+         (VERIFY + ["-o", "{dir}/no/v.md"], {"rules": "1\n7\n1\n2 1\n0 6 0 0\n", "dir": None})),
+    case("out-measure-missing-folder-before-mpi", "does not exist",
+         (["measure", "-c", "bcast", "--np", "2", "-o", "{dir}/no/m.csv"], {"dir": None})),
+    case("out-measure-is-a-directory", "is a directory",
+         (["measure", "-c", "bcast", "--np", "2", "-o", "{sub}"], {"sub": "DIR"})),
+]
+
+NEEDS_MPI = ("rules-", "out-verify-", "out-measure-")
+
+
+def _materialize(files, folder):
+    paths = {"dir": str(folder)}
+    for name, content in files.items():
+        path = folder / name
+        paths[name] = str(path)
+        if content is None:
+            continue
+        if content == "DIR":
+            path.mkdir()
+        elif content is FIFO:
+            os.mkfifo(path)
+        elif isinstance(content, LINK):
+            path.symlink_to(content.target)
+        elif isinstance(content, SPARSE):
+            with open(path, "wb") as handle:
+                handle.truncate(content.size)
+        elif content is TREE:
+            _tree(path)
+        else:
+            path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return paths
+
+
+def _tree(path):
+    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.decision_map import build_decision_map
+    from quadsel.ingest import read_measurements
+    data = path.with_name("tree-source.csv")
+    data.write_text(GOOD)
+    build_decision_function(build_decision_map(read_measurements(data))).save(path)
+    data.unlink()
+
+
+def _listing(folder):
+    return sorted((p.relative_to(folder).as_posix(), p.is_symlink() or p.is_file()) for p in folder.rglob("*"))
+
+
+def test_the_corpus_is_large_and_its_ids_are_unique():
+    assert len(CASES) >= 60 and len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("bad", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_one_line_exit_2_no_traceback_no_file_left(bad, tmp_path):
+    if bad.id.startswith(NEEDS_MPI):
+        pytest.importorskip("mpi4py")
+    paths = _materialize(bad.files, tmp_path)
+    args = [re.sub(r"\{([^{}]+)\}", lambda m: paths.get(m.group(1), m.group(0)), arg) for arg in bad.args]
+    if "-o" not in args:
+        args += ["-o", str(tmp_path / "OUT")]
+    before = _listing(tmp_path)
+    result = CliRunner().invoke(main, args)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert len(lines[0]) < 1200, lines[0][:300]       # one readable line, whatever the input held
+    assert bad.words in lines[0], lines[0]
+    assert _listing(tmp_path) == before             # no output, no temporary file, no folder
