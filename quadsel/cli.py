@@ -410,7 +410,9 @@ def _query_pairs(comm, msg, stdin):
 @click.option("--comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
 @click.option("--msg", metavar="LIST", help="Message size(s) in bytes (K, M, G suffixes): 4096, 1-1M:pow2.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
-def query(tree, comm, msg, as_json):
+@click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE",
+              help="File to write (- for stdout).")
+def query(tree, comm, msg, as_json, output):
     """Print the method the TREE selects for communicator and message sizes.
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm 2-8 --msg 1-1M:pow2`) or
@@ -418,23 +420,27 @@ def query(tree, comm, msg, as_json):
     the measured range is answered with the nearest measured size's decision, and said so on stderr.
     """
     import sys
+
+    import numpy as np
+
     from .decision.decision_function import DecisionFunction
+    check_output(output)
     fn = DecisionFunction.load(tree)
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
-    import numpy as np
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
-    outside = 0
+    outside, lines = 0, []
     for (c, m), index in zip(pairs, chosen.tolist()):
         method, extra = fn.methods[index], _outside(fn, c, m)
         outside += bool(extra)
         if as_json:
-            click.echo(json.dumps({"collective": fn.collective, "comm_size": c, "msg_size": m,
-                                   "algorithm": method.algorithm, "segsize": method.segsize,
-                                   "outside_measured_range": extra}))
+            lines.append(json.dumps({"collective": fn.collective, "comm_size": c, "msg_size": m,
+                                     "algorithm": method.algorithm, "segsize": method.segsize,
+                                     "outside_measured_range": extra}))
         elif len(pairs) == 1:
-            click.echo(f"{shlex.quote(method.algorithm)} {method.segsize}")
+            lines.append(f"{shlex.quote(method.algorithm)} {method.segsize}")
         else:
-            click.echo(f"{c} {m} {shlex.quote(method.algorithm)} {method.segsize}")
+            lines.append(f"{c} {m} {shlex.quote(method.algorithm)} {method.segsize}")
+    write_text(output, "\n".join(lines) + "\n")
     if outside:
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
                 f"{fn.msg_sizes[-1]}")

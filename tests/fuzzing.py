@@ -152,9 +152,13 @@ def _seeds(*names):
     return [(DATA / name).read_text(encoding="utf-8") for name in names]
 
 
+def _tree_loader(path):
+    from quadsel.decision.decision_function import DecisionFunction
+    DecisionFunction.load(path)
+
+
 def tree_text():
-    """A tree file built from generic.csv: the seed of a fuzz of the tree loader, which joins READERS with
-    `"tree": ("t.qt.json", [tree_text()], lambda path: DecisionFunction.load(path)),`."""
+    """A tree file built from generic.csv: the seed of the tree loader's fuzz."""
     from quadsel.decision.decision_function import build_decision_function
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
@@ -180,6 +184,7 @@ READERS = {
     "ompi-json": ("rules.json", _seeds("rules/good-ompi.json"), _rules),
     "mpich-json": ("mpich.json", _seeds("rules/good-mpich.json"), _rules),
     "mpich-base": ("tuning.json", _seeds("rules/good-mpich.json"), _mpich_base),
+    "tree": ("t.qt.json", [tree_text()], lambda path: _tree_loader(path)),
     "measure-resume": ("out.csv", ["collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps\n"
                                    "bcast,6,0,2,1,1.500,0.100,10\nbcast,1,0,2,1,2.000,0.100,10\n"], _measure_resume),
 }

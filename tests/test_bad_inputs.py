@@ -3,7 +3,8 @@ naming the problem, with no traceback and no file left behind (tmp_path is liste
 
 A case is one line in CASES: Bad(id, command line, files to create, words of the error). In the command line
 `{name}` is the path of the file `name` of `files`, and `-o OUT` is added unless the case gives its own -o.
-File contents: text or bytes, or FIFO, LINK(target), SPARSE(bytes), TREE (a tree built from GOOD).
+File contents: text or bytes, or FIFO, LINK(target), SPARSE(bytes), TREE (a tree built from GOOD), TREE_EDIT
+(that tree with its JSON changed).
 Never a real device node: FIFOs, symlinks and sparse files in tmp_path only.
 """
 
@@ -40,6 +41,29 @@ class SPARSE:
     size: int
 
 
+@dataclass(frozen=True)
+class TREE_EDIT:
+    """A tree built from GOOD, its JSON changed by `change(doc)` before it is written."""
+    change: object
+
+
+def _set(*path_and_value):
+    *path, value = path_and_value
+
+    def change(doc):
+        for key in path[:-1]:
+            doc = doc[key]
+        doc[path[-1]] = value(doc[path[-1]]) if callable(value) else value
+    return change
+
+
+QUERY = ["query", "{t.qt.json}", "--comm", "4", "--msg", "64"]
+
+
+def query(content):
+    return QUERY, {"t.qt.json": content}
+
+
 @dataclass
 class Bad:
     id: str
@@ -72,6 +96,29 @@ def verify(text):
 
 
 CASES = [
+    # -- tree files: the loader checks the whole structure before any use ------------------------------------------
+    case("tree-not-utf8", "UTF-8", query(b"\xff\xfe{\"format\": 1}")),
+    case("tree-nested-deeply", "nested too deeply", query("[" * 100000 + "]" * 100000)),
+    case("tree-nan", "not valid JSON", query('{"format": "quadsel-quadtree", "version": 2, "x": NaN}')),
+    case("tree-fifo", "not a regular file", query(FIFO)),
+    case("tree-sparse-huge", "64 MiB", query(SPARSE((64 << 20) + 1))),
+    case("tree-version-99", "unsupported tree file version", query(TREE_EDIT(_set("version", 99)))),
+    case("tree-unequal-arrays", "unequal length", query(TREE_EDIT(_set("tree", "method", lambda v: v[:-1])))),
+    case("tree-child-outside", "tree.children", query(TREE_EDIT(_set("tree", "children", 0, 0, 10 ** 6)))),
+    case("tree-cut-outside-block", "invalid quadsel tree file",
+         query(TREE_EDIT(_set("tree", "comm_cut", 0, 10 ** 6)))),
+    case("tree-method-outside", "tree.method", query(TREE_EDIT(_set("tree", "method", -1, 77)))),
+    case("tree-comm-beyond-int", "outside 1..2147483647",
+         query(TREE_EDIT(_set("axes", "comm_sizes", -1, 2 ** 31)))),
+    case("tree-msg-beyond-2^63", "outside 0..9223372036854775807",
+         query(TREE_EDIT(_set("axes", "msg_sizes", -1, 2 ** 63)))),
+    case("tree-bool-size", "must be an integer", query(TREE_EDIT(_set("axes", "comm_sizes", 0, True)))),
+    case("tree-unsorted-axis", "strictly increasing", query(TREE_EDIT(_set("axes", "msg_sizes", lambda v: v[::-1])))),
+    case("tree-codegen-damaged", "unequal length",
+         (["codegen", "{t.qt.json}", "-o", "-"], {"t.qt.json": TREE_EDIT(_set("tree", "depth", lambda v: v[:-1]))})),
+    case("tree-report-damaged", "invalid quadsel tree file",
+         (["report", "{good.csv}", "--tree", "{t.qt.json}", "--no-compare"],
+          {"good.csv": GOOD, "t.qt.json": TREE_EDIT(_set("tree", "msg_cut", 0, 10 ** 6))})),
     # -- generic CSV: numbers beyond the limits, not numbers, odd characters ------------------------------------
     case("csv-msg-2^63", "message size 9223372036854775808 is beyond 9223372036854775807",
          build("bcast.csv", HEADER + csv_row(msg="9223372036854775808"))),
@@ -232,19 +279,26 @@ def _materialize(files, folder):
                 handle.truncate(content.size)
         elif content is TREE:
             _tree(path)
+        elif isinstance(content, TREE_EDIT):
+            _tree(path, content.change)
         else:
             path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     return paths
 
 
-def _tree(path):
+def _tree(path, change=None):
+    import json
     from quadsel.decision.decision_function import build_decision_function
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
     data = path.with_name("tree-source.csv")
     data.write_text(GOOD)
-    build_decision_function(build_decision_map(read_measurements(data))).save(path)
+    doc = build_decision_function(build_decision_map(read_measurements(data)), split="measured",
+                                  between="least-bad", leaf_rule="penalty", max_leaves=6).to_json()
     data.unlink()
+    if change is not None:
+        change(doc)
+    path.write_text(json.dumps(doc))
 
 
 def _listing(folder):

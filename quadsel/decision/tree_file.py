@@ -1,6 +1,6 @@
 """The tree file (`quadsel build` -> `*.qt.json`, docs/formats-tree.md): writing it, and reading it back whole-checked.
 
-A reader trusts nothing: the file must be a regular file of at most MAX_BYTES of UTF-8 JSON with no
+A reader trusts nothing: the file must be a regular file (quadsel.inputs: 64 MiB at most) of UTF-8 JSON with no
 NaN/Infinity, nested no deeper than the format needs, every number an integer in the range its target can
 hold (communicator sizes and segment sizes fit a C `int`, message sizes a signed 64-bit integer), axes
 strictly increasing, and the tree a well-formed quadtree over exactly the grid its axes and between rule
@@ -10,21 +10,18 @@ paper's padded tree before cuts at measured sizes existed) are read and converte
 
 import json
 import math
-import os
-import stat
 
 import numpy as np
 
 from ..errors import InputError
+from ..inputs import INT64_MAX, INT_MAX, read_text
 from .decision_map import Method
 from .grid import Axis
 from .quadtree import Quadtree
 
 FORMAT_NAME = "quadsel-quadtree"
 FORMAT_VERSION = 2
-MAX_BYTES = 64 << 20
-INT_MAX = 2 ** 31 - 1
-SIZE_MAX = 2 ** 63 - 1
+SIZE_MAX = INT64_MAX
 MAX_NAME = 256
 
 
@@ -51,22 +48,9 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def read_json(path, what="file"):
-    """The parsed JSON of a regular file of at most MAX_BYTES (InputError otherwise)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)     # a FIFO must not block the open
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise InputError(path, None, f"not a regular file (a {what} is read from a file)")
-            data = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise InputError(path, None, f"larger than {MAX_BYTES >> 20} MiB: not a {what}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, f"not UTF-8 text (byte {exc.start})") from None
+def read_json(path, what="tree file"):
+    """The parsed JSON of a regular UTF-8 file within quadsel.inputs' limit for `what` (InputError otherwise)."""
+    text = read_text(path, what)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -247,4 +231,4 @@ def _check_padded(padded, side, n_methods):
 
 
 def load(path):
-    return from_json(read_json(path, "quadsel tree file"), path)
+    return from_json(read_json(path, "tree file"), path)

@@ -72,7 +72,7 @@ def test_damaged_tree_files_fail_with_one_line(tmp_path, name):
 
 
 @pytest.mark.parametrize("content, words", [
-    (b"\xff\xfe{}", "not UTF-8"),
+    (b"\xff\xfe{}", "UTF-8"),
     (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
     (b'{"format": "quadsel-quadtree", "version": 2, "x": NaN}', "not valid JSON"),
     (b'{"format": "quadsel-quadtree", "version": 2, "x": Infinity}', "not valid JSON"),
@@ -93,9 +93,9 @@ def test_non_regular_and_oversized_files_are_refused(tmp_path):
     big = tmp_path / "big.qt.json"
     with open(big, "wb") as handle:
         handle.truncate((64 << 20) + 10)
-    with pytest.raises(InputError, match="larger than 64 MiB"):
+    with pytest.raises(InputError, match="64 MiB"):
         DecisionFunction.load(big)
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="not found"):
         DecisionFunction.load(tmp_path / "missing.qt.json")
 
 
