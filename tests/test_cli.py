@@ -230,3 +230,18 @@ def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch
     assert piped.stdout.split("\n")[:2] == [" ".join(lines[0]), " ".join(lines[5])]
     bad = CliRunner().invoke(main, ["query", str(tree)], input="2 x y\n")
     assert bad.exit_code == 2 and "<stdin>:1:" in bad.output
+
+
+def test_build_records_the_library_and_the_c_returns_its_own_ids(tmp_path):
+    """Identity (issue 10): an MPICH sweep's tree returns MPIR_CVAR_BCAST_INTRA_ALGORITHM values, no #defines."""
+    from helpers import REPO
+    from quadsel.libraries import mpich
+    tree = tmp_path / "m.qt.json"
+    run(["build", str(REPO / "examples" / "mpich5-bcast.csv"), "-o", tree])
+    fn = DecisionFunction.load(tree)
+    assert fn.provenance["library"] == "mpich"
+    source = run(["codegen", str(tree)]).output
+    assert "#define" not in source and "MPICH MPIR_CVAR_BCAST_INTRA_ALGORITHM" in source
+    method = fn.query(4, 4096)
+    expected = 1 + mpich.ALGORITHMS["bcast"].index(method.algorithm)
+    assert f"alg = {expected}; seg = 0; /* {method.algorithm} */" in source

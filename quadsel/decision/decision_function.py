@@ -212,6 +212,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),
             "filled_points": int(dmap.filled.sum())}
+    if dmap.library:
+        info["library"] = dmap.library        # the C then returns that library's own algorithm ids
     if size_info:
         info["size"] = size_info
     info.update(provenance or {})

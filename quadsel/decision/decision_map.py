@@ -48,6 +48,7 @@ class DecisionMap:
     default_cost: Optional[np.ndarray] = None   # (C, M) the library default's time, NaN where absent
     sources: tuple = ()
     cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
+    library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
 
     @property
     def shape(self):
@@ -62,14 +63,14 @@ class DecisionMap:
         return np.take_along_axis(self.cost_filled, self.best[:, :, None], axis=2)[:, :, 0]
 
 
-def pool_identical(rows, collective):
+def pool_identical(rows, collective, library=None):
     """One method for configurations that are provably the same algorithm: an Open MPI algorithm that never
     reads the segment size (libraries/openmpi.py UNSEGMENTED), measured under several segment labels, is
     that algorithm at segment size 0, its times at a point pooled by their median (ingest/aggregate.py)."""
     from ..libraries import openmpi
     unsegmented = openmpi.UNSEGMENTED.get(collective, set())
-    if not rows or not all(m.algorithm.strip().isdigit() for m in rows):     # not Open MPI coll/tuned ids
-        return rows
+    if library not in (None, "openmpi") or not rows or not all(m.algorithm.strip().isdigit() for m in rows):
+        return rows                                          # not Open MPI coll/tuned ids
     relabel = [m for m in rows if m.segsize and int(m.algorithm) in unsegmented]
     if not relabel:
         return rows
@@ -77,7 +78,9 @@ def pool_identical(rows, collective):
 
 
 def build_decision_map(measurements, collective=None):
-    """Build the decision map of one collective from the tidy table (list of Measurement)."""
+    """Build the decision map of one collective from the tidy table (list of Measurement; an ingest Table also
+    says its MPI library)."""
+    library = getattr(measurements, "library", None)
     rows = list(measurements)
     collectives = sorted({m.collective for m in rows})
     if collective is None:
@@ -90,7 +93,7 @@ def build_decision_map(measurements, collective=None):
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
     # several rows of one method and point (rows not from ingest): their median (aggregate), never the last one
-    method_rows = pool_identical(aggregate([m for m in rows if not m.is_default]), collective)
+    method_rows = pool_identical(aggregate([m for m in rows if not m.is_default]), collective, library)
     if not method_rows:
         raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
 
@@ -123,7 +126,7 @@ def build_decision_map(measurements, collective=None):
     best = np.argmin(ranking, axis=2)
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
-                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None)
+                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library)
 
 
 def training_map(dmap, test):
@@ -139,7 +142,7 @@ def training_map(dmap, test):
                 if not np.isnan(time):
                     rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time)))
     train = build_decision_map(rows, dmap.collective)
-    train.sources = dmap.sources
+    train.sources, train.library = dmap.sources, dmap.library
     return train
 
 
