@@ -8,7 +8,7 @@ import shlex
 import click
 
 from . import __version__
-from .errors import Interrupted, QuadselError, one_line
+from .errors import Interrupted, QuadselError, missing_extra, one_line
 from .output import check as check_output, make_folder, write_text
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
@@ -69,11 +69,20 @@ def _parse_column_map(values):
     return mapping
 
 
+def _no_input_format(ctx, param, value):
+    if value is not None:
+        raise QuadselError("--format names an output format in every quadsel command; the format of the "
+                           "measurement files is --input-format")
+
+
 def ingest_options(command, format_alias=True):
-    """The options of every command that reads measurement files."""
+    """The options of every command that reads measurement files (`format_alias`: the command has no output
+    format, and `--format` gets a one-line pointer to --input-format instead of a usage error)."""
     from .ingest import FORMATS
-    names = ("--input-format", "--format", "fmt") if format_alias else ("--input-format", "fmt")
+    names = ("--input-format", "fmt")
     options = [
+        *([click.option("--format", "old_format", hidden=True, expose_value=False, callback=_no_input_format)]
+          if format_alias else []),
         click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False)),
         click.option("--collective", "-c", help="Collective to use (bcast, reduce, ...); needed when the files do not say it or hold several."),
         click.option(*names, type=click.Choice(FORMATS), default="auto", show_default=True,
@@ -193,21 +202,28 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     return dmap
 
 
-def _file_identity(path):
-    """Where a tree's data came from: the file as given and its SHA-256."""
+def _file_identity(path, output):
+    """Where a tree's data came from: the file relative to the tree file's folder (stdout: the current folder),
+    so that the two can move together, and its SHA-256."""
     import hashlib
     from .inputs import read_bytes
-    return {"path": str(path), "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
+    base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") else os.getcwd()
+    return {"path": os.path.relpath(os.path.abspath(path), base),
+            "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
 
 
 # -- commands -----------------------------------------------------------------------------------
 @main.command()
 @ingest_options
 @tree_options
-@click.option("-o", "--output", type=click.Path(), metavar="FILE", help="Tree file to write (default COLLECTIVE.qt.json; - for stdout).")
+@click.option("-o", "--output", type=click.Path(), metavar="FILE",
+              help="Tree file to write (- for stdout). Default COLLECTIVE.qt.json, which is never replaced: give -o "
+                   "to replace a file.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Also print the tree's size and penalty as a JSON object on stdout (not with -o -).")
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, output):
+          leaf_rule, tolerance, pad_mode, output, as_json):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
@@ -219,13 +235,19 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     from .evaluate.penalty import charged_grid, penalty_grid, summarize
     if output:
         check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
+    if as_json and output == "-":
+        raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
+    if not output:
+        output = f"{dmap.collective}.qt.json"
+        if os.path.lexists(output):
+            raise QuadselError(f"{output} exists and is not replaced without -o: give -o {output} to replace it")
+        check_output(output)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
     fn = build_decision_function(dmap, **settings,
                                  provenance={"sources": [os.path.basename(f) for f in files],
-                                             "inputs": [_file_identity(f) for f in files]})
-    output = output or f"{dmap.collective}.qt.json"
+                                             "inputs": [_file_identity(f, output) for f in files]})
     write_text(output, fn.dumps())
     stats, choice = fn.stats(), fn.choice_grid()
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
@@ -235,6 +257,11 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored)"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
+    if as_json:
+        summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
+                   "builder": fn.options.to_json(), **stats}
+        summary.update(score.to_json())
+        click.echo(json.dumps(summary))
 
 
 @main.command()
@@ -313,7 +340,8 @@ def _write_binary(path, data):
 @functools.partial(ingest_options, format_alias=False)
 @paper_tree_options
 @click.option("--format", "out_format", type=click.Choice(["md", "csv", "json"]), default="md",
-              show_default=True, help="Table format.")
+              show_default=True, help="Output format of the tables.")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("--thresholds", default=",".join(f"{t:g}" for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
               show_default=True, help="Accuracy thresholds of the sweep, comma separated.")
 @click.option("--holdout", "holdouts", multiple=True, metavar="SPLIT",
@@ -326,8 +354,8 @@ def _write_binary(path, data):
               help="Also score this tree file as it is on the measured points of FILES (e.g. a tree built on "
                    "another run). Repeatable.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
-def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, out_format, thresholds, holdouts, figures_dir,
-           no_compare, tree_files, output):
+def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, out_format, as_json, thresholds, holdouts,
+           figures_dir, no_compare, tree_files, output):
     """Penalty table of quadtrees and comparators on FILES, optionally held-out rows and figures.
 
     Rows: depth-limited, exact and threshold-limited quadtrees (paper Tables 1-2); the library default
@@ -338,6 +366,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     """
     from .evaluate import report as rpt
     from .evaluate.holdout import parse_holdout
+    out_format = "json" if as_json else out_format
     check_output(output)
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
@@ -360,7 +389,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
             from .evaluate.figures import write_figures
             written = write_figures(result, figures_dir)
         except ImportError:
-            raise click.ClickException("--figures needs matplotlib (pip install quadsel[figures])") from None
+            raise missing_extra("--figures", "matplotlib", "figures") from None
         base = os.path.dirname(os.path.abspath(output)) if output != "-" else os.getcwd()
         links = [(caption, os.path.relpath(os.path.abspath(path), base)) for caption, path in written]
         click.echo(f"wrote {len(written)} figures into {figures_dir}", err=True)
@@ -389,9 +418,9 @@ def _query_pairs(comm, msg, stdin):
     from .measure.grid import parse_list
     from .units import parse_size
     if comm is not None and msg is not None:
-        return [(c, m) for c in parse_list(comm, "--comm") for m in parse_list(msg, "--msg")]
+        return [(c, m) for c in parse_list(comm, "--comm-sizes") for m in parse_list(msg, "--msg-sizes")]
     if comm is not None or msg is not None:
-        raise QuadselError("give both --comm and --msg, or neither and `COMM MSG` pairs on stdin")
+        raise QuadselError("give both --comm-sizes and --msg-sizes, or neither and `COMM MSG` pairs on stdin")
     pairs = []
     for number, line in enumerate(stdin, start=1):
         words = line.split("#", 1)[0].split()
@@ -401,22 +430,23 @@ def _query_pairs(comm, msg, stdin):
             raise QuadselError(f"<stdin>:{number}: expected `COMM MSG`, e.g. `8 4K`")
         pairs.append((int(words[0]), parse_size(words[1], f"<stdin>:{number}: message size")))
     if not pairs:
-        raise QuadselError("no queries: give --comm and --msg, or `COMM MSG` pairs on stdin")
+        raise QuadselError("no queries: give --comm-sizes and --msg-sizes, or `COMM MSG` pairs on stdin")
     return pairs
 
 
 @main.command()
 @click.argument("tree", type=click.Path(dir_okay=False))
-@click.option("--comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
-@click.option("--msg", metavar="LIST", help="Message size(s) in bytes (K, M, G suffixes): 4096, 1-1M:pow2.")
+@click.option("--comm-sizes", "--comm", "comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
+@click.option("--msg-sizes", "--msg", "msg", metavar="LIST",
+              help="Message size(s) in bytes (K, M, G suffixes): 4096, 1-1M:pow2.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE",
               help="File to write (- for stdout).")
 def query(tree, comm, msg, as_json, output):
     """Print the method the TREE selects for communicator and message sizes.
 
-    One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm 2-8 --msg 1-1M:pow2`) or
-    `COMM MSG` pairs on stdin (no --comm/--msg) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
+    One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
+    1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
     the measured range is answered with the nearest measured size's decision, and said so on stderr.
     """
     import sys

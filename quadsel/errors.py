@@ -43,3 +43,8 @@ def one_line(text, limit=None):
     if limit and len(text) > limit:
         text = f"{text[:limit * 2 // 3]} ... {text[-(limit // 4):]}"
     return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in text)
+
+
+def missing_extra(what, package, extra):
+    """The one error of every command that needs an optional dependency (exit status 2)."""
+    return QuadselError(f"{what} needs {package}, which is not installed: pip install 'quadsel[{extra}]'")

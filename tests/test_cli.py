@@ -114,7 +114,8 @@ def test_build_with_constraints_and_query_json(tmp_path):
     fn = DecisionFunction.load(tree)
     assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"]) == (1, "edge", 4)
     import hashlib
-    assert fn.provenance["inputs"] == [{"path": files[0], "sha256": hashlib.sha256(open(files[0], "rb").read()).hexdigest()}]
+    assert fn.provenance["inputs"] == [{"path": "b.csv",             # relative to the tree file: they move together
+                                        "sha256": hashlib.sha256(open(files[0], "rb").read()).hexdigest()}]
     answer = json.loads(run(["query", tree, "--comm", "5", "--msg", "1K", "--json"]).output)
     method = fn.query(5, 1024)
     assert answer == {"collective": "bcast", "comm_size": 5, "msg_size": 1024, "algorithm": method.algorithm,
@@ -245,3 +246,23 @@ def test_build_records_the_library_and_the_c_returns_its_own_ids(tmp_path):
     method = fn.query(4, 4096)
     expected = 1 + mpich.ALGORITHMS["bcast"].index(method.algorithm)
     assert f"alg = {expected}; seg = 0; /* {method.algorithm} */" in source
+
+
+def test_conventions_default_file_json_and_format(tmp_path, monkeypatch):
+    """docs/conventions.md: the default tree file is never replaced; --json on build and report; --format is
+    an output format everywhere."""
+    files = write_generic(tmp_path / "b.csv", cube(4))
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["build", *files]).exit_code == 0
+    before = (tmp_path / "bcast.qt.json").read_bytes()
+    again = CliRunner().invoke(main, ["build", *files, "--paper"])
+    assert again.exit_code == 2 and "give -o bcast.qt.json" in again.output
+    assert (tmp_path / "bcast.qt.json").read_bytes() == before
+    summary = CliRunner().invoke(main, ["build", *files, "-o", "t.json", "--json"])
+    data = json.loads(summary.stdout)
+    assert data["tree"] == "t.json" and data["leaves"] >= 1 and data["points"] == len(COMM) * len(MSG)
+    assert CliRunner().invoke(main, ["build", *files, "-o", "-", "--json"]).exit_code == 2
+    wrong = CliRunner().invoke(main, ["build", *files, "--format", "csv", "-o", "u.json"])
+    assert wrong.exit_code == 2 and "--input-format" in wrong.output
+    rows = json.loads(CliRunner().invoke(main, ["report", *files, "--json", "--no-compare"]).stdout)["rows"]
+    assert rows and all("penalty_mean" in r for r in rows)

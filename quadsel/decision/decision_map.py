@@ -16,6 +16,11 @@ from ..ingest.names import normalise_collective
 from ..ingest.table import Measurement
 
 
+def method_label(algorithm, segsize):
+    """The one method notation of every human-facing output: "6", "3/seg8192"."""
+    return str(algorithm) if not segsize else f"{algorithm}/seg{int(segsize)}"
+
+
 @dataclass(frozen=True, order=True)
 class Method:
     algorithm: str
@@ -23,7 +28,7 @@ class Method:
 
     @property
     def label(self):
-        return self.algorithm if self.segsize == 0 else f"{self.algorithm}/seg{self.segsize}"
+        return method_label(self.algorithm, self.segsize)
 
     def to_json(self):
         return {"algorithm": self.algorithm, "segsize": int(self.segsize)}

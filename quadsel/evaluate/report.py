@@ -30,7 +30,7 @@ ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min",
 EXTRA_KEYS = ("method", "size", "assignments", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 COMPARATORS = ("quadsel", "default", "single", "runlength", "cart", "model")
-NO_SKLEARN = "scikit-learn is not installed (pip install quadsel[compare]): the cart rows are left out"
+NO_SKLEARN = "scikit-learn is not installed: the cart rows are left out (pip install 'quadsel[compare]')"
 
 
 def tree_row(fn, dmap):

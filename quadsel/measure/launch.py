@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 
-from ..errors import QuadselError
+from ..errors import QuadselError, missing_extra
 
 # Set in every rank by the launchers we know: Open MPI/PRRTE, PMIx (also srun --mpi=pmix), Hydra and
 # srun --mpi=pmi2 (PMI_*). Not Slurm's own SLURM_* variables: a batch script has them outside any job step.
@@ -93,7 +93,10 @@ def library_without_init():
         from mpi4py import MPI
         return MPI.Get_library_version()
     except Exception as exc:  # ImportError, or mpi4py failing to find a libmpi
-        raise QuadselError(f"cannot load mpi4py / an MPI library ({exc}); pip install '.[mpi]'") from None
+        if isinstance(exc, ImportError) and "mpi4py" in str(exc):
+            raise missing_extra("talking to MPI", "mpi4py and an MPI library", "mpi") from None
+        raise QuadselError(f"cannot load mpi4py / an MPI library ({exc}): pip install 'quadsel[mpi]' "
+                           f"(or 'quadsel[mpich]' in its own environment)") from None
 
 
 def run(cmd, env, timeout=None, capture=False):

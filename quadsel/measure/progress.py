@@ -18,10 +18,11 @@ def _clock(seconds):
 
 
 class Progress:
-    """`total` points; `total_weight` (default: one per point) is the expected cost used for the ETA."""
+    """`total` units (points by default); `total_weight` (default: one per unit) is the expected cost used for
+    the ETA."""
 
-    def __init__(self, total, label, stream=None, enabled=True, total_weight=None):
-        self.total, self.label, self.done = total, label, 0
+    def __init__(self, total, label, stream=None, enabled=True, total_weight=None, unit="points"):
+        self.total, self.label, self.done, self.unit = total, label, 0, unit
         self.total_weight = total_weight if total_weight else total
         self.weight_done = 0.0
         self.stream = stream or sys.stderr
@@ -41,7 +42,7 @@ class Progress:
         elapsed = time.monotonic() - self.start
         left = max(0.0, self.total_weight - self.weight_done)
         eta = elapsed / self.weight_done * left if self.weight_done else 0.0
-        text = (f"{self.label} {self.done}/{self.total} points ({fraction:4.0%}) "
+        text = (f"{self.label} {self.done}/{self.total} {self.unit} ({fraction:4.0%}) "
                 f"elapsed {_clock(elapsed)} ETA {_clock(eta)} {where}")
         if self.tty:
             width = 24

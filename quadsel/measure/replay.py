@@ -15,6 +15,7 @@ import os
 import time
 
 from .. import __version__
+from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..ingest import read_measurements
 from . import output
@@ -138,7 +139,7 @@ def _meta(spec, recording, comms, msgs, methods, old):
         "replay": {"files": [{"path": os.path.abspath(f), "sha256": _sha256(f)} for f in recording.files],
                    "answers": "recorded time and stddev; repetitions modelled (docs/measure.md)"},
         "command": spec.command,
-        "grid": {"methods": [f"{a}:{s}" for a, s in methods], "comm_sizes": comms, "msg_sizes": msgs,
+        "grid": {"methods": [method_label(a, s) for a, s in methods], "comm_sizes": comms, "msg_sizes": msgs,
                  "points": len(comms) * len(msgs) * len(methods)},
         "methodology": {"precision": spec.rule.precision, "confidence": spec.rule.confidence,
                         "min_reps": spec.rule.min_reps, "batch": spec.batch, "adaptive": spec.adaptive},

@@ -15,6 +15,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from .. import __version__
+from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..inputs import INT_MAX
 from . import output
@@ -229,8 +230,10 @@ def _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, resul
                   dtype_size, watchdog):
     """The full sweep: every method at every point, the grid repeated --rounds times."""
     todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
-    progress = Progress(len(todo), f"measure {spec.collective}", enabled=(world.Get_rank() == 0 and spec.progress),
-                        total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo))
+    visits = {(k[3], k[4], r) for k, r in todo}      # a point visited in one round, all its methods
+    progress = Progress(len(visits), f"measure {spec.collective}", enabled=(world.Get_rank() == 0 and spec.progress),
+                        total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo),
+                        unit="point visits" if spec.rounds > 1 else "points")
     for round_ in range(1, spec.rounds + 1):
         for n in spec.comm_sizes:
             pending = [k for k in keys if k[3] == n and _pending(k, round_, spec.rounds, done, journal)]
@@ -290,7 +293,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                     results.append(key, *spec.rule.summarize(samples[meth]))
             if POINT_DELAY:
                 time.sleep(POINT_DELAY)
-            progress.advance(len(at_point), f"[round {round_}/{spec.rounds} n={n} msg={m}]",
+            progress.advance(1, f"[round {round_}/{spec.rounds} n={n} msg={m}: {len(at_point)} method(s)]",
                              weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
                                         for _ in at_point))
         comms.free()
@@ -331,7 +334,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         "command": spec.command,
         "grid": {
             "algorithms": {label: offered.get(label, "library default") for label in labels},
-            "methods": [f"{label}:{seg}" for label, seg in methods],
+            "methods": [method_label(label, seg) for label, seg in methods],
             "segments": spec.segments,
             "comm_sizes": spec.comm_sizes,
             "msg_sizes": spec.msg_sizes,

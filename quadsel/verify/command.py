@@ -116,7 +116,10 @@ def run_speed(spec, np_, mpiexec=None, timeout=None):
             json.dump(spec, handle)
         cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
         cmd += ["-n", str(np_), sys.executable, "-m", "quadsel.verify.speed", spec_path, out_path]
-        status = launch.run(cmd, launch.launch_env(flavor), timeout=timeout)   # Ctrl-C: the job is stopped
+        env = launch.launch_env(flavor)
+        if sys.stderr.isatty():
+            env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal
+        status = launch.run(cmd, env, timeout=timeout)   # Ctrl-C: the job is stopped
         if status != 0 or not os.path.exists(out_path):
             raise QuadselError(f"the verify launch failed (exit status {status})")
         with open(out_path) as handle:

@@ -22,9 +22,11 @@ def norm_arm(arm):
 
 
 def arm_key(arm):
-    """The arm's name in results: "6:0", "2:8192:chain_fanout=2"."""
+    """The arm's name in results, in the one method notation of every output (decision_map.Method.label):
+    "6", "3/seg8192", "2/seg8192 (chain_fanout=2)"."""
     label, seg, params = norm_arm(arm)
-    return f"{label}:{seg}" + "".join(f":{k}={v}" for k, v in params)
+    text = label if not seg else f"{label}/seg{seg}"
+    return text + (" (" + ", ".join(f"{k}={v}" for k, v in params) + ")" if params else "")
 
 
 def json_arm(arm):

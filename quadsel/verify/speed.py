@@ -73,6 +73,10 @@ def run(spec):
     send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
     samples = {}   # (n, m, key) -> [µs]
     spent = {}
+    from ..measure.progress import Progress
+    progress = Progress(rounds * len(points), f"verify {collective}", enabled=rank == 0 and spec.get("progress", True),
+                        total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p)) for p in points),
+                        unit="point visits" if rounds > 1 else "points")
     for round_ in range(1, rounds + 1):
         for n in sorted({p["comm"] for p in points}):
             member = rank < n
@@ -101,12 +105,15 @@ def run(spec):
                     for k in keys:
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
+                    progress.advance(1, f"[round {round_}/{rounds} n={n} msg={p['msg']}]",
+                                     weight=n * (1 + p["msg"] / 32768) * len(arms))
                 if not library.carries_forcing:
                     forcing.activate(DEFAULT_ARM)
                 for comm in comms.values():
                     comm.Free()
                 base.Free()
             wait_quietly(world)
+    progress.close()
     mpit.close()
     if rank != 0:
         return None

@@ -32,7 +32,7 @@ def test_verify_reports_speedup_best_and_that_open_mpi_follows_the_rules(tmp_pat
     summary = doc["summary"]["bcast"]
     assert summary["points"] == 2 and summary["geomean_speedup"] > 0
     assert 0.0 <= summary["within_10pct_of_best"] <= 1.0
-    assert {p["quadsel"] for p in doc["points"]} == {"6:0", "3:8192"}
+    assert {p["quadsel"] for p in doc["points"]} == {"6", "3/seg8192"}
     for p in doc["points"]:
         assert p["best_us"] <= p["quadsel_us"] and p["default_us"] > 0
     followed = doc["rules_followed"]["counts"]
@@ -47,7 +47,7 @@ def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
                                        "--rounds", "2", "--max-reps", "10", "--max-time", "0.1", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert [p["quadsel"] for p in doc["points"]] == ["6:0", "3:8192"]
+    assert [p["quadsel"] for p in doc["points"]] == ["6", "3/seg8192"]
     assert all(p["best_us"] is None and p["rule"].startswith(str(rules)) for p in doc["points"])
     assert doc["summary"]["bcast"]["within_10pct_of_best"] is None
     followed = doc["rules_followed"]["counts"]
@@ -60,10 +60,10 @@ def test_summary_arithmetic():
     result = {"collective": "bcast", "points": [
         {"collective": "bcast", "comm": 2, "msg": 1, "default": ["default", 0], "quadsel": ["6", 0],
          "candidates": [["6", 0], ["1", 0]],
-         "times": {"default:0": {"mean_us": 20.0}, "6:0": {"mean_us": 10.0}, "1:0": {"mean_us": 8.0}}},
+         "times": {"default": {"mean_us": 20.0}, "6": {"mean_us": 10.0}, "1": {"mean_us": 8.0}}},
         {"collective": "bcast", "comm": 2, "msg": 2, "default": ["default", 0], "quadsel": ["1", 0],
          "candidates": [["6", 0], ["1", 0]],
-         "times": {"default:0": {"mean_us": 10.0}, "6:0": {"mean_us": 10.0}, "1:0": {"mean_us": 20.0}}}]}
+         "times": {"default": {"mean_us": 10.0}, "6": {"mean_us": 10.0}, "1": {"mean_us": 20.0}}}]}
     rows, summary = speed.summarize(result)
     assert [r["speedup"] for r in rows] == [2.0, 0.5]
     assert summary["geomean_speedup"] == pytest.approx(1.0)
