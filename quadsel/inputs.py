@@ -1,4 +1,5 @@
-"""Read input files safely: regular files only, up to a size limit (docs/formats-input.md, "Limits").
+"""Inputs read safely: files (regular files only, up to a size limit: docs/formats-input.md, "Limits") and byte
+sizes given with binary suffixes ("4K" = 4096, "1M" = 1048576, as MPI benchmarks print them).
 
 A FIFO or a device (`/dev/zero`, a terminal) as an input would hang or never end, so anything that is not
 a regular file is refused before it is opened for reading; a file beyond its limit is refused instead of
@@ -6,9 +7,10 @@ being read into memory. Every refusal is an InputError naming the file (one line
 """
 
 import os
+import re
 import stat
 
-from .errors import InputError
+from .errors import InputError, QuadselError
 
 # Numbers an input may hold: what every stage and target can represent (docs/formats-input.md, "Limits").
 INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorithm ids (the generated C, MPI, MCA)
@@ -95,3 +97,30 @@ def read_text(path, what="measurements", limit=None):
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(path, None, "not a UTF-8 text file") from None
+
+
+# -- byte sizes -------------------------------------------------------------------------------------
+_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)
+SIZE_MAX = INT64_MAX   # sizes are 64-bit integers everywhere
+
+
+def parse_size(text, what="size"):
+    """Parse "4096", "4K", "4KiB", "1M" into bytes (at most SIZE_MAX); a QuadselError names `what` otherwise."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise QuadselError(f"invalid {what} {str(text)[:40]!r}: expected an integer, optionally with K, M or G")
+    digits = match.group(1).lstrip("0") or "0"
+    value = int(digits) * _SUFFIX[match.group(2).upper()] if len(digits) <= 19 else SIZE_MAX + 1
+    if value > SIZE_MAX:
+        raise QuadselError(f"{what} {str(text)[:40]} is beyond {SIZE_MAX} bytes")
+    return value
+
+
+def format_size(n):
+    """Human label of a byte count: 1024 -> "1K", 1048576 -> "1M", 1500 -> "1500"."""
+    n = int(n)
+    for suffix, unit in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)

@@ -16,4 +16,4 @@ def test_wheel_ships_every_template(tmp_path):
     assert templates
     for name in templates:
         assert f"quadsel/templates/{name}" in names
-    assert "quadsel/cli.py" in names
+    assert "quadsel/cli/__init__.py" in names

@@ -17,82 +17,10 @@ import numpy as np
 
 from .. import __version__
 from .decision_map import DecisionMap, Method
-from .grid import BETWEEN_RULES, Axis, build_grid
-from .quadtree import LEAF_RULES, Quadtree
-
-SPLITS = ("midpoint", "measured")
-# What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
-DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto",
-                 "tolerance": "ci"}
-PAPER_BUILD = {"split": "midpoint", "between": "floor", "leaf_rule": "majority", "max_leaves": None, "tolerance": 0.0}
-
-
-@dataclass
-class BuildOptions:
-    """How a tree was built (the tree file's `builder`); `constraint` names it in reports."""
-
-    split: str = "midpoint"            # midpoint: the paper's padded quadtree; measured: cuts at measured sizes
-    between: str = "floor"             # query rule between measured sizes (decision/grid.py)
-    pad: str = "spread"                # midpoint only: how the grid is padded to 2^k x 2^k
-    max_depth: Optional[int] = None
-    accuracy_threshold: float = 1.0
-    max_leaves: Optional[int] = None   # measured only: best-first growth to this many leaves
-    size_rule: str = "fixed"           # "auto": max_leaves was chosen by held-out folds (decision/size.py)
-    leaf_rule: str = "majority"
-    tolerance: object = 0.0            # %: penalties up to it are ties when building; "ci": within the noise
-
-    def check(self):
-        if self.split not in SPLITS:
-            raise ValueError(f"unknown split {self.split!r} (choose from {', '.join(SPLITS)})")
-        if self.between not in BETWEEN_RULES:
-            raise ValueError(f"unknown between rule {self.between!r} (choose from {', '.join(BETWEEN_RULES)})")
-        if self.leaf_rule not in LEAF_RULES:
-            raise ValueError(f"unknown leaf rule {self.leaf_rule!r} (choose from {', '.join(LEAF_RULES)})")
-        if self.max_leaves is not None and (self.split != "measured" or self.max_leaves < 1):
-            raise ValueError("a leaf budget needs split=measured and at least 1 leaf")
-        if not 0.0 < self.accuracy_threshold <= 1.0 or (self.max_depth is not None and self.max_depth < 0):
-            raise ValueError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
-        if self.size_rule not in ("fixed", "auto"):
-            raise ValueError(f"unknown size rule {self.size_rule!r}")
-        if self.tolerance != "ci" and not (isinstance(self.tolerance, float) and 0.0 <= self.tolerance < 1e6):
-            raise ValueError("the tolerance must be a percentage >= 0 or `ci`")
-
-    @property
-    def size_constraint(self):
-        """The size part of the constraint only ("exact", "max_depth=3", "max_leaves=auto(8)", ...)."""
-        return self.constraint.split(",split=")[0] if self.split != "midpoint" else self.constraint
-
-    @property
-    def is_default(self):
-        """Built with the default builder's options (any size constraint)."""
-        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items() if k != "max_leaves") and \
-            self.pad == "spread"
-
-    @property
-    def constraint(self):
-        parts = []
-        if self.max_depth is not None:
-            parts.append(f"max_depth={self.max_depth}")
-        if self.accuracy_threshold < 1.0:
-            parts.append(f"threshold={self.accuracy_threshold:g}")
-        if self.size_rule == "auto":
-            parts.append(f"max_leaves=auto({self.max_leaves if self.max_leaves is not None else 'exact'})")
-        elif self.max_leaves is not None:
-            parts.append(f"max_leaves={self.max_leaves}")
-        parts = parts or ["exact"]
-        if self.split != "midpoint":
-            parts.append(f"split={self.split}")
-        if self.between != "floor":
-            parts.append(f"between={self.between}")
-        if self.leaf_rule != "majority" and parts[0] != "exact":     # every leaf of an exact tree is exact
-            parts.append(f"leaf={self.leaf_rule}")
-        if self.tolerance != (0.0 if self.split == "midpoint" else DEFAULT_BUILD["tolerance"]):
-            parts.append(f"tolerance={self.tolerance if self.tolerance == 'ci' else format(self.tolerance, 'g')}")
-        return ",".join(parts)
-
-    def to_json(self):
-        return dict(self.__dict__)
-
+from . import tree_file
+from .grid import Axis, build_grid
+from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
+from .quadtree import Quadtree
 
 @dataclass
 class DecisionFunction:
@@ -157,12 +85,10 @@ class DecisionFunction:
 
     # -- persistence (the tree file, docs/formats-tree.md) ---------------------------------------
     def to_json(self):
-        from .tree_file import to_json
-        return to_json(self)
+        return tree_file.to_json(self)
 
     def dumps(self):
-        from .tree_file import dumps
-        return dumps(self)
+        return tree_file.dumps(self)
 
     def save(self, path):
         from ..output import write_text
@@ -170,8 +96,12 @@ class DecisionFunction:
 
     @classmethod
     def load(cls, path):
-        from .tree_file import load
-        return load(path)
+        """Read a tree file, checked whole before use (decision/tree_file.py)."""
+        return cls(**tree_file.load(path))
+
+    @classmethod
+    def from_json(cls, data, path="<tree>"):
+        return cls(**tree_file.from_json(data, path))
 
 
 def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,

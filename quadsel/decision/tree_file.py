@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..inputs import INT64_MAX, INT_MAX, read_text
 from .decision_map import Method
 from .grid import Axis
+from .options import BuildOptions
 from .quadtree import Quadtree
 
 FORMAT_NAME = "quadsel-quadtree"
@@ -119,7 +120,6 @@ def _methods(data):
 
 
 def _options(builder):
-    from .decision_function import BuildOptions
     known = BuildOptions().__dict__
     if not isinstance(builder, dict) or set(builder) - set(known):
         raise ValueError(f"`builder` must be an object with keys among {', '.join(known)}")
@@ -142,7 +142,7 @@ def _options(builder):
 
 
 def from_json(data, path="<tree>"):
-    from .decision_function import DecisionFunction
+    """The keyword arguments of a DecisionFunction from a parsed tree file (InputError naming `path`)."""
     try:
         if not isinstance(data, dict):
             raise ValueError("the top level is not an object")
@@ -175,14 +175,14 @@ def from_json(data, path="<tree>"):
                 raise ValueError("`stats` must be an object")
         rows, cols = len(Axis.of(comm, options.between)), len(Axis.of(msg, options.between))
         tree.validate(rows, cols, len(methods))
-        return DecisionFunction(collective, comm, msg, methods, tree, options, provenance, paper)
+        return {"collective": collective, "comm_sizes": comm, "msg_sizes": msg, "methods": methods, "tree": tree,
+                "options": options, "provenance": provenance, "paper_stats": paper}
     except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
         raise InputError(path, None, f"invalid quadsel tree file: {exc}") from None
 
 
 def _from_version_1(data, comm, msg, n_methods):
     """A version-1 file: the paper's padded tree with its padding maps -> the quadtree over the grid's cells."""
-    from .decision_function import BuildOptions
     from .midpoint import paper_stats, region_tree
     padding, constraints, tree = _object(data, "padding"), _object(data, "constraints"), _object(data, "tree")
     padded = {key: _ints(tree.get(key), f"tree.{key}", -1, INT_MAX) for key in ("method", "depth", "row", "col", "size")}
@@ -231,4 +231,5 @@ def _check_padded(padded, side, n_methods):
 
 
 def load(path):
+    """The keyword arguments of a DecisionFunction from a tree file."""
     return from_json(read_json(path, "tree file"), path)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..output import write_bytes
-from ..units import format_size
+from ..inputs import format_size
 from .comparators import method_name
 
 PENALTY_BOUNDS = (-1e9, 0.0, 5.0, 10.0, 25.0, 50.0, 1e9)

@@ -1,7 +1,7 @@
 """The measurement grid: parse size lists such as `2-8`, `0,1K,8K,64K` and `1-1M:pow2`."""
 
 from ..errors import QuadselError
-from ..units import parse_size  # noqa: F401 (part of this module's interface: sizes of the grid)
+from ..inputs import parse_size  # noqa: F401 (part of this module's interface: sizes of the grid)
 
 # Binary multiples, as MPI benchmarks use them: 1K = 1024 bytes.
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}

@@ -16,7 +16,7 @@ Function size (the paper's Table 3 column) = the number of `if` and `else if` st
 
 from dataclasses import dataclass
 
-from .c import comment_text
+from .escape import comment_text
 
 COMM, MSG = 0, 1
 

@@ -22,7 +22,7 @@ from ..inputs import INT64_MAX, INT_MAX, fits, shorten  # noqa: F401 (INT_MAX: a
 from ..libraries import openmpi
 from ..libraries.base import DEFAULT_ALGORITHM
 from .library_call import Pick
-from .c import comment_text
+from .escape import comment_text
 from .rule_list import header_lines, rule_lists
 from .templating import render
 

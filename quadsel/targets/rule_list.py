@@ -19,7 +19,7 @@ from typing import List, Tuple
 from .. import __version__
 from ..decision.decision_map import Method
 from ..errors import QuadselError
-from .c import comment_text
+from .escape import comment_text
 
 
 @dataclass(frozen=True)

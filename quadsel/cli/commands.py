@@ -1,4 +1,5 @@
-"""quadsel command line: thin wrappers around ingest → decision → targets / evaluate (heavy imports stay inside the commands)."""
+"""The commands build, codegen, report, query and verify (measure lives in quadsel/measure/cli.py): each parses its
+options, calls the pipeline (heavy imports inside the command) and writes its output through quadsel.output."""
 
 import functools
 import json
@@ -7,212 +8,13 @@ import shlex
 
 import click
 
-from . import __version__
-from .errors import Interrupted, QuadselError, missing_extra, one_line
-from .output import check as check_output, make_folder, write_text
-
-PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
-LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
-
-
-MESSAGE_LIMIT = 1000   # characters of an error line; longer ones (a cell echoed back) lose their middle
+from ..errors import QuadselError, missing_extra
+from ..output import check as check_output, make_folder, write_text
+from .group import main
+from .options import (build_settings, file_identity, ingest_options, load_decision_map, paper_tree_options,
+                      tree_options)
 
 
-class InputFailure(click.ClickException):
-    """Bad input: one line on stderr, exit status 2, no traceback."""
-
-    exit_code = 2
-
-
-class QuadselGroup(click.Group):
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
-            click.echo(one_line(str(exc), MESSAGE_LIMIT), err=True)
-            raise click.exceptions.Exit(exc.exit_code) from None
-        except QuadselError as exc:
-            raise InputFailure(one_line(str(exc), MESSAGE_LIMIT)) from None
-        except KeyboardInterrupt:
-            # Every other command writes its output whole at the end (quadsel.output): nothing partial exists.
-            name = ctx.invoked_subcommand or "quadsel"
-            if not _quiet_rank():
-                click.echo(f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
-                           "run the command again", err=True)
-            raise click.exceptions.Exit(130) from None
-
-
-def _quiet_rank():
-    """Inside an MPI job only rank 0 speaks."""
-    from .measure.launch import inside_mpi_job, job_rank
-    return inside_mpi_job() and job_rank() != 0
-
-
-@click.group(cls=QuadselGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="quadsel")
-def main():
-    """Select MPI collective algorithms with quadtree-encoded decision maps.
-
-    measure → build → codegen → report → verify. Run `quadsel COMMAND --help` for each command.
-    """
-
-
-# -- shared options ------------------------------------------------------------------------------
-def _parse_column_map(values):
-    """--map FIELD=COLUMN pairs; the ingest layer checks the field names."""
-    mapping = {}
-    for item in values:
-        field, sep, column = item.partition("=")
-        if not sep or not field.strip() or not column:
-            raise QuadselError(f"--map expects FIELD=COLUMN, got {item!r}")
-        mapping[field.strip()] = column
-    return mapping
-
-
-def _no_input_format(ctx, param, value):
-    if value is not None:
-        raise QuadselError("--format names an output format in every quadsel command; the format of the "
-                           "measurement files is --input-format")
-
-
-def ingest_options(command, format_alias=True):
-    """The options of every command that reads measurement files (`format_alias`: the command has no output
-    format, and `--format` gets a one-line pointer to --input-format instead of a usage error)."""
-    from .ingest import FORMATS
-    names = ("--input-format", "fmt")
-    options = [
-        *([click.option("--format", "old_format", hidden=True, expose_value=False, callback=_no_input_format)]
-          if format_alias else []),
-        click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False)),
-        click.option("--collective", "-c", help="Collective to use (bcast, reduce, ...); needed when the files do not say it or hold several."),
-        click.option(*names, type=click.Choice(FORMATS), default="auto", show_default=True,
-                     help="Input format; auto detects each file by its content."),
-        click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
-        click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
-                     help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def paper_tree_options(command):
-    """--pad and --leaf-rule of the paper's trees (report's paper rows)."""
-    options = [
-        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
-                     help="Paper's trees: padding to 2^k x 2^k, copies spread evenly or the last row/column "
-                          "repeated (edge)."),
-        click.option("--leaf-rule", type=click.Choice(LEAF_RULES), default="majority", show_default=True,
-                     help="Paper's trees: method of a restricted leaf, the block's majority (the paper) or the "
-                          "method with the least penalty over the block."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _max_leaves(value):
-    text = str(value).strip().lower()
-    if text in ("auto", "none"):
-        return text
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    raise click.BadParameter(f"expected a number of leaves >= 1, `auto` or `none`, not {value!r}")
-
-
-def _tolerance(value):
-    text = str(value).strip().lower()
-    if text == "ci":
-        return text
-    try:
-        number = float(text)
-    except ValueError:
-        number = -1.0
-    if not 0.0 <= number <= 1000.0:
-        raise click.BadParameter(f"expected a percentage between 0 and 1000 or `ci`, not {value!r}")
-    return number
-
-
-def tree_options(command):
-    """How `quadsel build` builds: the default (docs/methodology.md) or the paper's, and every constraint."""
-    options = [
-        click.option("--paper", is_flag=True,
-                     help="The paper's tree: midpoint splits of the padded map, floor between sizes, majority "
-                          "leaves, exact unless --max-depth/--threshold (other options still apply)."),
-        click.option("--split", type=click.Choice(("measured", "midpoint")), default="measured", show_default=True,
-                     help="Where a node cuts: at measured sizes, chosen to lose the least penalty; or at the "
-                          "midpoint of the padded 2^k x 2^k map (the paper)."),
-        click.option("--between", type=click.Choice(("least-bad", "floor")), default="least-bad",
-                     show_default=True,
-                     help="A size between two measured sizes gets the method least bad at both (its own decision), "
-                          "or the lower size's decision (floor, the paper)."),
-        click.option("--max-leaves", callback=lambda ctx, param, value: _max_leaves(value), default="auto",
-                     show_default=True, metavar="N|auto|none",
-                     help="Leaf budget (--split measured), grown best-first; auto: the budget with the least "
-                          "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
-                          "--threshold). auto becomes none when --max-depth or --threshold is given."),
-        click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0)."),
-        click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
-                     help="Accuracy threshold: a block becomes a leaf when one method is the best at this share of "
-                          "its cells."),
-        click.option("--leaf-rule", type=click.Choice(LEAF_RULES[::-1]), default="penalty", show_default=True,
-                     help="Method of a leaf: the least penalty over its cells, or the majority (the paper)."),
-        click.option("--tolerance", callback=lambda ctx, param, value: _tolerance(value), default="ci",
-                     show_default=True, metavar="PERCENT|ci",
-                     help="Penalties up to PERCENT count as ties when building (smaller trees on noisy data); ci: "
-                          "a method within two standard errors of the best (stddev and reps of the data) is a tie. "
-                          "Reports still score the real penalty."),
-        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
-                     help="--split midpoint: copies spread evenly, or the last row/column repeated (edge)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):
-    """The keyword arguments of build_decision_function from the build options (--paper sets the paper's
-    defaults; options given on the command line win)."""
-    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
-    if paper:
-        split = split if given("split") else "midpoint"
-        between = between if given("between") else "floor"
-        leaf_rule = leaf_rule if given("leaf_rule") else "majority"
-        max_leaves = max_leaves if given("max_leaves") else "none"
-        tolerance = tolerance if given("tolerance") else 0.0
-    if max_leaves == "auto" and not given("max_leaves") and (max_depth is not None or threshold is not None):
-        max_leaves = "none"
-    if split == "midpoint" and max_leaves != "none":
-        if given("max_leaves"):
-            raise QuadselError("--max-leaves needs --split measured (the paper's midpoint tree has no leaf budget)")
-        max_leaves = "none"
-    return {"split": split, "between": between, "max_leaves": None if max_leaves == "none" else max_leaves,
-            "max_depth": max_depth, "accuracy_threshold": threshold or 1.0, "leaf_rule": leaf_rule,
-            "tolerance": tolerance, "pad_mode": pad_mode}
-
-
-def load_decision_map(files, collective, fmt, comm_size, column_map):
-    from .decision.decision_map import build_decision_map
-    from .ingest import read_measurements
-    rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
-                             column_map=_parse_column_map(column_map))
-    dmap = build_decision_map(rows, collective)
-    for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
-        click.echo(one_line(note, MESSAGE_LIMIT), err=True)
-    return dmap
-
-
-def _file_identity(path, output):
-    """Where a tree's data came from: the file relative to the tree file's folder (stdout: the current folder),
-    so that the two can move together, and its SHA-256."""
-    import hashlib
-    from .inputs import read_bytes
-    base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") else os.getcwd()
-    return {"path": os.path.relpath(os.path.abspath(path), base),
-            "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
-
-
-# -- commands -----------------------------------------------------------------------------------
 @main.command()
 @ingest_options
 @tree_options
@@ -231,8 +33,8 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
     worst penalty of the tree on FILES are printed on stderr.
     """
-    from .decision.decision_function import build_decision_function
-    from .evaluate.penalty import charged_grid, penalty_grid, summarize
+    from ..decision.decision_function import build_decision_function
+    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
     if output:
         check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
     if as_json and output == "-":
@@ -247,7 +49,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                               pad_mode)
     fn = build_decision_function(dmap, **settings,
                                  provenance={"sources": [os.path.basename(f) for f in files],
-                                             "inputs": [_file_identity(f, output) for f in files]})
+                                             "inputs": [file_identity(f, output) for f in files]})
     write_text(output, fn.dumps())
     stats, choice = fn.stats(), fn.choice_grid()
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
@@ -297,8 +99,8 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
-    from .decision.decision_function import DecisionFunction
-    from .targets import emit
+    from ..decision.decision_function import DecisionFunction
+    from ..targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
     check_output(output)
@@ -311,7 +113,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
             raise QuadselError("mpich-json needs --mpich-base: MPICH replaces its whole selection with the file and "
                                "aborts on collectives it does not cover (give MPICH's tuning JSON or libmpi.so, or `none`)")
         if mpich_base != "none":
-            from .targets.mpich_json import load_base
+            from ..targets.mpich_json import load_base
             base = load_base(mpich_base)
     result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
                   merge=not no_merge, library=library)
@@ -320,7 +122,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     else:
         write_text(output, result)
     if runtime_dir is not None:
-        from .targets.blob import runtime_sources
+        from ..targets.blob import runtime_sources
         make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
         for filename, text in runtime_sources().items():
             write_text(os.path.join(runtime_dir, filename), text)
@@ -328,7 +130,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
 
 def _write_binary(path, data):
     import sys
-    from .output import write_bytes
+    from ..output import write_bytes
     if str(path) == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -364,8 +166,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     a fitted analytical model. Penalty at a measured point = (T[chosen] - T[best]) / T[best] x 100 %;
     padded copies and interpolated points are never scored. docs/report.md explains every column.
     """
-    from .evaluate import report as rpt
-    from .evaluate.holdout import parse_holdout
+    from ..evaluate import report as rpt
+    from ..evaluate.holdout import parse_holdout
     out_format = "json" if as_json else out_format
     check_output(output)
     try:
@@ -375,7 +177,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     if any(not 0.0 < t <= 1.0 for t in sweep):
         raise QuadselError("--thresholds values must be in (0, 1]")
     splits = [parse_holdout(h) for h in holdouts]
-    from .decision.decision_function import DecisionFunction
+    from ..decision.decision_function import DecisionFunction
     trees = [(os.path.basename(path), DecisionFunction.load(path)) for path in tree_files]
     dmap = load_decision_map(files, collective or (trees[0][1].collective if trees else None), fmt, comm_size,
                              column_map)
@@ -386,7 +188,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     links = []
     if figures_dir:
         try:
-            from .evaluate.figures import write_figures
+            from ..evaluate.figures import write_figures
             written = write_figures(result, figures_dir)
         except ImportError:
             raise missing_extra("--figures", "matplotlib", "figures") from None
@@ -415,8 +217,8 @@ def _outside(fn, comm, msg):
 
 def _query_pairs(comm, msg, stdin):
     """(comm, msg) pairs: the product of --comm and --msg lists, or `COMM MSG` lines on stdin."""
-    from .measure.grid import parse_list
-    from .units import parse_size
+    from ..measure.grid import parse_list
+    from ..inputs import parse_size
     if comm is not None and msg is not None:
         return [(c, m) for c in parse_list(comm, "--comm-sizes") for m in parse_list(msg, "--msg-sizes")]
     if comm is not None or msg is not None:
@@ -453,7 +255,7 @@ def query(tree, comm, msg, as_json, output):
 
     import numpy as np
 
-    from .decision.decision_function import DecisionFunction
+    from ..decision.decision_function import DecisionFunction
     check_output(output)
     fn = DecisionFunction.load(tree)
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
@@ -518,7 +320,7 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     point; with --check-rules also whether the library, loading the rules file, runs the selected method
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
-    from .verify.run import run_verify
+    from ..verify.run import run_verify
     check_output(output)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
@@ -527,14 +329,3 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
     if outcome.failed:
         raise SystemExit(1)
-
-
-def _register_optional_commands():
-    try:
-        from .measure.cli import measure
-    except ImportError:   # quadsel.measure is being written or its dependencies are missing
-        return
-    main.add_command(measure)
-
-
-_register_optional_commands()

@@ -1,0 +1,166 @@
+"""Options shared by the commands and what they turn into: measurement files, tree building, sizes."""
+
+import os
+
+import click
+
+from ..errors import QuadselError, one_line
+from .group import MESSAGE_LIMIT
+
+PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
+LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
+
+
+
+def _parse_column_map(values):
+    """--map FIELD=COLUMN pairs; the ingest layer checks the field names."""
+    mapping = {}
+    for item in values:
+        field, sep, column = item.partition("=")
+        if not sep or not field.strip() or not column:
+            raise QuadselError(f"--map expects FIELD=COLUMN, got {item!r}")
+        mapping[field.strip()] = column
+    return mapping
+
+
+def _no_input_format(ctx, param, value):
+    if value is not None:
+        raise QuadselError("--format names an output format in every quadsel command; the format of the "
+                           "measurement files is --input-format")
+
+
+def ingest_options(command, format_alias=True):
+    """The options of every command that reads measurement files (`format_alias`: the command has no output
+    format, and `--format` gets a one-line pointer to --input-format instead of a usage error)."""
+    from ..ingest import FORMATS
+    names = ("--input-format", "fmt")
+    options = [
+        *([click.option("--format", "old_format", hidden=True, expose_value=False, callback=_no_input_format)]
+          if format_alias else []),
+        click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False)),
+        click.option("--collective", "-c", help="Collective to use (bcast, reduce, ...); needed when the files do not say it or hold several."),
+        click.option(*names, type=click.Choice(FORMATS), default="auto", show_default=True,
+                     help="Input format; auto detects each file by its content."),
+        click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
+        click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
+                     help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def paper_tree_options(command):
+    """--pad and --leaf-rule of the paper's trees (report's paper rows)."""
+    options = [
+        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
+                     help="Paper's trees: padding to 2^k x 2^k, copies spread evenly or the last row/column "
+                          "repeated (edge)."),
+        click.option("--leaf-rule", type=click.Choice(LEAF_RULES), default="majority", show_default=True,
+                     help="Paper's trees: method of a restricted leaf, the block's majority (the paper) or the "
+                          "method with the least penalty over the block."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _max_leaves(value):
+    text = str(value).strip().lower()
+    if text in ("auto", "none"):
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise click.BadParameter(f"expected a number of leaves >= 1, `auto` or `none`, not {value!r}")
+
+
+def _tolerance(value):
+    text = str(value).strip().lower()
+    if text == "ci":
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 1000.0:
+        raise click.BadParameter(f"expected a percentage between 0 and 1000 or `ci`, not {value!r}")
+    return number
+
+
+def tree_options(command):
+    """How `quadsel build` builds: the default (docs/methodology.md) or the paper's, and every constraint."""
+    options = [
+        click.option("--paper", is_flag=True,
+                     help="The paper's tree: midpoint splits of the padded map, floor between sizes, majority "
+                          "leaves, exact unless --max-depth/--threshold (other options still apply)."),
+        click.option("--split", type=click.Choice(("measured", "midpoint")), default="measured", show_default=True,
+                     help="Where a node cuts: at measured sizes, chosen to lose the least penalty; or at the "
+                          "midpoint of the padded 2^k x 2^k map (the paper)."),
+        click.option("--between", type=click.Choice(("least-bad", "floor")), default="least-bad",
+                     show_default=True,
+                     help="A size between two measured sizes gets the method least bad at both (its own decision), "
+                          "or the lower size's decision (floor, the paper)."),
+        click.option("--max-leaves", callback=lambda ctx, param, value: _max_leaves(value), default="auto",
+                     show_default=True, metavar="N|auto|none",
+                     help="Leaf budget (--split measured), grown best-first; auto: the budget with the least "
+                          "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
+                          "--threshold). auto becomes none when --max-depth or --threshold is given."),
+        click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0)."),
+        click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+                     help="Accuracy threshold: a block becomes a leaf when one method is the best at this share of "
+                          "its cells."),
+        click.option("--leaf-rule", type=click.Choice(LEAF_RULES[::-1]), default="penalty", show_default=True,
+                     help="Method of a leaf: the least penalty over its cells, or the majority (the paper)."),
+        click.option("--tolerance", callback=lambda ctx, param, value: _tolerance(value), default="ci",
+                     show_default=True, metavar="PERCENT|ci",
+                     help="Penalties up to PERCENT count as ties when building (smaller trees on noisy data); ci: "
+                          "a method within two standard errors of the best (stddev and reps of the data) is a tie. "
+                          "Reports still score the real penalty."),
+        click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
+                     help="--split midpoint: copies spread evenly, or the last row/column repeated (edge)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):
+    """The keyword arguments of build_decision_function from the build options (--paper sets the paper's
+    defaults; options given on the command line win)."""
+    given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
+    if paper:
+        split = split if given("split") else "midpoint"
+        between = between if given("between") else "floor"
+        leaf_rule = leaf_rule if given("leaf_rule") else "majority"
+        max_leaves = max_leaves if given("max_leaves") else "none"
+        tolerance = tolerance if given("tolerance") else 0.0
+    if max_leaves == "auto" and not given("max_leaves") and (max_depth is not None or threshold is not None):
+        max_leaves = "none"
+    if split == "midpoint" and max_leaves != "none":
+        if given("max_leaves"):
+            raise QuadselError("--max-leaves needs --split measured (the paper's midpoint tree has no leaf budget)")
+        max_leaves = "none"
+    return {"split": split, "between": between, "max_leaves": None if max_leaves == "none" else max_leaves,
+            "max_depth": max_depth, "accuracy_threshold": threshold or 1.0, "leaf_rule": leaf_rule,
+            "tolerance": tolerance, "pad_mode": pad_mode}
+
+
+def load_decision_map(files, collective, fmt, comm_size, column_map):
+    from ..decision.decision_map import build_decision_map
+    from ..ingest import read_measurements
+    rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
+                             column_map=_parse_column_map(column_map))
+    dmap = build_decision_map(rows, collective)
+    for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
+        click.echo(one_line(note, MESSAGE_LIMIT), err=True)
+    return dmap
+
+
+def file_identity(path, output):
+    """Where a tree's data came from: the file relative to the tree file's folder (stdout: the current folder),
+    so that the two can move together, and its SHA-256."""
+    import hashlib
+    from ..inputs import read_bytes
+    base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") else os.getcwd()
+    return {"path": os.path.relpath(os.path.abspath(path), base),
+            "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
