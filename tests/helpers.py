@@ -63,6 +63,13 @@ def ompi_fns(seed, collectives, n_comm=4, n_msg=6, n_methods=4, max_depth=None):
     return fns
 
 
+def mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth=None):
+    """Random trees over MPICH algorithm names, one per collective."""
+    return [random_fn(seed + i, n_comm, n_msg, min(n_methods, len(MPICH_NAMES[c])), max_depth, names=MPICH_NAMES[c],
+                      collective=c)
+            for i, c in enumerate(collectives)]
+
+
 def tree_choosing(collective, comm_sizes, msg_sizes, choice):
     """A decision function whose method at (comm index, msg index) is choice[ci][mi] = (algorithm, segsize)."""
     methods = sorted({m for row in choice for m in row})

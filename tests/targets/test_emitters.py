@@ -13,7 +13,7 @@ from quadsel.cli import main
 from quadsel.errors import QuadselError
 
 from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
-from helpers import COLL_ID, MPICH_NAMES, OMPI_IDS, ompi_fns, probe_points, random_fn
+from helpers import COLL_ID, MPICH_NAMES, OMPI_IDS, mpich_fns, ompi_fns, probe_points, random_fn
 
 HERE = Path(__file__).resolve().parent
 
@@ -56,9 +56,7 @@ def test_ompi_json_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_met
        st.integers(1, 6), st.integers(1, 8), st.integers(1, 4), st.sampled_from([None, 1]))
 @settings(max_examples=30, deadline=None)
 def test_mpich_selection_follows_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth):
-    fns = [random_fn(seed + i, n_comm, n_msg, min(n_methods, len(MPICH_NAMES[c])), max_depth, names=MPICH_NAMES[c],
-                     collective=c)
-           for i, c in enumerate(collectives)]
+    fns = mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth)
     selection = MpichSelection(mpich_json.emit(fns))
     for fn in fns:
         for comm, msg in probe_points(fn):

@@ -23,7 +23,7 @@ from quadsel.verify import command, speed
 from quadsel.verify.selection import load_inputs
 
 from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
-from helpers import COLL_ID, MPICH_NAMES, ompi_fns
+from helpers import COLL_ID, MPICH_NAMES, mpich_fns, ompi_fns
 from helpers import probe_points, random_fn
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rules"
@@ -88,9 +88,7 @@ def test_json_reader_reads_emitted_files_like_the_tree_and_the_oracle(seed, coll
        st.integers(1, 5), st.integers(1, 7), st.integers(1, 4), st.sampled_from([None, 1]))
 @settings(max_examples=30, deadline=None)
 def test_mpich_reader_reads_emitted_files_like_the_oracle(seed, collectives, n_comm, n_msg, n_methods, max_depth):
-    fns = [random_fn(seed + i, n_comm, n_msg, min(n_methods, len(MPICH_NAMES[c])), max_depth, names=MPICH_NAMES[c],
-                     collective=c)
-           for i, c in enumerate(collectives)]
+    fns = mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth)
     text = mpich_json.emit(fns)
     rules = read_rules_file("emitted.json", text, "MPICH Version: 5.0.2")
     oracle = MpichSelection(text)
