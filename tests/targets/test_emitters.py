@@ -13,7 +13,7 @@ from quadsel.cli import main
 from quadsel.errors import QuadselError
 
 from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
-from helpers import COLL_ID, MPICH_NAMES, OMPI_IDS, mpich_fns, ompi_fns, probe_points, random_fn
+from helpers import COLL_ID, OMPI_IDS, mpich_fns, ompi_fns, probe_points, random_fn
 
 HERE = Path(__file__).resolve().parent
 

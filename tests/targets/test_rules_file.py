@@ -23,7 +23,7 @@ from quadsel.verify import command, speed
 from quadsel.verify.selection import load_inputs
 
 from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
-from helpers import COLL_ID, MPICH_NAMES, mpich_fns, ompi_fns
+from helpers import COLL_ID, mpich_fns, ompi_fns
 from helpers import probe_points, random_fn
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rules"
