@@ -47,10 +47,6 @@ class DecisionFunction:
         """Method chosen for any communicator and message size."""
         return self.methods[int(self.choices(np.array([comm_size]), np.array([msg_size]))[0])]
 
-    def query_index(self, ci, mi):
-        """Method index chosen at measured grid point (ci, mi)."""
-        return int(self.choice_grid()[ci, mi])
-
     def choice_grid(self):
         """(C, M) method index chosen at every measured grid point."""
         painted = self.cell_methods()
