@@ -13,6 +13,10 @@ class Interrupted(QuadselError):
     exit_code = 130
 
 
+class OptionError(QuadselError, ValueError):
+    """Options that do not fit together (a ValueError too, so a tree file's loader reports it as invalid)."""
+
+
 class InputError(QuadselError):
     """A malformed input file; names the file and (when known) the line."""
 

@@ -129,11 +129,12 @@ def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold,
     defaults; options given on the command line win)."""
     given = lambda name: ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE  # noqa: E731
     if paper:
-        split = split if given("split") else "midpoint"
-        between = between if given("between") else "floor"
-        leaf_rule = leaf_rule if given("leaf_rule") else "majority"
+        from ..decision.options import PAPER_BUILD
+        split = split if given("split") else PAPER_BUILD["split"]
+        between = between if given("between") else PAPER_BUILD["between"]
+        leaf_rule = leaf_rule if given("leaf_rule") else PAPER_BUILD["leaf_rule"]
         max_leaves = max_leaves if given("max_leaves") else "none"
-        tolerance = tolerance if given("tolerance") else 0.0
+        tolerance = tolerance if given("tolerance") else PAPER_BUILD["tolerance"]
     if max_leaves == "auto" and not given("max_leaves") and (max_depth is not None or threshold is not None):
         max_leaves = "none"
     if split == "midpoint" and max_leaves != "none":

@@ -16,6 +16,7 @@ from typing import List, Optional
 import numpy as np
 
 from .. import __version__
+from ..errors import OptionError
 from .decision_map import DecisionMap, Method
 from . import tree_file
 from .grid import Axis, build_grid
@@ -110,6 +111,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     chooses the budget by held-out folds (decision/size.py).
     """
     size_info = None
+    if max_leaves is not None and accuracy_threshold < 1.0:
+        raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     if max_leaves == "auto":
         from .size import choose_budget
         same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,

@@ -144,8 +144,12 @@ def training_map(dmap, test):
                 continue
             for k, method in enumerate(dmap.methods):
                 time = dmap.cost[c, m, k]
-                if not np.isnan(time):
-                    rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time)))
+                if np.isnan(time):
+                    continue
+                se = None if dmap.cost_se is None or np.isnan(dmap.cost_se[c, m, k]) else float(dmap.cost_se[c, m, k])
+                # the standard error travels as (stddev = se, reps = 1): the training map's ties are the full map's
+                rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time),
+                                        se, None if se is None else 1))
     train = build_decision_map(rows, dmap.collective)
     train.sources, train.library = dmap.sources, dmap.library
     return train
@@ -210,9 +214,3 @@ def interpolate_message_axis(cost, msg_sizes):
                 continue
             out[c, ~known, k] = np.exp(np.interp(x[~known], x[known], np.log(y[known])))
     return out
-
-
-def floor_index(axis, value):
-    """§3.2 boundary rule: the largest measured value <= `value`; below the smallest, the first."""
-    i = int(np.searchsorted(axis, value, side="right")) - 1
-    return max(i, 0)

@@ -56,15 +56,11 @@ class Axis:
 
     def cells(self, sizes):
         """Cell index of every size (any integers; below the first cell's sizes: cell 0)."""
-        return np.maximum(np.searchsorted(self.lo, np.asarray(sizes), side="right") - 1, 0)
-
-    def describe(self, cell):
-        """Human text of the sizes a cell answers for, e.g. '4097-8191' or '>= 1048576'."""
-        lo = int(self.lo[cell])
-        if cell + 1 == len(self.lo):
-            return f">= {lo}" if cell else "all"
-        hi = int(self.lo[cell + 1]) - 1
-        return str(lo) if lo == hi else f"{lo}-{hi}"
+        sizes = np.asarray(sizes)
+        if sizes.dtype.kind != "i":      # beyond int64 numpy turns to uint64, float or objects: clip exactly
+            sizes = np.array([min(max(int(v), -(1 << 63)), (1 << 63) - 1) for v in sizes.ravel()],
+                             dtype=np.int64).reshape(sizes.shape)
+        return np.maximum(np.searchsorted(self.lo, sizes, side="right") - 1, 0)
 
 
 @dataclass
@@ -74,7 +70,7 @@ class DecisionGrid:
     comm: Axis
     msg: Axis
     penalty: np.ndarray     # (R, C, K) % at the cell (0 where nothing is known: its weight is 0)
-    weight: np.ndarray      # (R, C): 1 per measured point, `gap_weight` per inferred cell, 0 where nothing is known
+    weight: np.ndarray      # (R, C): 1 per measured point and per inferred cell, 0 where nothing is known
     best: np.ndarray        # (R, C) method index: least penalty (interpolated decision where nothing was measured)
 
     @property
@@ -82,18 +78,24 @@ class DecisionGrid:
         return self.best.shape
 
 
-GAP_RULES = ("max", "mean")
+# Builders only: a method not measured where another was costs this much (%) more than the penalty charged for
+# it, so that it never ties with a measured one (at a point where one method alone was measured, the charge
+# -- the worst measured penalty -- is 0).
+UNMEASURED = 1e-3
 
 
-def build_grid(dmap, between="floor", gap_weight=1.0, tolerance=0.0, gap_rule="max"):
+def build_grid(dmap, between="floor", tolerance=0.0):
     """The DecisionGrid of a decision map under a between rule.
 
-    A measured point weighs 1. A cell whose penalty is inferred -- a gap cell, or a point where no method
-    was measured, whose penalty comes from the message-axis interpolation of every method's time -- weighs
-    `gap_weight`. `tolerance` (%): penalties up to it count as 0 for the builders (ties within the noise of
-    the best); every report still scores the real penalty.
+    A measured point weighs 1, and so does a cell whose penalty is inferred: a gap cell (the worst of its
+    neighbouring points' penalties), or a point where no method was measured (its penalty comes from the
+    message-axis interpolation of every method's time). `tolerance` (%): penalties up to it count as 0 for
+    the builders (ties within the noise of the best); "ci": a method whose time is within two standard errors
+    of the best's (measured repetitions) is a tie. A method not measured at a point costs what the penalty
+    charges plus UNMEASURED; one with no value at an inferred cell costs the cell's worst plus UNMEASURED.
+    Every report still scores the real penalty.
     """
-    from .decision_map import penalty_cube
+    from .decision_map import noise_ties, penalty_cube
     comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
     point = penalty_cube(dmap)                                   # (C, M, K), NaN at filled points
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -101,19 +103,20 @@ def build_grid(dmap, between="floor", gap_weight=1.0, tolerance=0.0, gap_rule="m
         inferred = (dmap.cost_filled - lowest[:, :, None]) / lowest[:, :, None] * 100.0
     point = np.where(dmap.filled[:, :, None], inferred, point)
     if tolerance == "ci":
-        from .decision_map import noise_ties
         point = np.where(noise_ties(dmap), 0.0, point)
     elif tolerance > 0:
         point = np.where(point <= tolerance, 0.0, point)
-    # a cell's penalty: the worst (or the mean) over the points around it (one point for a measured cell)
+    point = np.where(np.isnan(dmap.cost) & dmap.measured[:, :, None], point + UNMEASURED, point)
+    # a cell's penalty: the worst over the points around it (one point for a measured cell)
     corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]
     stack = np.stack([point[np.ix_(r, c)] for r, c in corners])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: nothing known around the cell
-        penalty = (np.nanmax if gap_rule == "max" else np.nanmean)(stack, axis=0)
-    known = ~np.all(np.isnan(penalty), axis=2)
-    measured = np.outer(comm.is_measured, msg.is_measured) & dmap.measured[np.ix_(comm.left, msg.left)]
-    weight = np.where(known, np.where(measured, 1.0, float(gap_weight)), 0.0)
+        penalty = np.nanmax(stack, axis=0)
+        worst = np.nanmax(penalty, axis=2, keepdims=True)
+    known = ~np.isnan(worst[:, :, 0])
+    penalty = np.where(np.isnan(penalty) & known[:, :, None], worst + UNMEASURED, penalty)
+    weight = known.astype(float)
     fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
     best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
     return DecisionGrid(comm, msg, np.where(np.isnan(penalty), 0.0, penalty), weight, best.astype(np.int64))

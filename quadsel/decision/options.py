@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Optional
 
+from ..errors import OptionError
 from .grid import BETWEEN_RULES
 from .quadtree import LEAF_RULES
 
@@ -29,19 +30,21 @@ class BuildOptions:
 
     def check(self):
         if self.split not in SPLITS:
-            raise ValueError(f"unknown split {self.split!r} (choose from {', '.join(SPLITS)})")
+            raise OptionError(f"unknown split {self.split!r} (choose from {', '.join(SPLITS)})")
         if self.between not in BETWEEN_RULES:
-            raise ValueError(f"unknown between rule {self.between!r} (choose from {', '.join(BETWEEN_RULES)})")
+            raise OptionError(f"unknown between rule {self.between!r} (choose from {', '.join(BETWEEN_RULES)})")
         if self.leaf_rule not in LEAF_RULES:
-            raise ValueError(f"unknown leaf rule {self.leaf_rule!r} (choose from {', '.join(LEAF_RULES)})")
+            raise OptionError(f"unknown leaf rule {self.leaf_rule!r} (choose from {', '.join(LEAF_RULES)})")
         if self.max_leaves is not None and (self.split != "measured" or self.max_leaves < 1):
-            raise ValueError("a leaf budget needs split=measured and at least 1 leaf")
+            raise OptionError("a leaf budget needs split=measured and at least 1 leaf")
+        if self.max_leaves is not None and self.accuracy_threshold < 1.0:
+            raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
         if not 0.0 < self.accuracy_threshold <= 1.0 or (self.max_depth is not None and self.max_depth < 0):
-            raise ValueError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
+            raise OptionError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
         if self.size_rule not in ("fixed", "auto"):
-            raise ValueError(f"unknown size rule {self.size_rule!r}")
+            raise OptionError(f"unknown size rule {self.size_rule!r}")
         if self.tolerance != "ci" and not (isinstance(self.tolerance, float) and 0.0 <= self.tolerance < 1e6):
-            raise ValueError("the tolerance must be a percentage >= 0 or `ci`")
+            raise OptionError("the tolerance must be a percentage >= 0 or `ci`")
 
     @property
     def size_constraint(self):

@@ -17,6 +17,7 @@ LEAF = -1
 QUADRANTS = ("NW", "NE", "SW", "SE")
 LEAF_RULES = ("majority", "penalty")
 ARRAYS = ("children", "comm_cut", "msg_cut", "method", "depth")
+MAX_DEPTH = 1000        # deeper trees are refused by the loader (the C emitters recurse by depth)
 
 
 @dataclass
@@ -120,6 +121,10 @@ class Quadtree:
                 raise ValueError(f"node {node}: a child's depth is not its parent's + 1")
         if np.any(self.comm_cut[~inner] != -1) or np.any(self.msg_cut[~inner] != -1):
             raise ValueError("a leaf has a cut")
+        if np.any(present[~inner]):
+            raise ValueError("a leaf has children")
+        if self.depth.max() > MAX_DEPTH:
+            raise ValueError(f"the tree is deeper than {MAX_DEPTH} levels")
 
 
 class TreeBuilder:

@@ -4,15 +4,11 @@ A tree that reproduces every measured point also reproduces its noise, and a tre
 real changes of the best method. The budget is chosen the way it will be used -- for sizes the tree has
 not seen: four folds each hold out every other message size (odd, then even positions) or every other
 communicator size, trees of every candidate budget are built on the rest, and each is scored by its mean
-penalty at the held-out points. The smallest budget whose mean over the folds is within
-`SLACK_REL` x (best mean) + `SLACK_ABS` percentage points of the best is chosen (as CART's one-standard-error
-rule prefers the smaller of two trees that score alike). docs/methodology.md records the evidence.
+penalty at the held-out points. The budget with the least mean over the folds is chosen, the smaller one
+of equal means. docs/methodology.md records the evidence.
 """
 
 import numpy as np
-
-SLACK_REL = 0.05
-SLACK_ABS = 0.1
 
 
 def folds(dmap):
@@ -33,10 +29,9 @@ def folds(dmap):
     return out
 
 
-def held_out_penalty(dmap, fn, test):
-    """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test`."""
-    from .decision_map import penalty_cube
-    cube = penalty_cube(dmap)
+def held_out_penalty(dmap, fn, test, cube):
+    """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
+    decision_map.penalty_cube)."""
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
@@ -57,16 +52,17 @@ def candidate_budgets(exact_leaves):
 
 def choose_budget(dmap, build):
     """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`."""
-    from .decision_map import training_map
+    from .decision_map import penalty_cube, training_map
     exact = build(dmap, None)
     budgets = candidate_budgets(exact.tree.n_leaves)
     splits = folds(dmap)
     if not splits or len(budgets) == 1:
         return None, {}
     trains = [(training_map(dmap, test), test) for test in splits]
+    cube = penalty_cube(dmap)
     scores = {}
     for budget in budgets:
-        scores[budget] = float(np.mean([held_out_penalty(dmap, build(train, budget), test) for train, test in trains]))
+        scores[budget] = float(np.mean([held_out_penalty(dmap, build(train, budget), test, cube)
+                                        for train, test in trains]))
     best = min(scores.values())
-    chosen = next(b for b in budgets if scores[b] <= best * (1 + SLACK_REL) + SLACK_ABS)
-    return chosen, scores
+    return next(b for b in budgets if scores[b] <= best + 1e-9), scores

@@ -58,6 +58,10 @@ class BlockCosts:
         """True when one method is as good as each cell's own best everywhere in the block."""
         return self.cost(*block) <= self._box(self.floor, *block) + EPS
 
+    def exact_method(self, block):
+        """The method of least penalty sum over the block (the exact one when `exact(block)`)."""
+        return int(np.argmin(self._box(self.sums, *block)))
+
     def leaf(self, block, leaf_rule):
         """(method, penalty sum of that method, majority share) of one block."""
         r0, r1, c0, c1 = block
@@ -126,11 +130,14 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
 
     def grow(block, depth):
         method, cost, share = costs.leaf(block, leaf_rule)
+        exact = costs.exact(block)
+        if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
+            method = costs.exact_method(block)
         node = builder.node(method, depth)
         single = block[1] - block[0] == 1 and block[3] - block[2] == 1
         limited = (max_depth is not None and depth >= max_depth) or \
             (accuracy_threshold < 1.0 and share >= accuracy_threshold)
-        if single or limited or costs.exact(block):
+        if single or limited or exact:
             return node
         _, comm_cut, msg_cut = best_split(costs, block)
         kids = [grow(child, depth + 1) for child in _children(block, comm_cut, msg_cut)]

@@ -24,6 +24,7 @@ FORMAT_NAME = "quadsel-quadtree"
 FORMAT_VERSION = 2
 SIZE_MAX = INT64_MAX
 MAX_NAME = 256
+MAX_CELLS = 1 << 22     # a tree over more cells than this is refused (every query paints the grid)
 
 
 def to_json(fn):
@@ -141,6 +142,19 @@ def _options(builder):
     return options
 
 
+def _paper_stats(stats):
+    """The padded tree's statistics of a midpoint tree, checked (they are shown as they are in reports)."""
+    if not isinstance(stats, dict):
+        raise ValueError("`stats` must be an object")
+    out = {key: _int(stats.get(key), f"stats.{key}", 0, INT_MAX) for key in ("depth_min", "depth_max", "leaves",
+                                                                            "nodes")}
+    mean = stats.get("depth_mean")
+    if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not math.isfinite(mean):
+        raise ValueError("stats.depth_mean must be a finite number")
+    out["depth_mean"] = float(mean)
+    return out
+
+
 def from_json(data, path="<tree>"):
     """The keyword arguments of a DecisionFunction from a parsed tree file (InputError naming `path`)."""
     try:
@@ -159,21 +173,27 @@ def from_json(data, path="<tree>"):
         provenance = data.get("provenance", {})
         if not isinstance(provenance, dict):
             raise ValueError("`provenance` must be an object")
+        sources = provenance.get("sources", [])
+        if not isinstance(sources, list) or not all(isinstance(x, str) and len(x) <= 4096 for x in sources):
+            raise ValueError("provenance.sources must be a list of file names")
+        if not isinstance(provenance.get("library", ""), str):
+            raise ValueError("provenance.library must be a name")
         if data["version"] == 1:
             tree, options, paper = _from_version_1(data, comm, msg, len(methods))
         else:
             options = _options(data.get("builder"))
             tree_data = _object(data, "tree")
-            n = _ints(tree_data.get("method"), "tree.method", 0, len(methods) - 1).size
+            method = _ints(tree_data.get("method"), "tree.method", 0, len(methods) - 1)
+            n = method.size
             tree = Quadtree(_ints(tree_data.get("children"), "tree.children", -1, n - 1, shape_of=4),
                             _ints(tree_data.get("comm_cut"), "tree.comm_cut", -1, INT_MAX),
                             _ints(tree_data.get("msg_cut"), "tree.msg_cut", -1, INT_MAX),
-                            _ints(tree_data.get("method"), "tree.method", 0, len(methods) - 1),
+                            method,
                             _ints(tree_data.get("depth"), "tree.depth", 0, INT_MAX))
-            paper = data.get("stats") if options.split == "midpoint" else None
-            if paper is not None and not isinstance(paper, dict):
-                raise ValueError("`stats` must be an object")
+            paper = _paper_stats(data.get("stats")) if options.split == "midpoint" else None
         rows, cols = len(Axis.of(comm, options.between)), len(Axis.of(msg, options.between))
+        if rows * cols > MAX_CELLS:
+            raise ValueError(f"a grid of {rows} x {cols} cells: more than {MAX_CELLS} cells")
         tree.validate(rows, cols, len(methods))
         return {"collective": collective, "comm_sizes": comm, "msg_sizes": msg, "methods": methods, "tree": tree,
                 "options": options, "provenance": provenance, "paper_stats": paper}

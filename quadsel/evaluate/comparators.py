@@ -148,10 +148,11 @@ class SingleBest(Selector):
 
     @classmethod
     def fit(cls, dmap):
-        """The method with the lowest mean penalty over the measured points (unknown costs count as +inf)."""
-        relative = dmap.cost_filled / dmap.best_cost()[:, :, None] - 1.0
-        relative = np.where(np.isnan(relative), np.inf, relative)[dmap.measured]
-        return cls(list(dmap.methods), int(np.argmin(relative.mean(axis=0))), dmap.collective)
+        """The method with the lowest mean penalty over the measured points, scored as every report scores it
+        (decision_map.penalty_cube: a method is charged the worst penalty where it was not measured)."""
+        from ..decision.decision_map import penalty_cube
+        return cls(list(dmap.methods), int(np.argmin(penalty_cube(dmap)[dmap.measured].mean(axis=0))),
+                   dmap.collective)
 
     @property
     def constraint(self):

@@ -120,7 +120,10 @@ def save(fig, path):
 
 # -- figures --------------------------------------------------------------------------------------
 def decision_maps(dmap, panels, path, title):
-    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods); a shared legend of the methods shown."""
+    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods); a shared legend of the methods shown.
+    No panel: no figure (None)."""
+    if not panels:
+        return None
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
     plt = pyplot()
@@ -144,7 +147,9 @@ def decision_maps(dmap, panels, path, title):
 
 
 def penalty_maps(dmap, panels, path, title):
-    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN)."""
+    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN). No panel: no figure (None)."""
+    if not panels:
+        return None
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.patches import Patch
     plt = pyplot()

@@ -303,5 +303,6 @@ def write_figures(report, directory):
     out.append(("Mean penalty against size for every selector",
                 penalty_vs_size(groups, f"{stem}-penalty-vs-size.png",
                                 f"{dmap.collective}: mean penalty vs deployed size (Pareto view)")))
+    out = [(caption, path) for caption, path in out if path]   # a figure with no panel is not drawn
     report.figures = [path for _, path in out]
     return out

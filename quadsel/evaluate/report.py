@@ -9,6 +9,7 @@ docs/report.md explains every column.
 """
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -70,7 +71,10 @@ def quadsel_functions(dmap):
     exact = build_decision_function(dmap, **options)
     fns, budget = [chosen], 2
     while budget < exact.tree.n_leaves:
-        fns.append(build_decision_function(dmap, max_leaves=budget, **options))
+        if budget == chosen.options.max_leaves:      # the same tree as the default build's: not built again
+            fns.append(dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed")))
+        else:
+            fns.append(build_decision_function(dmap, max_leaves=budget, **options))
         budget *= 2
     return fns + [exact]
 

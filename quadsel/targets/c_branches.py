@@ -158,10 +158,16 @@ class _Printer:
 
 def emit_branches(fn, ids, merge=True):
     """The if/else-if body of fn's decision function (assigning `alg` and `seg`), one statement per line."""
+    import sys
     printer = _Printer(fn, ids)
-    if merge:
-        ir, root = merged_ir(fn.tree)
-        printer.merged(ir, root, 1)
-    else:
-        printer.paper(fn.tree, 0, 1)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * int(fn.tree.depth.max()) + 1000))   # the printers recurse by depth
+    try:
+        if merge:
+            ir, root = merged_ir(fn.tree)
+            printer.merged(ir, root, 1)
+        else:
+            printer.paper(fn.tree, 0, 1)
+    finally:
+        sys.setrecursionlimit(limit)
     return "\n".join(printer.out)

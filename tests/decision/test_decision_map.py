@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_map import Method, build_decision_map, floor_index
+from quadsel.decision.decision_map import Method, build_decision_map
+from quadsel.decision.grid import Axis
 from quadsel.errors import QuadselError
 from quadsel.ingest.table import Measurement
 
@@ -53,7 +54,7 @@ def test_collective_must_be_chosen_and_present():
 
 def test_floor_index_is_the_boundary_expansion_rule():
     axis = np.array([2, 4, 8])
-    assert [floor_index(axis, v) for v in (0, 1, 2, 3, 4, 7, 8, 100)] == [0, 0, 0, 0, 1, 1, 2, 2]
+    assert Axis.of(axis).cells([0, 1, 2, 3, 4, 7, 8, 100]).tolist() == [0, 0, 0, 0, 1, 1, 2, 2]
 
 
 def test_configurations_of_one_algorithm_are_one_method():
@@ -74,3 +75,20 @@ def test_several_rows_for_one_point_are_pooled_by_their_median_never_the_last():
     dmap = build_decision_map(rows)
     assert dmap.cost[0, 0, 0] == 2.0                  # median of 1, 9, 2 (the last row says 2.0, the first 1.0)
     assert dmap.default_cost[0, 0] == 4.5             # median of 4, 5, 40, 3 (the last row says 3.0)
+
+
+def test_a_training_map_keeps_the_standard_errors():
+    """Review finding: held-out folds lost the spread, so ties within the noise never applied there."""
+    from quadsel.decision.decision_map import noise_ties, training_map
+    from quadsel.ingest.table import Measurement
+    rows = [Measurement("bcast", alg, 0, 4, m, t, 0.5, 25) for m in (1, 2, 4) for alg, t in (("1", 10.0), ("6", 10.1))]
+    dmap = build_decision_map(rows)
+    test = np.zeros(dmap.shape, dtype=bool)
+    test[:, 1] = True
+    train = training_map(dmap, test)
+    assert train.cost_se is not None and noise_ties(train).sum() == noise_ties(dmap)[:, [0, 2]].sum() == 4
+
+
+def test_sizes_beyond_64_bits_find_the_last_cell():
+    axis = Axis.of([1, 2 ** 60, 2 ** 61], "least-bad")
+    assert axis.cells(np.array([2 ** 60, 2 ** 63], dtype=object)).tolist() == axis.cells([2 ** 60]).tolist() + [4]

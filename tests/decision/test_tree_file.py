@@ -56,7 +56,19 @@ CASES = {
     "children not a list of 4": edit(("tree", "children", 0), [1, 2]),
     "version 3": edit(("version",), 3),
     "collective not a name": edit(("collective",), 7),
+    "sources not a list": edit(("provenance", "sources"), 5),
+    "library not a name": edit(("provenance", "library"), ["openmpi"]),
+    "a leaf with children": lambda d: _leaf_with_children(d),
+    "a grid of 4M+ cells": edit(("axes",), {"comm_sizes": list(range(1, 2100)), "msg_sizes": list(range(0, 2100))}),
 }
+
+
+def _leaf_with_children(doc):
+    leaf = next(i for i, kids in enumerate(doc["tree"]["children"]) if kids == [-1, -1, -1, -1])
+    inner = next(i for i, kids in enumerate(doc["tree"]["children"]) if kids[1] >= 0)
+    doc["tree"]["children"][leaf] = [-1] + doc["tree"]["children"][inner][1:2] + [-1, -1]
+    doc["tree"]["children"][inner][1] = -1
+    return doc
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -136,3 +148,23 @@ def test_random_edits_of_a_good_tree_either_load_and_validate_or_fail_cleanly(da
             return
     fn.tree.validate(len(fn.comm_axis), len(fn.msg_axis), len(fn.methods))
     assert all(0 <= m < len(fn.methods) for m in fn.cell_methods().ravel())
+
+
+def test_paper_statistics_are_checked_and_a_too_deep_tree_is_refused(tmp_path):
+    from quadsel.decision.quadtree import MAX_DEPTH, TreeBuilder
+    rows, _, _ = random_table(np.random.default_rng(6), 4, 6, 3)
+    doc = build_decision_function(build_decision_map(rows), max_depth=2).to_json()     # the paper's (midpoint)
+    doc["stats"]["leaves"] = "x"
+    path = tmp_path / "p.qt.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="stats.leaves"):
+        DecisionFunction.load(path)
+    builder = TreeBuilder()                     # a chain of one-axis cuts deeper than the loader accepts
+    parent = builder.node(0, 0)
+    for depth in range(1, MAX_DEPTH + 2):
+        left, right = builder.node(0, depth), builder.node(0, depth)
+        builder.split(parent, -1, depth, [left, right])
+        parent = right
+    tree = builder.tree()
+    with pytest.raises(ValueError, match="deeper than"):
+        tree.validate(1, MAX_DEPTH + 3, 1)

@@ -6,6 +6,7 @@ import pytest
 from quadsel.evaluate import report
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
+from quadsel.ingest.table import Measurement
 
 from helpers import random_table, table_from_cube
 
@@ -159,3 +160,23 @@ def test_a_choice_where_the_method_was_not_measured_is_charged_the_worst_penalty
     summary = summarize(grid, dmap, charged=charged_grid(dmap, choice))
     assert (summary.points, summary.charged, summary.unscored) == (2, 1, 0)
     assert penalty_grid(dmap, np.array([[-1, 0]])).tolist() == [[300.0, 0.0]]   # a method the map lacks
+
+
+def test_single_best_is_fitted_by_the_penalty_the_report_scores_with():
+    """Review finding: SingleBest ranked by interpolated times, the report charges unmeasured methods the worst."""
+    from helpers import table_from_cube
+    from quadsel.evaluate.comparators import SingleBest
+    cost = np.array([[[10.0, 9.9, 40.0], [10.0, np.nan, 40.0], [10.0, np.nan, 40.0], [10.0, 9.9, 40.0]]])
+    dmap = build_decision_map(table_from_cube(cost, [4], [1, 2, 4, 8], [("1", 0), ("2", 0), ("3", 0)]))
+    single = SingleBest.fit(dmap)
+    assert dmap.methods[single.choice].algorithm == "1"      # "2" is charged the worst (+300 %) where unmeasured
+
+
+def test_figures_of_a_map_one_method_wins_everywhere(tmp_path):
+    """Review finding: no restricted tree differs from the exact one and no default: figures without panels."""
+    pytest.importorskip("matplotlib")
+    from quadsel.evaluate.figures import write_figures
+    rows = [Measurement("bcast", alg, 0, c, m, t + c) for c in (2, 3, 4) for m in (1, 2, 4) for alg, t in
+            (("1", 1.0), ("6", 2.0))]
+    written = write_figures(report.build_report(build_decision_map(rows)), tmp_path / "figs")
+    assert written and all((tmp_path / "figs" / p.split("/")[-1]).exists() for _, p in written)
