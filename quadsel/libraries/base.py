@@ -74,9 +74,10 @@ class Library:
 
     def methods(self, collective, labels, segments):
         """[(label, segsize)]: segmented algorithms at every segment size, the others at 0 only."""
+        from .alphatree import is_alpha    # quadsel's own α-trees never segment
         out = []
         for label in labels:
-            if label != DEFAULT_ALGORITHM and self.uses_segsize(collective, label):
+            if label != DEFAULT_ALGORITHM and not is_alpha(label) and self.uses_segsize(collective, label):
                 out.extend((label, seg) for seg in segments)
             else:
                 out.append((label, 0))

@@ -31,7 +31,7 @@ def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at
         n = world.bcast(run.next_row() if rank == 0 else None, root=0)
         if n is None:
             break
-        comms = MethodComms(MPI, world, library, spec.collective, n, methods)
+        comms = MethodComms(MPI, world, library, spec.collective, n, methods, spec.alpha_levels)
         if comms.member and _measure_row(spec, comms, n, run, call_at, heartbeat_at) and rank == 0:
             run.row_finished(n)
         comms.free()

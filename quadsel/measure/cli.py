@@ -81,10 +81,25 @@ from .output import CONTINUED, interrupted_note
 @click.option("--replay", is_flag=True,
               help="Answer measurements from the recorded full sweeps FILES (any format `build` reads) instead "
                    "of running MPI; the grid is what they record unless the grid options narrow it.")
+@click.option("--alpha", "alpha", metavar="LIST", default=None,
+              help="bcast: also measure quadsel's alpha-tree broadcast at these alpha values (0 = flat, 0.5 = "
+                   "binomial; steps of 0.01), methods `alpha-A` (docs/alpha-tree.md). --algorithms also takes "
+                   "alpha-tree names: `alpha-0.25`, `alpha-0.10-0.35`.")
+@click.option("--alpha-depth", type=click.IntRange(1, 3), default=1, show_default=True,
+              help="Levels of the --alpha methods: 2 = one alpha across nodes and one within a node "
+                   "(every pair of the --alpha values), 3 adds sockets.")
+@click.option("--alpha-levels", metavar="auto|blocks:K[,J]", default="auto", show_default=True,
+              help="Where the levels of multilevel alpha-trees come from: auto = MPI_Comm_split_type (node: "
+                   "MPI_COMM_TYPE_SHARED, socket: MPI_COMM_TYPE_HW_GUIDED); blocks:K[,J] = emulated nodes of "
+                   "K consecutive ranks (and sockets of J).")
+@click.option("--sync", type=click.Choice(["barrier", "ring"]), default="barrier", show_default=True,
+              help="Before every timed call: MPI_Barrier, or the paper's ring semi-barrier (a token from the "
+                   "root around the ring, rank r from r+1 to r-1; span timing then starts at the root).")
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
-            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, replay, env_method):
+            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, replay, alpha, alpha_depth,
+            alpha_levels, sync, env_method):
     """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
 
     Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
@@ -127,6 +142,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
                      min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
                      hang_timeout, resume, quiet, env_method)
         _adaptive_options(ctx, spec)
+        _alpha_options(ctx, spec)
         if np_ is not None and launch.inside_mpi_job():
             _check_job_size(np_)
         check_output(output)     # before anything runs: no folder is created, a stream is written in place
@@ -189,6 +205,19 @@ def _adaptive_options(ctx, spec):
                            "offers only one launch per method")
 
 
+def _alpha_options(ctx, spec):
+    """--alpha, --alpha-depth, --alpha-levels, --sync and the α-tree names of --algorithms into the spec."""
+    from .alpha_bcast import alpha_methods, parse_levels, split_algorithms
+    params = ctx.params
+    values = [v.strip() for v in params["alpha"].split(",") if v.strip()] if params["alpha"] else []
+    if params["alpha_depth"] != 1 and not values:
+        raise click.UsageError("--alpha-depth needs --alpha")
+    spec.alphas, spec.algorithms = split_algorithms(spec.collective, spec.algorithms,
+                                                    alpha_methods(values, params["alpha_depth"]))
+    spec.alpha_levels = parse_levels(params["alpha_levels"])
+    spec.sync = params["sync"]
+
+
 def _given(ctx, name):
     """Did the user pass option `name` (rather than take its default)?"""
     return ctx.get_parameter_source(name) not in (click.core.ParameterSource.DEFAULT,
@@ -201,6 +230,9 @@ def _replay(ctx, files, np_):
     p = ctx.params
     if not files:
         raise click.UsageError("--replay needs the recorded FILES")
+    if p["alpha"] or p["sync"] != "barrier":
+        raise click.UsageError("--replay answers from recorded rows: --alpha and --sync only apply to real runs "
+                               "(name recorded alpha-tree methods in --algorithms)")
     if np_ is not None or p["mpiexec"]:
         raise click.UsageError("--replay runs no MPI: drop --np and --mpiexec")
     spec = _spec(p["collective"], p["output"], p["algorithms"], p["segments"], p["comm_sizes"], p["msg_sizes"],
@@ -301,9 +333,9 @@ def _self_launch(ctx, spec, np_, mpiexec):
         return code
     # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
     sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
-    for i, (label, seg) in enumerate(library.methods(spec.collective, labels, spec.segments)):
-        method_env = launch.launch_env(flavor, dict(extra, **library.env_for(spec.collective, label, seg)),
-                                       spec.command)
+    for i, (label, seg) in enumerate(library.methods(spec.collective, labels + spec.alphas, spec.segments)):
+        forcing = {} if label in spec.alphas else library.env_for(spec.collective, label, seg)
+        method_env = launch.launch_env(flavor, dict(extra, **forcing), spec.command)
         if i:
             method_env[CONTINUED] = "1"   # one stream (-o -): the first launch wrote the header
         method_args = args + ["--env-method", f"{label}:{seg}"]

@@ -6,6 +6,7 @@ communicator is created, and the interleaved timing loop over the methods wanted
 import os
 import time
 
+from ..libraries import alphatree
 from ..libraries.base import DEFAULT_ALGORITHM
 from .timing import Method, time_methods
 
@@ -17,24 +18,35 @@ class MethodComms:
     """Sub-communicator of the first n ranks of `world` and, on its members, one Dup per method.
     Collective over `world` (non-members get no communicator)."""
 
-    def __init__(self, MPI, world, library, collective, n, methods):
+    def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto"):
         rank = world.Get_rank()
         self.library, self.collective = library, collective
         self.member = rank < n
         self.base = world.Split(0 if self.member else MPI.UNDEFINED, rank)
-        self.comms = {}
+        self.comms, self.alpha = {}, {}
         if not self.member:
             return
         for label, seg in methods:
+            if alphatree.is_alpha(label):             # quadsel's own: nothing to force
+                self.comms[(label, seg)] = self.base.Dup()
+                continue
             library.activate(collective, label, seg)   # Open MPI binds it at creation:
             self.comms[(label, seg)] = self.base.Dup()  # hence a new communicator per method
         if library.carries_forcing:
             library.activate(collective, DEFAULT_ALGORITHM, 0)
+        alphas = [meth for meth in methods if alphatree.is_alpha(meth[0])]
+        if alphas:
+            from .alpha_bcast import AlphaBcast, level_keys
+            depth = max(len(alphatree.parse(label)) for label, _ in alphas) - 1
+            keys, self.levels = level_keys(MPI, self.base, alpha_levels, depth)
+            for meth in alphas:
+                self.alpha[meth] = AlphaBcast(MPI, self.comms[meth], meth[0], keys)
 
-    def contenders(self, methods):
+    def contenders(self, methods, call=None):
         library, collective = self.library, self.collective
-        return [Method(meth, self.comms[meth], None if library.carries_forcing else
-                       (lambda meth=meth: library.activate(collective, meth[0], meth[1])))
+        return [Method(meth, self.comms[meth], None if library.carries_forcing or meth in self.alpha else
+                       (lambda meth=meth: library.activate(collective, meth[0], meth[1])),
+                       _alpha_call(self.alpha[meth], call) if meth in self.alpha else None)
                 for meth in methods]
 
     def free(self):
@@ -47,18 +59,33 @@ class MethodComms:
             self.library.activate(self.collective, DEFAULT_ALGORITHM, 0)
 
 
+def _alpha_call(alpha, call):
+    buffer = call.buffer
+    return lambda comm: alpha(comm, buffer)
+
+
 def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
-    """time_methods for `methods` at one point with the spec's rule, warm-up, batch and timing."""
+    """time_methods for `methods` at one point with the spec's rule, warm-up, batch, timing and sync."""
     span = spec.timing == "span"
-    return time_methods(comms.contenders(methods), call, spec.rule, rng, warmup=spec.warmup, batch=spec.batch,
-                        span=span, clock=time.perf_counter if span else None, heartbeat=heartbeat, **options)
+    sync = None
+    if getattr(spec, "sync", "barrier") == "ring":
+        from mpi4py import MPI
+        from .alpha_bcast import ring_semi_barrier
+        sync = ring_semi_barrier(MPI, root=0)
+    return time_methods(comms.contenders(methods, call), call, spec.rule, rng, warmup=spec.warmup,
+                        batch=spec.batch, span=span, clock=time.perf_counter if span else None,
+                        heartbeat=heartbeat, sync=sync, **options)
 
 
 def call_for(MPI, collective, send, recv, count, datatype):
-    """The collective call at one message size, on any communicator of the method."""
+    """The collective call at one message size, on any communicator of the method (`.buffer`: bcast's)."""
     if collective == "bcast":
         spec = [send, count, datatype]
-        return lambda comm: comm.Bcast(spec, root=0)
+
+        def bcast(comm):
+            comm.Bcast(spec, root=0)
+        bcast.buffer = spec
+        return bcast
     sspec, rspec = [send, count, datatype], [recv, count, datatype]
     if collective == "reduce":
         return lambda comm: comm.Reduce(sspec, rspec, op=MPI.SUM, root=0)

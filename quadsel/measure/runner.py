@@ -19,7 +19,7 @@ from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..inputs import INT_MAX
 from . import output
-from ..libraries import COLLECTIVES, open_library
+from ..libraries import COLLECTIVES, alphatree, open_library
 from .mpit import MPIT, MPITError
 from .grid import DATATYPES
 from .progress import Progress
@@ -56,6 +56,9 @@ class Spec:
     adaptive: bool = False        # measure where the decision needs it (adaptive.py); one visit per point
     strategy: Optional[object] = None   # adaptive.Strategy (None: its defaults)
     budget: Optional[object] = None     # budget.Budget, only with adaptive
+    alphas: List[str] = field(default_factory=list)   # quadsel's α-tree methods (libraries/alphatree.py)
+    alpha_levels: object = "auto"       # where their levels come from (alpha_bcast.parse_levels)
+    sync: str = "barrier"               # before every timed call: barrier, or the ring semi-barrier
 
 
 def choose_datatype(spec):
@@ -93,6 +96,10 @@ def check_spec(spec, job_size=None):
     if job_size is not None and max(spec.comm_sizes) > job_size:
         raise QuadselError(f"communicator size {max(spec.comm_sizes)} is larger than the job "
                            f"({job_size} rank{'s' if job_size != 1 else ''}): launch more ranks or use --np")
+    if spec.alphas and spec.collective != "bcast":
+        raise QuadselError(f"α-tree methods are broadcasts; {spec.collective} has none")
+    if spec.sync not in ("barrier", "ring"):
+        raise QuadselError(f"unknown --sync {spec.sync!r} (known: barrier, ring)")
     if spec.rounds < 1 or spec.warmup < 0 or spec.batch < 1:
         raise QuadselError("--rounds and --batch must be >= 1, --warmup >= 0")
     choose_datatype(spec)
@@ -142,7 +149,7 @@ def run(spec):
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
     try:
-        labels = library.resolve(spec.collective, spec.algorithms)
+        labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas
         methods = library.methods(spec.collective, labels, spec.segments)
         if spec.env_method is not None:
             methods = [spec.env_method]
@@ -188,6 +195,13 @@ def run(spec):
         journal.rounds = rounds_done
         journal.record = _memory_record(journal)
 
+    depth = max((len(alphatree.parse(a)) for a in spec.alphas), default=1) - 1
+    if depth:
+        from .alpha_bcast import level_keys
+        _, levels = level_keys(MPI, world, spec.alpha_levels, depth)
+        if rank == 0:
+            meta["alpha_tree"] = {"levels_option": "auto" if spec.alpha_levels == "auto" else
+                                  "blocks:" + ",".join(map(str, spec.alpha_levels)), "levels_of_the_job": levels}
     if rank == 0:
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
@@ -269,7 +283,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                        send, recv, datatype, dtype_size, watchdog=None):
     rank = world.Get_rank()
     wanted = [meth for meth in methods if any((k[1], k[2]) == meth for k in pending)]
-    comms = MethodComms(MPI, world, library, spec.collective, n, wanted)
+    comms = MethodComms(MPI, world, library, spec.collective, n, wanted, spec.alpha_levels)
     if comms.member:
         todo = set(pending)
         for m in spec.msg_sizes:
@@ -317,6 +331,10 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         if old_timing != spec.timing:
             raise QuadselError(f"{spec.output} holds data timed with --timing {old_timing} and this run would "
                                f"use {spec.timing}; pass --timing {old_timing}, another --output or --no-resume")
+        old_sync = (old.get("methodology") or {}).get("sync", "barrier")
+        if old_sync != spec.sync:
+            raise QuadselError(f"{spec.output} holds data measured with --sync {old_sync} and this run would "
+                               f"use {spec.sync}; pass --sync {old_sync}, another --output or --no-resume")
     offered = library.algorithms(spec.collective)
     meta = {
         "quadsel_version": __version__,
@@ -333,7 +351,8 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         "job_size": job_size,
         "command": spec.command,
         "grid": {
-            "algorithms": {label: offered.get(label, "library default") for label in labels},
+            "algorithms": {label: offered.get(label) or (alphatree.describe(label) if alphatree.is_alpha(label)
+                                                         else "library default") for label in labels},
             "methods": [method_label(label, seg) for label, seg in methods],
             "segments": spec.segments,
             "comm_sizes": spec.comm_sizes,
@@ -342,7 +361,8 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
             "points": npoints,
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
-                            seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
+                            seed=spec.seed, barrier_before_each_call=spec.sync == "barrier", sync=spec.sync,
+                            timing=spec.timing,
                             adaptive=spec.adaptive,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",

@@ -172,10 +172,11 @@ class Method:
     name: object
     comm: object                              # an mpi4py communicator (all ranks of it take part)
     activate: Optional[Callable[[], None]] = None   # e.g. MPICH: write the algorithm cvar
+    call: Optional[Callable[[object], None]] = None  # its own call (quadsel's α-tree), else time_methods' `call`
 
 
 def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_time=None, share=1.0, clock=None,
-                 reduce_max=None, span=False, heartbeat=None, candidates=None, decisive=False):
+                 reduce_max=None, span=False, heartbeat=None, candidates=None, decisive=False, sync=None):
     """Time `call(comm)` for every method at one point, interleaved; returns {name: [µs per call]}.
 
     Every rank of the methods' communicators must call this with the same arguments (same `rng`
@@ -197,6 +198,8 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     decisive=True (adaptive measurement) also stops a method once `ranking_settled` says its place in
     the decision is clear (`candidates`: the names a decision may choose; default all), and resumes it
     when that is no longer so (its interval overlaps a new leader's) while its caps allow.
+    `sync(comm)` replaces the barrier before every call (measure --sync ring: the paper's ring semi-barrier);
+    when it has an `origin` rank, span times a call from that rank's start (the root leaves the ring last).
     """
     if clock is None or reduce_max is None:
         from mpi4py import MPI
@@ -210,11 +213,13 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
     time_cap = rule.max_time * share
     used_before = {m.name: float((prior_time or {}).get(m.name, 0.0)) for m in methods}
 
+    sync = sync or (lambda comm: comm.Barrier())
+    origin = getattr(sync, "origin", None)
     for m in methods:   # warm-up: connections, buffers, caches, the algorithm's own setup
         if m.activate:
             m.activate()
         for _ in range(warmup):
-            call(m.comm)
+            (m.call or call)(m.comm)
         m.comm.Barrier()
 
     active = [m for m in methods]
@@ -226,14 +231,16 @@ def time_methods(methods, call, rule, rng, warmup=2, batch=5, prior=None, prior_
                 m.activate()
             n = batch
             local = np.zeros(2 * n + 1)
+            this_call = m.call or call
+            starts = origin is None or m.comm.Get_rank() == origin
             start = clock()
             for i in range(n):
-                m.comm.Barrier()          # everyone starts together (SKaMPI/IMB "barrier before")
+                sync(m.comm)              # everyone starts together (SKaMPI/IMB "barrier before")
                 t0 = clock()
-                call(m.comm)
+                this_call(m.comm)
                 t1 = clock()
-                if span:
-                    local[i], local[n + i] = t1, -t0     # max of -start = -(earliest start)
+                if span:   # max of -start = -(earliest start), or of the origin's start
+                    local[i], local[n + i] = t1, (-t0 if starts else -math.inf)
                 else:
                     local[i] = t1 - t0
             local[2 * n] = clock() - start

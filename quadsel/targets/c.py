@@ -7,6 +7,7 @@ from .. import __version__
 from ..errors import QuadselError
 from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part  # noqa: F401 (c's interface)
 from .templating import render
+from ..libraries import alphatree
 
 LIBRARIES = ("openmpi", "mpich")
 
@@ -34,6 +35,11 @@ def algorithm_ids(methods, collective, library=None):
     gets an id 1..n in method-table order and a #define with a sanitized identifier.
     """
     names = list(dict.fromkeys(m.algorithm for m in methods))
+    alphas = {name: _plain_id(alphatree.method_id(alphatree.parse(name))) for name in names
+              if alphatree.is_alpha(name)}
+    if alphas:    # quadsel's α-trees: their own ids (libraries/alphatree.py), the library's ids for the rest
+        rest = algorithm_ids([m for m in methods if m.algorithm not in alphas], collective, library)
+        return {name: alphas.get(name) or rest[name] for name in names}
     if library == "openmpi":
         from ..libraries import openmpi
         return {name: _plain_id(openmpi.algorithm_id(collective, name)) for name in names}
@@ -79,6 +85,13 @@ def id_legend(ids, library, collective):
     elif library == "openmpi":
         from ..libraries import openmpi
         names = {name: openmpi.algorithm_name(collective, aid.number) for name, aid in ids.items()}
+    alphas = {name: aid for name, aid in ids.items() if alphatree.is_alpha(name)}
+    if alphas:
+        rest = {name: aid for name, aid in ids.items() if name not in alphas}
+        legend = id_legend(rest, library, collective) + " " if rest else ""
+        pairs = ", ".join(f"{aid.number} = {name}" for name, aid in alphas.items())
+        return (legend + f"quadsel alpha-tree ids (no MPI library ships this algorithm; QUADSEL_ALPHA_* below "
+                f"decode them): {pairs}.")
     pairs = ", ".join(f"{aid.number} = {comment_text(names[name])}" for name, aid in ids.items())
     return f"Algorithm ids ({scheme}): {pairs}."
 
@@ -107,7 +120,8 @@ def common_context(fn, name, ids, library):
             "source_lines": [measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),
-            "id_defines": [aid.define for aid in ids.values() if aid.define]}
+            "id_defines": [aid.define for aid in ids.values() if aid.define],
+            "alpha_macros": alphatree.C_MACROS if any(alphatree.is_alpha(name) for name in ids) else ()}
 
 
 def generate_c(fn, name=None, merge=True, library=None):
