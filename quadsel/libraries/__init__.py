@@ -1,6 +1,7 @@
 """The MPI libraries: one module each with everything quadsel knows about it (ids, names, variables, forcing)."""
 
-from . import mpich, openmpi
+from . import alphatree, mpich, openmpi
+from ..errors import QuadselError
 from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, detect  # noqa: F401 (the package's interface)
 
 LIBRARIES = {openmpi.NAME: openmpi, mpich.NAME: mpich}
@@ -14,7 +15,10 @@ def open_library(version_string, mpit=None):
 
 
 def canonical_label(library, collective, label):
-    """The label `quadsel measure` writes for `label` in `library` (Open MPI id as text, MPICH CVAR name), or None."""
+    """The label `quadsel measure` writes for `label` in `library` (Open MPI id as text, MPICH CVAR name, or
+    quadsel's own α-tree name), or None."""
+    if collective == "bcast" and alphatree.is_alpha(label):
+        return alphatree.canonical(label)
     return LIBRARIES[library].canonical_label(collective, label)
 
 
@@ -35,6 +39,10 @@ def label_evidence(collective, label):
 
 def label_of(library, collective, method):
     """The label `quadsel measure` writes for a tree's method in `library` (Open MPI id as text, MPICH name)."""
+    if alphatree.is_alpha(method.algorithm):
+        raise QuadselError(f"{method.algorithm} is quadsel's alpha-tree broadcast, which no MPI library ships: the "
+                           "library cannot be made to run it (compare it with `quadsel measure --alpha`, "
+                           "docs/alpha-tree.md)")
     if library == openmpi.NAME:
         return str(openmpi.algorithm_id(collective, method.algorithm))
     return mpich.container(collective, method.algorithm)[0]

@@ -41,7 +41,20 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
             return generate_c_table(fns[0], name=name, library=library)
         from .c import generate_c
         return generate_c(fns[0], name=name, merge=merge, library=library)
+    _no_alpha_trees(target, fns)
     module = importlib.import_module("." + target.replace("-", "_"), __name__)
     if target == "mpich-json":
         return module.emit(fns, base=mpich_base)
     return module.emit(fns, max_requests=max_requests)
+
+
+def _no_alpha_trees(target, fns):
+    """A rules file is read by the library itself, and no MPI library ships quadsel's α-tree broadcast."""
+    from ..libraries import alphatree
+    for fn in fns:
+        used = {fn.methods[k].algorithm for k in set(fn.tree.method[fn.tree.is_leaf].tolist())}
+        alphas = sorted(name for name in used if alphatree.is_alpha(name))
+        if alphas:
+            raise QuadselError(f"the {fn.collective} tree selects quadsel's alpha-tree broadcast ({', '.join(alphas[:3])}), "
+                               f"which no MPI library ships: {target} cannot express it; use --target c or blob "
+                               "(docs/alpha-tree.md)")
