@@ -91,9 +91,11 @@ TABLES = {"openmpi": OPENMPI, "mpich": MPICH}
 TITLES = {"openmpi": "Open MPI", "mpich": "MPICH"}
 
 # Benchmarks whose printed size is not per rank: the total vector of reduce_scatter (OSU's osu_reduce_scatter
-# prints sum(recvcounts) x 4; IMB-MPI1's Reduce_scatter splits #bytes over the ranks). Their readers divide.
+# prints sum(recvcounts) x 4; IMB-MPI1's Reduce_scatter splits #bytes over the ranks; SKaMPI reports the
+# send vector's extent). Everything else they print per rank (per peer for alltoall). Their readers divide.
 BENCHMARK_TOTALS = {"osu": {"reduce_scatter", "ireduce_scatter"},
                     "imb": {"reduce_scatter", "ireduce_scatter"},
+                    "skampi": {"reduce_scatter"},
                     "detail": {"reduce_scatter"}}     # ompi-collectives-tuning runs OSU
 
 
