@@ -107,6 +107,9 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
+    from ..targets.method_ids import check_tree
+    for fn, tree in zip(fns, trees):
+        check_tree(fn, tree, target, flavor, library)     # ids per collective: file:line, exit 2
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -121,6 +124,9 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         _write_binary(output, result)
     else:
         write_text(output, result)
+    from ..targets import conversion_notes
+    for note in conversion_notes(target, fns):
+        click.echo(note, err=True)
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
         make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)

@@ -122,6 +122,15 @@ def test_open_mpi_collectives_keyed_on_no_message_size_get_the_tree_s_majority_p
     assert json_rules.lookup(coll, 3, 0)[0] == 2 and json_rules.lookup(coll, 9, 0)[0] == 3
 
 
+def test_codegen_says_on_stderr_where_a_file_cannot_follow_the_message_size(tmp_path):
+    fn = tree_choosing("barrier", [2, 4], [0, 64], [[("1", 0), ("2", 0)], [("3", 0), ("3", 0)]])
+    tree = tmp_path / "barrier.qt.json"
+    fn.save(tree)
+    result = CliRunner().invoke(main, ["codegen", str(tree), "-t", "ompi-rules", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "note: barrier: Open MPI matches it on nothing (0), so the choice cannot change" in result.stderr
+
+
 def mpich_names(coll):
     if coll not in mpich.ALGORITHMS:
         pytest.skip(f"no MPICH algorithm table for {coll} yet")
