@@ -107,9 +107,6 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
-    from ..targets.method_ids import check_tree
-    for fn, tree in zip(fns, trees):
-        check_tree(fn, tree, target, flavor, library)     # ids per collective: file:line, exit 2
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -118,8 +115,13 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         if mpich_base != "none":
             from ..targets.mpich_json import load_base
             base = load_base(mpich_base)
-    result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                  merge=not no_merge, library=library)
+    from ..targets.method_ids import check_tree
+    try:
+        result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
+                      merge=not no_merge, library=library)
+    finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
+        for fn, tree in zip(fns, trees):
+            check_tree(fn, tree, target, flavor, library)
     if isinstance(result, bytes):
         _write_binary(output, result)
     else:
