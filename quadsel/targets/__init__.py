@@ -35,6 +35,7 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
             from .blob import to_blob
             return to_blob(fns[0], library=library)
         if flavor == "ompi-tuned":
+            _no_alpha_trees("--flavor ompi-tuned", fns)
             return importlib.import_module(".ompi_tuned", __name__).generate(fns[0], name=name, merge=merge)
         if flavor == "table":
             from .c_table import generate_c_table
@@ -58,3 +59,14 @@ def _no_alpha_trees(target, fns):
             raise QuadselError(f"the {fn.collective} tree selects quadsel's alpha-tree broadcast ({', '.join(alphas[:3])}), "
                                f"which no MPI library ships: {target} cannot express it; use --target c or blob "
                                "(docs/alpha-tree.md)")
+
+
+def conversion_notes(target, fns):
+    """One line each: where a rules file cannot follow the tree (its library matches the collective on no message
+    size: docs/collectives.md); empty for the C targets, which take the decision map's size."""
+    from .method_ids import TARGET_LIBRARY
+    from .rule_list import rule_lists
+    library = TARGET_LIBRARY.get(target)
+    if library is None:
+        return []
+    return [f"note: {note}" for rl in rule_lists(fns, library) for note in rl.notes]

@@ -95,3 +95,17 @@ def test_rules_files_refuse_a_tree_with_alpha_trees():
     for target in ("ompi-rules", "ompi-json", "mpich-json"):
         with pytest.raises(QuadselError, match="alpha-tree"):
             emit(target, [fn])
+
+
+def test_codegen_command_writes_c_for_an_alpha_tree_and_refuses_a_rules_file(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    path = tmp_path / "alpha.qt.json"
+    alpha_fn().save(str(path))
+    runner = CliRunner()
+    done = runner.invoke(main, ["codegen", str(path), "-o", str(tmp_path / "a.c")])
+    assert done.exit_code == 0, done.output
+    assert "QUADSEL_ALPHA_LEVELS" in (tmp_path / "a.c").read_text()
+    for target in ("ompi-rules", "ompi-json"):
+        refused = runner.invoke(main, ["codegen", str(path), "-t", target, "-o", str(tmp_path / "r.txt")])
+        assert refused.exit_code == 2 and "no MPI library ships" in refused.output and not (tmp_path / "r.txt").exists()
