@@ -209,6 +209,10 @@ def _sample_options(params, spec):
                                "as 2h): without one it measures every point")
     spec.sample = params["sample"]
     spec.budget = parse_budget(params["budget"])
+    if spec.budget.share is not None and not params["replay"]:
+        # the sample leaves out the expensive points that an estimate of the full sweep would extrapolate from
+        raise click.UsageError("--sample on a real MPI needs a time --budget (90m, 2h): the full sweep's time is "
+                               "known only to a replay, and the sample never measures the points it is spent on")
     if spec.env_method is not None:
         raise QuadselError("--sample needs MPI_T forcing (all methods of a point in one visit); this MPI "
                            "offers only one launch per method")

@@ -138,7 +138,7 @@ def run(spec):
         except MPITError as exc:
             if spec.adaptive or spec.sample:
                 fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are interleaved "
-                     "in one launch); measure without --adaptive")
+                     "in one launch); measure without them")
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
@@ -344,7 +344,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
-                            adaptive=spec.adaptive,
+                            adaptive=spec.adaptive, sample=spec.sample,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
