@@ -52,6 +52,12 @@ def test_build_model_predicts_the_grid_and_marks_it(tmp_path, form):
     if form == "hockney":
         assert fn.query(128, 1 << 20).algorithm == "6" and fn.query(2, 1).algorithm == "1"
     assert invoke("query", tree, "--comm", 100, "--msg", 5000).exit_code == 0
+    report = invoke("report", sparse, "--tree", tree, "--no-compare", "--format", "json")
+    assert report.exit_code == 0, report.output
+    assert f"t.qt.json was built with {model['predicted_points']} of its points predicted by the {form} model" in \
+        report.stderr
+    row = next(r for r in json.loads(report.stdout)["rows"] if r["method"] == "tree")
+    assert row["points"] == keep.sum()                     # the measured points of the sparse file only
 
 
 def test_without_model_the_same_file_builds_the_sparse_map(tmp_path):

@@ -205,6 +205,12 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
+    for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
+        model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
+        if model:
+            result.notes.append(f"{name} was built with {model.get('predicted_points')} of its points predicted by "
+                                f"the {model.get('form')} model (build --model); it is scored here on the measured "
+                                "points of FILES only")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     links = []

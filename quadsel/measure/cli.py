@@ -68,8 +68,9 @@ from .output import CONTINUED, interrupted_note
                    "the best not measured again until their trend closes the gap, repetitions stopped once the "
                    "ranking at a point is clear. Skipped pairs are `# skipped` lines in the CSV.")
 @click.option("--budget", metavar="TIME|SHARE", default=None,
-              help="With --adaptive or --sample: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of the full "
-                   "sweep's benchmarking time (25%; estimated in a real run, exact in a replay).")
+              help="With --adaptive or --sample: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of "
+                   "the full sweep's benchmarking time (25%; estimated in a real run, exact in a replay; --sample "
+                   "takes a share only in a replay).")
 @click.option("--behind", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
               help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.5]")
 @click.option("--agree", type=click.FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
@@ -110,7 +111,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     measures only the missing points.
 
     --adaptive measures where the decision needs it (docs/measure.md, *Adaptive measurement*); --sample model
-    --budget 25% the sparse sample `build --model` predicts from (docs/measure.md, *Sampling for a model*);
+    --budget TIME the sparse sample `build --model` predicts from (docs/measure.md, *Sampling for a model*);
     --replay FILES answers from recorded sweeps instead of MPI, to try a strategy without a cluster:
 
     \b

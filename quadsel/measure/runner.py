@@ -137,8 +137,8 @@ def run(spec):
             mpit = MPIT(thread_level=MPI.Query_thread())
         except MPITError as exc:
             if spec.adaptive or spec.sample:
-                fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are interleaved "
-                     "in one launch); measure without them")
+                fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are "
+                     "interleaved in one launch); measure without them")
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
