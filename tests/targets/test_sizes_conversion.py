@@ -183,3 +183,13 @@ def test_library_sizes_invert_exactly():
                     for m in (b - 1, b, b + 1):
                         if m >= 0:
                             assert (m >= b) == (sizes.library_size(library, coll, m, p) >= lo)
+
+
+def test_verify_refuses_an_mpich_size_key_csel_lacks_for_the_collective(tmp_path):
+    path = tmp_path / "sel.json"
+    path.write_text('{"collective=allgather": {"comm_type=intra": {\n'
+                    '  "avg_msg_size<=1024": {"algorithm=MPIR_Allgather_intra_ring": {}},\n'
+                    '  "avg_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}}}}\n')
+    from quadsel.errors import InputError
+    with pytest.raises(InputError, match=r"sel.json:2: MPICH's csel has no avg_msg_size for allgather"):
+        read_rules_file(str(path))
