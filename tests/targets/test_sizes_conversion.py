@@ -93,13 +93,19 @@ def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS):
     return build_decision_function(build_decision_map(rows, coll), split=split, between=between)
 
 
-@given(st.integers(0, 10**6), st.sampled_from(sorted(OMPI_KEY)), st.integers(1, 5), st.integers(1, 7),
-       st.integers(1, 3), st.sampled_from(["floor", "least-bad"]))
-@settings(max_examples=40, deadline=None)
-def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(seed, coll, n_comm, n_msg, n_methods, between):
+@pytest.mark.parametrize("coll", sorted(OMPI_KEY))
+@given(seed=st.integers(0, 10**6), n_comm=st.integers(1, 5), n_msg=st.integers(1, 7), n_methods=st.integers(1, 3),
+       between=st.sampled_from(["floor", "least-bad"]))
+@settings(max_examples=8, deadline=None)
+def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(tmp_path_factory, coll, seed, n_comm, n_msg,
+                                                                    n_methods, between):
     fn = between_fn(seed, n_comm, n_msg, n_methods, coll, between)
-    classic, json_rules = OmpiClassicRules(ompi_rules.emit([fn])), OmpiJsonRules(ompi_json.emit([fn]))
+    text = ompi_rules.emit([fn])
+    classic, json_rules = OmpiClassicRules(text), OmpiJsonRules(ompi_json.emit([fn]))
     assert not classic.ignored
+    path = tmp_path_factory.mktemp("rules") / "r.rules"
+    path.write_text(text)
+    verify_reader = read_rules_file(str(path), library_version="Open MPI v5.0.11")
     key = OMPI_KEY[coll]
     for comm, msg in probe_points(fn):
         if comm not in fn.comm_sizes:
@@ -107,6 +113,7 @@ def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(seed, coll, 
         want = int(fn.query(comm, msg).algorithm)
         assert classic.lookup(OMPI_COLL_ID[coll], comm, key(msg, comm))[0] == want, (comm, msg)
         assert json_rules.lookup(coll, comm, key(msg, comm))[0] == want, (comm, msg)
+        assert verify_reader.pick(coll, comm, msg).label == str(want), (comm, msg)     # converted back
 
 
 @pytest.mark.parametrize("coll", OMPI_NO_KEY)
@@ -193,3 +200,11 @@ def test_verify_refuses_an_mpich_size_key_csel_lacks_for_the_collective(tmp_path
     from quadsel.errors import InputError
     with pytest.raises(InputError, match=r"sel.json:2: MPICH's csel has no avg_msg_size for allgather"):
         read_rules_file(str(path))
+
+
+@pytest.mark.parametrize("coll", sorted(set(sizes.PER_RANK) - {"barrier"}))
+def test_the_c_function_says_it_takes_bytes_per_rank_for_every_collective(coll):
+    fn = tree_choosing(coll, [2, 4], [64, 1024], [[("1", 0), ("2", 0)], [("2", 0), ("1", 0)]])
+    for source in (generate_c(fn), emit("c", [fn], flavor="table")):
+        assert f"msg_size: bytes per rank, as the benchmarks print it -- {sizes.PER_RANK[coll]}" in source
+        assert "int quadsel_" + coll + "_decision(int comm_size, size_t msg_size, int *segsize)" in source
