@@ -52,9 +52,9 @@ def geomean(values):
 
 def barrier_vs_ring(barrier, ring):
     print("## Barrier vs ring semi-barrier (same grid, same methods)\n")
-    print("| comm size | pairs | geomean ring/barrier | ratio 10th-90th pct | rel. stddev barrier | rel. stddev ring "
+    print("| comm size | pairs | geomean ring/barrier | median | ratio 10th-90th pct | rel. stddev barrier | rel. stddev ring "
           "| same best method |")
-    print("|---:|---:|---:|---|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|")
     by_comm = defaultdict(list)
     for point in sorted(set(barrier) & set(ring)):
         by_comm[point[0]].append(point)
@@ -73,7 +73,7 @@ def barrier_vs_ring(barrier, ring):
             same += best_b == best_r
         ratios.sort()
         lo, hi = ratios[len(ratios) // 10], ratios[(9 * len(ratios)) // 10]
-        print(f"| {comm} | {len(ratios)} | {geomean(ratios):.3f} | {lo:.2f}-{hi:.2f} | {median(cv_b):.2f} "
+        print(f"| {comm} | {len(ratios)} | {geomean(ratios):.3f} | {median(ratios):.3f} | {lo:.2f}-{hi:.2f} | {median(cv_b):.2f} "
               f"| {median(cv_r):.2f} | {same}/{len(points)} |")
         every = ratios
     print(f"\n(relative standard deviation: median over the pairs of stddev/mean of the per-call times; {len(every)} "
@@ -107,6 +107,15 @@ def best_alpha(table, title):
           f"{geomean(ratios):.3f}\n")
 
 
+def python_cost(table, title):
+    """At 2 ranks every α-tree is one message, as basic_linear is: their ratio is what Python adds."""
+    ratios = [row[a][0] / row["1"][0] for (comm, _), row in table.items() if comm == 2 and "1" in row
+              for a in row if alphatree.is_alpha(a)]
+    if ratios:
+        print(f"- {title}: at 2 ranks (one message for every alpha-tree and for basic_linear) alpha-tree / "
+              f"basic_linear geomean {geomean(ratios):.2f}, median {median(ratios):.2f} over {len(ratios)} pairs")
+
+
 def leaves(path):
     fn = DecisionFunction.load(path)
     used = [fn.methods[k].label for k in sorted(set(fn.tree.method[fn.tree.is_leaf].tolist()))]
@@ -124,7 +133,10 @@ def main(out):
     multilevel = os.path.join(out, "multilevel.csv")
     if os.path.exists(multilevel):
         best_alpha(read(multilevel), "multilevel, emulated nodes of 2 ranks (blocks:2), ring semi-barrier")
-    print("## The default builds' leaves\n")
+    print("## What the Python point-to-point code costs\n")
+    python_cost(barrier, "barrier")
+    python_cost(ring, "ring")
+    print("\n## The default builds' leaves\n")
     for kind in ("barrier", "ring", "multilevel"):
         path = os.path.join(out, f"{kind}.qt.json")
         if os.path.exists(path):
