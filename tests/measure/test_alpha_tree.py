@@ -139,3 +139,20 @@ def test_names_and_c_ids_round_trip():
     assert alphatree.percents_of_id(6) is None and alphatree.percents_of_id(1051) is None
     with pytest.raises(QuadselError):
         alphatree.percent("0.55")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-c", "reduce", "--alpha", "0.5"], "α-tree methods are broadcasts"),
+    (["-c", "bcast", "--alpha", "0.7"], "must lie in [0, 0.5]"),
+    (["-c", "bcast", "--alpha-depth", "2"], "--alpha-depth needs --alpha"),
+    (["-c", "bcast", "--alpha", "0", "--alpha-levels", "blocks:0"], "use auto or blocks:K[,J]"),
+    (["-c", "bcast", "--replay", "x.csv", "--alpha", "0"], "--alpha and --sync only apply to real runs"),
+])
+def test_alpha_options_fail_before_anything_runs(tmp_path, args, message):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    (tmp_path / "x.csv").write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n")
+    out = tmp_path / "out.csv"
+    done = CliRunner().invoke(main, ["measure", "--np", "2", "-o", str(out)] + [
+        str(tmp_path / a) if a == "x.csv" else a for a in args])
+    assert done.exit_code == 2 and message in done.output and not out.exists()
