@@ -7,12 +7,15 @@ From every rank's entry e and exit x at every call, on one clock (measure/trace.
 - arrival wait = last entry over the ranks - e (the paper's load-imbalance measure: what a rank would wait
   at a point where all must have arrived);
 - departure wait = x - first exit over the ranks (0 for the first to leave);
-- dependency wait = how long r waited, inside the call, for the latest arrival among the ranks it depends on
-  in the algorithm's tree (its ancestors when data flows down, its subtree when it flows up; every rank for
-  algorithms that are not a tree), clipped to [0, time inside]; the rank that arrived last there is r's *gate*;
+- sender wait ("late sender") = how long r waited, inside the call, for the latest arrival among the ranks its
+  data comes from in the algorithm's tree (its ancestors when data flows down, its subtree when it flows up;
+  every rank for algorithms that are not a tree), clipped to [0, time inside];
+- receiver wait ("late receiver") = the same for the ranks it sends to directly (children down, parent up),
+  which a large (rendezvous) message needs to have entered;
+- dependency wait = the larger of the two; the rank that arrived last among both is r's *gate*;
 - transfer = time inside - dependency wait: from the gate's arrival (or r's own) to r's exit.
 
-The critical path of a call is the tree path from the gate of the last rank to leave to that rank: the span
+The critical path of a call runs from the gate of the last rank to leave to that rank (along the tree): the span
 of the call (last exit - first entry) is the arrival spread up to the gate plus the transfer along that path.
 """
 
@@ -24,7 +27,8 @@ import numpy as np
 from ..libraries import trees
 from ..libraries.trees import Shape
 
-METRICS = ("inside", "arrival_wait", "dependency_wait", "transfer", "departure_wait", "exit_after_start")
+METRICS = ("inside", "arrival_wait", "sender_wait", "receiver_wait", "dependency_wait", "transfer", "departure_wait",
+           "exit_after_start")
 
 
 @dataclass
@@ -65,25 +69,44 @@ def configs(named_docs):
 
 
 def dependencies(shape, n):
-    """For every rank the ranks whose arrival it waits for (not itself)."""
+    """(senders, receivers): for every rank the ranks whose arrival it may wait for (not itself).
+
+    Senders: the ranks its data comes from -- its ancestors when data flows down (bcast), its subtree when it
+    flows up (reduce); every other rank for algorithms that are not a tree. Receivers: the ranks it sends to
+    directly -- its children (down) or its parent (up) -- which must have entered the call (posted their
+    receive) before a large, rendezvous-protocol message can go ("late receiver")."""
     if shape is None:
-        return [[s for s in range(n) if s != r] for r in range(n)]
-    return trees.ancestors(shape.parents) if shape.flow == "down" else trees.descendants(shape.parents)
+        return [[s for s in range(n) if s != r] for r in range(n)], [[] for _ in range(n)]
+    if shape.flow == "down":
+        return trees.ancestors(shape.parents), trees.children(shape.parents)
+    return trees.descendants(shape.parents), [[p] if p >= 0 else [] for p in shape.parents]
+
+
+def _latest(entry, groups):
+    """calls x ranks: the rank of groups[r] (or r itself) that entered last, per call."""
+    calls, n = entry.shape
+    gate = np.empty((calls, n), dtype=int)
+    for r in range(n):
+        group = np.array([r] + list(groups[r]))
+        gate[:, r] = group[np.argmax(entry[:, group], axis=1)]
+    return gate
 
 
 def per_call(entry, exit_, deps):
-    """{metric: calls x ranks}, plus `gate` (the rank r waited for) and `span` (per call)."""
-    calls, n = entry.shape
+    """{metric: calls x ranks}, plus `gate` (the rank r waited for) and `span` (per call). `deps` = dependencies()."""
+    senders, receivers = deps
     inside = exit_ - entry
-    gate = np.empty((calls, n), dtype=int)
-    for r in range(n):
-        group = np.array([r] + list(deps[r]))
-        gate[:, r] = group[np.argmax(entry[:, group], axis=1)]
-    gate_entry = np.take_along_axis(entry, gate, axis=1)
-    dependency_wait = np.clip(gate_entry - entry, 0.0, inside)
+    both = [list(a) + list(b) for a, b in zip(senders, receivers)]
+    gate = _latest(entry, both)
+
+    def wait_for(g):
+        return np.clip(np.take_along_axis(entry, g, axis=1) - entry, 0.0, inside)
+    dependency_wait = wait_for(gate)
     first = entry.min(axis=1, keepdims=True)
     return {"inside": inside,
             "arrival_wait": entry.max(axis=1, keepdims=True) - entry,
+            "sender_wait": wait_for(_latest(entry, senders)),
+            "receiver_wait": wait_for(_latest(entry, receivers)),
             "dependency_wait": dependency_wait,
             "transfer": inside - dependency_wait,
             "departure_wait": exit_ - exit_.min(axis=1, keepdims=True),
@@ -93,20 +116,20 @@ def per_call(entry, exit_, deps):
 
 
 def path_between(shape, gate, last):
-    """The ranks on the critical path from `gate` to `last` (the gate's tree path, or both when no tree)."""
+    """The ranks of the critical path from `gate` (the rank `last` waited for) to `last`: the tree path when
+    one is an ancestor of the other, else just the two (no tree, or a receiver's sibling branch)."""
     if gate == last:
         return [last]
     if shape is None:
         return [gate, last]
     parents = shape.parents
-    # down flow: the gate is an ancestor of `last`; up flow: a descendant. Walk up from the lower one.
-    low, high = (last, gate) if shape.flow == "down" else (gate, last)
-    path = [low]
-    while path[-1] != high and parents[path[-1]] != -1:
-        path.append(parents[path[-1]])
-    if path[-1] != high:              # not on one branch (no dependency links them): just both ends
-        return [gate, last]
-    return path[::-1] if shape.flow == "down" else path
+    for low, high in ((last, gate), (gate, last)):
+        path = [low]
+        while path[-1] != high and parents[path[-1]] != -1:
+            path.append(parents[path[-1]])
+        if path[-1] == high:
+            return path[::-1] if low == last else path
+    return [gate, last]
 
 
 @dataclass
@@ -226,7 +249,8 @@ def cluster_ranks(profiles, tol):
     if n == 1:
         return [[0]]
     from scipy.cluster.hierarchy import fcluster, linkage
-    labels = fcluster(linkage(profiles, method="complete", metric="chebyshev"), t=tol, criterion="distance")
+    from scipy.spatial.distance import pdist
+    labels = fcluster(linkage(pdist(profiles, "chebyshev"), method="complete"), t=tol, criterion="distance")
     groups = {}
     for r, lab in enumerate(labels):
         groups.setdefault(lab, []).append(r)

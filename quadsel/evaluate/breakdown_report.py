@@ -2,10 +2,12 @@
 configurations traced at the same message size (two algorithms, or two rank mappings in two files)."""
 
 from ..errors import printable
+from ..libraries import trees
 from .breakdown import METRICS, analyse, configs
 
 _COLUMNS = [("rank", None), ("depth", None), ("subtree", None), ("inside", "inside"),
-            ("arrival wait", "arrival_wait"), ("dep. wait", "dependency_wait"), ("gate", None),
+            ("arrival wait", "arrival_wait"), ("sender wait", "sender_wait"), ("receiver wait", "receiver_wait"),
+            ("gate", None),
             ("transfer", "transfer"), ("departure wait", "departure_wait"), ("last in", None),
             ("last out", None), ("crit. path", None)]
 
@@ -73,7 +75,8 @@ def rank_rows(b):
     for r in b.rows:
         m = r.means
         rows.append([r.rank, "—" if r.depth is None else r.depth, "—" if r.subtree is None else r.subtree,
-                     f"{_us(m['inside'])} ± {_us(r.ci['inside'])}", _us(m["arrival_wait"]), _us(m["dependency_wait"]),
+                     f"{_us(m['inside'])} ± {_us(r.ci['inside'])}", _us(m["arrival_wait"]), _us(m["sender_wait"]),
+                     _us(m["receiver_wait"]),
                      r.gate, _us(m["transfer"]), _us(m["departure_wait"]), _pct(r.last_arrival),
                      _pct(r.last_departure), _pct(r.on_critical_path)])
     return rows
@@ -83,8 +86,11 @@ def findings(b):
     """The sentences docs/trace.md quotes: who waits most, what the groups are."""
     most = max(b.rows, key=lambda r: r.means["dependency_wait"])
     slow = max(b.rows, key=lambda r: r.means["exit_after_start"])
+    relation = _relation(b.config.shape, most.rank, most.gate)
     out = [f"  waits most: rank {most.rank} ({_us(most.means['dependency_wait'])} µs of its "
-           f"{_us(most.means['inside'])} µs inside, mostly for rank {most.gate}); leaves last on average: rank "
+           f"{_us(most.means['inside'])} µs inside: {_us(most.means['sender_wait'])} for its senders, "
+           f"{_us(most.means['receiver_wait'])} for its receivers; most often for rank {most.gate}{relation}); "
+           f"leaves last on average: rank "
            f"{slow.rank} ({_us(slow.means['exit_after_start'])} µs after the first entry)",
            f"  ranks alike (within {_us(b.cluster_tolerance_us)} µs): " + "; ".join(
                "{" + ", ".join(map(str, g)) + "}" for g in b.clusters)]
@@ -94,6 +100,20 @@ def findings(b):
         out.append("  by depth (mean inside / dep. wait / transfer µs): " + "; ".join(
             f"{d}: {_us(v['inside'])} / {_us(v['dependency_wait'])} / {_us(v['transfer'])}" for d, v in b.by_depth.items()))
     return out
+
+
+def _relation(shape, rank, other):
+    """How `other` stands to `rank` in the tree, as words (" (its parent)")."""
+    if shape is None or other == rank:
+        return " (itself: it arrived after all it depends on)" if other == rank else ""
+    parents = shape.parents
+    if parents[rank] == other:
+        return " (its parent)"
+    if parents[other] == rank:
+        return " (its child)"
+    if other in trees.ancestors(parents)[rank]:
+        return " (an ancestor)"
+    return " (in its subtree)" if other in trees.descendants(parents)[rank] else ""
 
 
 def side_by_side(group, fmt):
@@ -130,8 +150,9 @@ def render(results, fmt="text"):
         out += describe(b) + ["", _table([h for h, _ in _COLUMNS], rank_rows(b), fmt), ""] + findings(b) + [""]
     for group in comparisons(results):
         out += ["Side by side:", side_by_side(group, fmt), ""]
-    out.append("µs, means over the calls (± 95 % CI). dep. wait: waiting inside the call for the latest arrival "
-               "among the ranks this one depends on in the tree (gate: that rank, most often); last in/out: "
+    out.append("µs, means over the calls (± 95 % CI). sender / receiver wait: waiting inside the call for the latest "
+               "arrival among the ranks its data comes from / it sends to in the tree; dep. wait: the larger "
+               "(gate: that rank, most often); transfer: time inside - dep. wait; last in/out: "
                "share of calls it entered/left last; crit. path: share of calls it was on the critical path.")
     return "\n".join(out)
 

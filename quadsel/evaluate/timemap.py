@@ -40,7 +40,7 @@ def write_timemap(results, path):
     plt = pyplot()
     k = len(results)
     n = max(b.config.ranks for b in results)
-    fig, axes = plt.subplots(1, k, figsize=(4.2 * k + 1.0, 1.2 + 0.45 * n), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(1, k, figsize=(4.2 * k + 1.0, 1.8 + 0.45 * n), sharex=True, squeeze=False)
     all_x = []
     for ax, b in zip(axes[0], results):
         c = b.config
@@ -67,14 +67,15 @@ def write_timemap(results, path):
         ax.set_yticklabels([f"{r}" + ("" if depth[r] is None else f" (d{depth[r]})") for r in order])
         ax.invert_yaxis()
         shape = c.shape.name if c.shape else "no tree"
-        ax.set_title(printable(f"{c.collective} {c.name or c.algorithm} ({shape})\n{c.msg_size} B, "
-                               f"{c.ranks} ranks, span {b.span_us:.0f} µs"), fontsize=9)
+        ax.set_title(f"{c.collective} {printable(c.name or c.algorithm)} ({shape})\n{c.msg_size} B, "
+                     f"{c.ranks} ranks, span {b.span_us:.0f} µs", fontsize=9)
         ax.set_xlabel("µs from the last arrival (mean over calls)")
     axes[0][0].set_ylabel("rank (depth in the tree)")
     if all_x:
         lo, hi = min(all_x), max(all_x)
         pad = 0.05 * (hi - lo or 1.0)
         axes[0][0].set_xlim(lo - pad, hi + pad)
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save(fig, path)

@@ -149,16 +149,29 @@ def run(spec):
         dtype_name, dtype_size = choose_datatype(SimpleNamespace(datatype="auto", collective=spec.collective,
                                                                  msg_sizes=spec.msg_sizes))
         old = _existing(spec) if rank == 0 else None
+        if old is not None:
+            now = {"collective": spec.collective, "library": library.name, "comm_size": n, "job_size": size,
+                   "map_by": spec.map_by, "datatype": dtype_name}
+            for key in _SAME:
+                if old.get(key) != now[key]:
+                    raise QuadselError(f"{spec.output} was traced with {key} {old.get(key)!r}, this run has "
+                                       f"{now[key]!r}: use another -o or --no-resume")
     except MPITError as exc:
         error = f"MPI_T unavailable ({exc}): tracing forces algorithms through it"
     except QuadselError as exc:
         error = str(exc)
     error = world.bcast(error if rank == 0 else None, root=0) or error
-    if error:
-        raise QuadselError(error) if rank == 0 else SystemExit(2)
+    if error:          # one line from rank 0; every rank ends normally (no abort notice from mpiexec)
+        if rank == 0:
+            raise QuadselError(error)
+        return None
 
     host = MPI.Get_processor_name() or socket.gethostname()
     hosts, domains = zip(*world.allgather((host, clock_domain(host))))
+    watchdog = None
+    if rank == 0 and getattr(spec, "hang_timeout", 0):
+        from .watchdog import Watchdog
+        watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
     comms = MethodComms(MPI, world, library, spec.collective, n, methods)
     clock = time.perf_counter                   # CLOCK_MONOTONIC: one clock for every process of a host
     doc = None
@@ -170,10 +183,6 @@ def run(spec):
         if rank == 0:
             doc = _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated, uncertainty, skew)
             if old is not None:
-                for field in _SAME:
-                    if old.get(field) != doc[field]:
-                        raise QuadselError(f"{spec.output} was traced with {field} {old.get(field)!r}, this run "
-                                           f"has {doc[field]!r}: use another -o or --no-resume")
                 doc["runs"] = old["runs"]
         offsets = sub.bcast([0.0] * n if (rank != 0 or one_clock) else estimated, root=0)
         done = sub.bcast({(r["algorithm"], r["segsize"], r["msg_size"]) for r in doc["runs"]} if rank == 0 else None,
@@ -188,6 +197,8 @@ def run(spec):
             for label, seg in methods:
                 if (label, seg, msg) in done:
                     continue
+                if watchdog:
+                    watchdog.beat(f"algorithm {label}:{seg}, message size {msg}")
                 method = comms.contenders([(label, seg)])[0]
                 record = _run_record(MPI, sub, spec, method, label, offered.get(label, "library default"), seg,
                                      msg, call, clock, offsets)
@@ -198,6 +209,8 @@ def run(spec):
                         sys.stderr.write(f"trace {spec.collective}: {label}:{seg} at {msg} B, "
                                          f"{spec.calls} calls on {n} ranks\n")
         comms.free()
+    if watchdog:
+        watchdog.stop()
     wait_quietly(world)
     mpit.close()
     return doc
@@ -232,11 +245,11 @@ def main(argv=None):
     try:
         run(spec)
     except QuadselError as exc:
-        if status:
+        if status:     # the launching command reports it, as one line
             with open(status, "w") as handle:
                 json.dump({"error": str(exc)}, handle)
-        else:
-            sys.stderr.write(f"Error: {exc}\n")
+            return 0
+        sys.stderr.write(f"Error: {exc}\n")
         return 2
     return 0
 

@@ -40,11 +40,13 @@ from .grid import parse_list
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside --python).")
 @click.option("--python", "python", default=None, metavar="PATH",
               help="Python whose mpi4py the ranks load (--np only), e.g. an MPICH venv's; default this one.")
+@click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              help="Abort the job when one run (algorithm x message size) takes longer than this (0: never).")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Keep the runs already in OUTPUT and trace only the missing ones.")
 @click.option("--quiet", is_flag=True, help="No progress lines and no breakdown table at the end.")
 def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, batch, comm_size, np_, map_by, mpiexec,
-          python, resume, quiet):
+          python, hang_timeout, resume, quiet):
     """Trace every rank's entry and exit of a forced collective algorithm, call by call.
 
     Each listed algorithm (forced as `measure` forces it) is called --calls times at each message size, with
@@ -62,7 +64,7 @@ def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, bat
             "algorithms": [a.strip() for a in algorithms.split(",") if a.strip()] or None,
             "msg_sizes": parse_list(msg_sizes, "message size"), "segment": parse_size(segment, "segment size"),
             "calls": calls, "warmup": warmup, "batch": batch, "comm_size": comm_size, "map_by": map_by,
-            "resume": resume, "progress": not quiet, "command": _command_line()}
+            "resume": resume, "progress": not quiet, "hang_timeout": hang_timeout, "command": _command_line()}
     if collective != "bcast" and 0 in spec["msg_sizes"]:
         raise QuadselError(f"message size 0: {collective} needs data")
     check_output(output)
@@ -84,6 +86,9 @@ def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, bat
         raise QuadselError("give --np N (or run under mpiexec)")
     if comm_size and comm_size > np_:
         raise QuadselError(f"--comm-size {comm_size} is larger than --np {np_}")
+    if python is None:       # this interpreter's MPI: unknown algorithms fail here, before mpiexec
+        from ..libraries import open_library
+        open_library(launch.library_without_init()).resolve(collective, spec["algorithms"])
     _self_launch(spec, np_, mpiexec, python, map_by)
     if not quiet:
         _print_breakdown(output)
