@@ -66,7 +66,8 @@ def describe(b):
         lines.append(f"  tracing overhead: {o['per_call_us']:+.2f} µs per call ({o['traced_us']:.1f} traced vs "
                      f"{o['untraced_us']:.1f} µs untraced per barrier + call, medians over {o['blocks']} block pairs"
                      + (f"; {100 * o['share_of_span']:+.1f} % of the span" if o.get("share_of_span") is not None else "")
-                     + ")")
+                     + ")" + (f"; the two clock readings alone: {h['probe_cost_us']:.2f} µs"
+                              if isinstance(h.get("probe_cost_us"), (int, float)) else ""))
     return lines
 
 

@@ -6,9 +6,10 @@ SPEC.json is what trace_cli.py writes (the options). Every rank reads its clock 
 each call (a barrier before every call, as `measure` times); the timestamps are gathered to rank 0, put on
 rank 0's clock (one host: the CLOCK_MONOTONIC all ranks share, offsets 0; several hosts: offsets estimated by
 ping-pong, `clock_offsets`) and written to the trace file (docs/trace.md) after every (algorithm, message
-size) run, atomically: a rerun of the same command skips the runs already in the file. Blocks of traced
-calls alternate with blocks of untraced ones (barrier + call only) so that the cost of tracing is measured
-on the same run. The analysis is quadsel/evaluate/breakdown.py (no MPI).
+size) run, atomically: a rerun of the same command skips the runs already in the file. The algorithms of one
+message size take turns block by block (`trace_interleaved`), and blocks of traced calls alternate with blocks
+of untraced ones (barrier + call only), so that the comparison and the cost of tracing are measured under the
+same load. The analysis is quadsel/evaluate/breakdown.py (no MPI).
 """
 
 import json
@@ -52,49 +53,62 @@ def clock_offsets(comm, clock, rounds=30):
     return ([b[0] for b in best], [b[1] for b in best]) if rank == 0 else (None, None)
 
 
-def trace_calls(method, call, calls, warmup, batch, clock):
-    """Trace `calls` calls of one method on its communicator; returns (entries, exits, walls) of this rank:
-    entries/exits in seconds on its own clock, walls = {"traced": [s per iteration], "untraced": [...]}.
+class Traced:
+    """The timestamps and block wall times of one method at one message size, on this rank."""
 
-    Blocks of `batch` traced calls alternate with blocks of untraced ones (barrier + call, no clock reading
-    or store), the kind going first swapped every block so that a drift of the machine hits both alike."""
-    comm = method.comm
-    if method.activate:
-        method.activate()
-    for _ in range(warmup):
-        comm.Barrier()
-        call(comm)
-    entries, exits = np.empty(calls), np.empty(calls)
-    walls = {"traced": [], "untraced": []}
-    done, block = 0, 0
-    while done < calls:
-        n = min(batch, calls - done)
-        for kind in (("traced", "untraced") if block % 2 == 0 else ("untraced", "traced")):
-            if method.activate:
-                method.activate()
-            comm.Barrier()
-            start = clock()
-            if kind == "traced":
-                for i in range(done, done + n):
-                    comm.Barrier()
-                    entries[i] = clock()
-                    call(comm)
-                    exits[i] = clock()
-            else:
-                for _ in range(n):
-                    comm.Barrier()
-                    call(comm)
-            walls[kind].append((clock() - start) / n)
-        done += n
+    def __init__(self, method, calls):
+        self.method = method
+        self.entries, self.exits = np.empty(calls), np.empty(calls)
+        self.walls = {"traced": [], "untraced": []}
+        self.done = 0
+
+
+def trace_interleaved(methods, call, calls, warmup, batch, clock, beat=None):
+    """Trace `calls` calls of every method on its communicator; [Traced] of this rank (seconds, own clock).
+
+    The methods take turns block by block (their order rotated every block), so that a change of the
+    machine's load hits all of them alike and their side-by-side comparison is fair. Each turn is a block of
+    `batch` traced calls and one of untraced calls (barrier + call, no clock reading or store), the kind
+    going first swapped every block: their difference is the cost of tracing."""
+    runs = [Traced(m, calls) for m in methods]
+    for run in runs:
+        if run.method.activate:
+            run.method.activate()
+        for _ in range(warmup):
+            run.method.comm.Barrier()
+            call(run.method.comm)
+    block = 0
+    while runs and runs[0].done < calls:
+        n = min(batch, calls - runs[0].done)
+        turn = block % len(runs)
+        for run in runs[turn:] + runs[:turn]:
+            comm, done = run.method.comm, run.done
+            for kind in (("traced", "untraced") if block % 2 == 0 else ("untraced", "traced")):
+                if run.method.activate:
+                    run.method.activate()
+                comm.Barrier()
+                start = clock()
+                if kind == "traced":
+                    for i in range(done, done + n):
+                        comm.Barrier()
+                        run.entries[i] = clock()
+                        call(comm)
+                        run.exits[i] = clock()
+                else:
+                    for _ in range(n):
+                        comm.Barrier()
+                        call(comm)
+                run.walls[kind].append((clock() - start) / n)
+            run.done += n
+        if beat:
+            beat()
         block += 1
-    return entries, exits, walls
+    return runs
 
 
-def _run_record(MPI, comm, spec, method, label, name, seg, msg, call, clock, offsets):
+def _run_record(comm, spec, run, label, name, seg, msg, offsets, load):
     """One traced run, gathered on rank 0 into its trace-file record (None on the other ranks)."""
-    load = os.getloadavg()
-    entries, exits, walls = trace_calls(method, call, spec.calls, spec.warmup, spec.batch, clock)
-    local = np.concatenate([entries, exits, walls["traced"], walls["untraced"]])
+    local = np.concatenate([run.entries, run.exits, run.walls["traced"], run.walls["untraced"]])
     table = np.empty((comm.Get_size(), local.size)) if comm.Get_rank() == 0 else None
     comm.Gather(local, table, root=0)
     if comm.Get_rank() != 0:
@@ -194,26 +208,38 @@ def run(spec):
         offered = library.algorithms(spec.collective)
         for msg in spec.msg_sizes:
             call = call_for(MPI, spec.collective, send, recv, msg // dtype_size, datatype)
-            for label, seg in methods:
-                if (label, seg, msg) in done:
-                    continue
-                if watchdog:
-                    watchdog.beat(f"algorithm {label}:{seg}, message size {msg}")
-                method = comms.contenders([(label, seg)])[0]
-                record = _run_record(MPI, sub, spec, method, label, offered.get(label, "library default"), seg,
-                                     msg, call, clock, offsets)
-                if rank == 0:
-                    doc["runs"].append(record)
-                    write_text(spec.output, json.dumps(doc, separators=(",", ":")) + "\n")
-                    if spec.progress:
-                        sys.stderr.write(f"trace {spec.collective}: {label}:{seg} at {msg} B, "
-                                         f"{spec.calls} calls on {n} ranks\n")
+            todo = [meth for meth in methods if (meth[0], meth[1], msg) not in done]
+            if not todo:
+                continue
+            where = f"message size {msg}, methods {', '.join(f'{a}:{b}' for a, b in todo)}"
+            beat = (lambda: watchdog.beat(where)) if watchdog else None
+            if beat:
+                beat()
+            load = os.getloadavg()
+            runs = trace_interleaved(comms.contenders(todo), call, spec.calls, spec.warmup, spec.batch, clock, beat)
+            records = [_run_record(sub, spec, run, label, offered.get(label, "library default"), seg, msg, offsets,
+                                   load) for run, (label, seg) in zip(runs, todo)]
+            if rank == 0:           # the runs of one message size land together: a rerun redoes them together
+                doc["runs"] += records
+                write_text(spec.output, json.dumps(doc, separators=(",", ":")) + "\n")
+                if spec.progress:
+                    sys.stderr.write(f"trace {spec.collective}: {where}, {spec.calls} calls each on {n} ranks\n")
         comms.free()
     if watchdog:
         watchdog.stop()
     wait_quietly(world)
     mpit.close()
     return doc
+
+
+def probe_cost_us(clock, reps=20000):
+    """µs per call of what tracing adds in this process: two clock readings stored into arrays (loop included)."""
+    a, b = np.empty(reps), np.empty(reps)
+    start = clock()
+    for i in range(reps):
+        a[i] = clock()
+        b[i] = clock()
+    return round((clock() - start) / reps * 1e6, 4)
 
 
 def _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated, uncertainty, skew):
@@ -231,6 +257,7 @@ def _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated
                   "offsets_applied": not one_clock,
                   "estimated_offset_us": [round(x * 1e6, 3) for x in estimated],
                   "offset_uncertainty_us": [round(x * 1e6, 3) for x in uncertainty]},
+        "probe_cost_us": probe_cost_us(time.perf_counter),
         "barrier_skew_us": skew,
         "runs": [],
     }
