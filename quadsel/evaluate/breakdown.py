@@ -46,6 +46,7 @@ class Config:
     shape: Optional[Shape]
     header: dict
     overhead: dict
+    load_average: Optional[list] = None     # at the start of the run (else of the trace)
 
     @property
     def ranks(self):
@@ -64,7 +65,8 @@ def configs(named_docs):
                 label = f"{name}: {label}"
             out.append(Config(label, doc["collective"], doc["library"], run["algorithm"], str(run.get("name", "")),
                               run["segsize"], run["msg_size"], np.asarray(run["entry_us"], float),
-                              np.asarray(run["exit_us"], float), shape, doc, run.get("overhead") or {}))
+                              np.asarray(run["exit_us"], float), shape, doc, run.get("overhead") or {},
+                              run.get("load_average") or doc.get("load_average")))
     return out
 
 

@@ -56,7 +56,8 @@ def describe(b):
              + f"; tree: {shape}" + (f" [{c.shape.note}]" if c.shape and c.shape.note else ""),
              f"  hosts {len(set(h.get('hosts') or []))}, {h.get('cpus')} CPUs, "
              f"{'oversubscribed' if h.get('oversubscribed') else 'not oversubscribed'}, map-by "
-             f"{printable(h.get('map_by') or 'default')}, load average at start {h.get('load_average')}",
+             f"{printable(h.get('map_by') or 'default')}{_binding(h.get('cpu_affinity'))}, load average at start "
+             f"{c.load_average}",
              f"  span of a call (last exit - first entry): {_us(b.span_us)} ± {_us(b.span_ci)} µs; critical path: "
              f"{_us(b.critical['arrival_to_gate_us'])} µs of arrival spread up to its gate + "
              f"{_us(b.critical['transfer_along_path_us'])} µs of transfer along it; commonest: "
@@ -69,6 +70,14 @@ def describe(b):
                      + ")" + (f"; the two clock readings alone: {h['probe_cost_us']:.2f} µs"
                               if isinstance(h.get("probe_cost_us"), (int, float)) else ""))
     return lines
+
+
+def _binding(affinity):
+    """", bound: 0 1 | 0 1" (each rank's CPUs) when the trace recorded them."""
+    if not isinstance(affinity, list) or not all(isinstance(a, list) for a in affinity):
+        return ""
+    cpus = [",".join(str(x) for x in a[:8]) + ("…" if len(a) > 8 else "") for a in affinity[:16]]
+    return ", CPUs per rank " + " | ".join(cpus) + (" …" if len(affinity) > 16 else "")
 
 
 def rank_rows(b):

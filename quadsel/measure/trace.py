@@ -181,7 +181,8 @@ def run(spec):
         return None
 
     host = MPI.Get_processor_name() or socket.gethostname()
-    hosts, domains = zip(*world.allgather((host, clock_domain(host))))
+    affinity = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    hosts, domains, affinities = zip(*world.allgather((host, clock_domain(host), affinity)))
     watchdog = None
     if rank == 0 and getattr(spec, "hang_timeout", 0):
         from .watchdog import Watchdog
@@ -196,6 +197,7 @@ def run(spec):
         skew = barrier_skew(sub, 200)
         if rank == 0:
             doc = _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated, uncertainty, skew)
+            doc["cpu_affinity"] = list(affinities[:n])      # the CPUs each rank may run on (its binding)
             if old is not None:
                 doc["runs"] = old["runs"]
         offsets = sub.bcast([0.0] * n if (rank != 0 or one_clock) else estimated, root=0)
