@@ -271,8 +271,9 @@ def _preorder(kids, v):
 
 
 def similar_subtrees(parents, profiles, tol):
-    """Groups (roots, ascending) of same-shaped subtrees whose ranks, matched position by position, all have
-    profiles within `tol` of each other; subtrees rooted at every non-root rank, groups of 2 or more."""
+    """Groups (roots, ascending) of same-shaped subtrees whose ranks, matched position by position, have
+    profiles within `tol` of each other (complete linkage, as cluster_ranks); subtrees rooted at every
+    non-root rank, groups of 2 or more."""
     kids = trees.children(parents)
     candidates = {}
     for v, p in enumerate(parents):
@@ -280,16 +281,11 @@ def similar_subtrees(parents, profiles, tol):
             candidates.setdefault(_signature(kids, v), []).append(v)
     groups = []
     for roots in candidates.values():
-        members = {v: profiles[_preorder(kids, v)] for v in roots}
-        placed = []
-        for v in roots:
-            for group in placed:
-                if all(np.max(np.abs(members[v] - members[w])) <= tol for w in group):
-                    group.append(v)
-                    break
-            else:
-                placed.append([v])
-        groups += [g for g in placed if len(g) > 1]
+        if len(roots) < 2:
+            continue
+        # every subtree as one vector (its ranks' profiles in preorder), clustered as ranks are
+        flat = np.stack([profiles[_preorder(kids, v)].ravel() for v in roots])
+        groups += [[roots[i] for i in g] for g in cluster_ranks(flat, tol) if len(g) > 1]
     return sorted(groups)
 
 

@@ -142,8 +142,10 @@ def side_by_side(group, fmt):
     span = ["span"] + sum([[_us(b.span_us), "", ""] for b in group], [])
     legend = [f"{chr(ord('A') + i)} = {printable(b.config.label)} ({b.config.shape.name if b.config.shape else 'no tree'})"
               for i, b in enumerate(group)]
-    ratio = group[1].span_us / group[0].span_us if group[0].span_us > 0 else float("nan")
-    return "\n".join(legend + [_table(headers, rows + [span], fmt), f"B / A span: {ratio:.2f}x"])
+    base = group[0].span_us
+    ratios = ", ".join(f"{chr(ord('A') + i)} / A {b.span_us / base:.2f}x" if base > 0 else f"{chr(ord('A') + i)} / A —"
+                       for i, b in enumerate(group) if i)
+    return "\n".join(legend + [_table(headers, rows + [span], fmt), f"span: {ratios}"])
 
 
 def comparisons(results):

@@ -135,7 +135,7 @@ def test_report_side_by_side_and_json(tmp_path):
     doc = trace_doc([("6", [ENTRY] * 4, [EXIT] * 4), ("3", [ENTRY] * 4, [[22.0, 32.0, 50.0, 60.0]] * 4)])
     results = analyses([("t", doc)])
     text = render(results)
-    assert "Side by side:" in text and "A = 6 @ 1024 B" in text and "B / A span: 1.50x" in text
+    assert "Side by side:" in text and "A = 6 @ 1024 B" in text and "span: B / A 1.50x" in text
     assert "waits most: rank 0 (20.0 µs of its 22.0 µs inside: 0.0 for its senders, 20.0 for its receivers; " \
         "most often for rank 1 (its child))" in text
     md = render(results, "markdown")
