@@ -99,6 +99,18 @@ def read_text(path, what="measurements", limit=None):
         raise InputError(path, None, "not a UTF-8 text file") from None
 
 
+def text_lines(text):
+    """The lines of a text, split at \\n only (a \\r before it dropped), as grep -n and editors count them.
+
+    str.splitlines() also splits at form feed, vertical tab, NEL, U+2028 and others, which can stand inside
+    a comment or a cell of a valid file: it would cut that line in two and shift every later line number.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 # -- byte sizes -------------------------------------------------------------------------------------
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _SIZE = re.compile(r"^\s*([0-9]+)\s*([KMG]?)(?:I?B)?\s*$", re.IGNORECASE)

@@ -16,7 +16,7 @@ from .. import output as atomic
 from ..errors import QuadselError, one_line
 from ..ingest.identity import meta_path  # noqa: F401 (ingest reads the library from it)
 from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
-from ..inputs import read_text
+from ..inputs import read_text, text_lines
 
 HEADER = ",".join(GENERIC_COLUMNS)
 # Adaptive measurement records what it did not measure as comment lines (every reader skips `#` lines):
@@ -70,7 +70,7 @@ class ResultFile:
             self._write(HEADER + "\n")
 
     def _read_existing(self):
-        lines = read_text(self.path, what="measure output").splitlines()
+        lines = text_lines(read_text(self.path, what="measure output"))
         self.skipped.update(_skip_key(text) for text in lines if text.startswith(SKIPPED))
         numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
         if not numbered:
@@ -142,7 +142,7 @@ class Journal:
         self.rounds = {}   # key -> {round: (samples, wall)}
         if self.path is not None and resume and os.path.exists(self.path):
             _drop_partial_line(self.path)
-            for text in read_text(self.path, what="measure output").splitlines():
+            for text in text_lines(read_text(self.path, what="measure output")):
                 try:
                     entry = json.loads(text)
                     key = tuple(entry["key"])
@@ -208,7 +208,7 @@ def interrupted_note(path):
         return (f"quadsel measure: interrupted; the rows measured so far went to {'stdout' if path == '-' else shown}, "
                 "which cannot be resumed: run the command again (with -o FILE a rerun resumes)")
     try:
-        lines = read_text(path, what="measure output").splitlines()
+        lines = text_lines(read_text(path, what="measure output"))
     except QuadselError:
         return f"quadsel measure: interrupted before any row was written to {shown}; run the command again"
     rows = sum(1 for text in lines[1:] if text.strip() and not text.startswith("#"))
