@@ -15,6 +15,7 @@ from .errors import InputError, QuadselError
 # Numbers an input may hold: what every stage and target can represent (docs/formats-input.md, "Limits").
 INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorithm ids (the generated C, MPI, MCA)
 INT64_MAX = (1 << 63) - 1   # message sizes and repetition counts: int64 in the decision map, size_t in C
+BUILD_OPTION_MAX = 10 ** 6  # --max-depth, --max-leaves: the largest the tree file's `builder` may record
 TIME_MIN_US, TIME_MAX_US = 1e-6, 1e12   # 1 ps .. 11.6 days: outside, the penalty ratios lose all meaning
 
 

@@ -51,7 +51,9 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     fn = build_decision_function(dmap, **settings,
                                  provenance={"sources": [os.path.basename(f) for f in files],
                                              "inputs": [file_identity(f, output) for f in files]})
-    write_text(output, fn.dumps(), exclusive=default_file)   # exclusive: two builds in one folder never both win
+    text = fn.dumps()
+    _readable_tree(text)
+    write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
     stats, choice = fn.stats(), fn.choice_grid()
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
@@ -65,6 +67,15 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                    "builder": fn.options.to_json(), **stats}
         summary.update(score.to_json())
         click.echo(json.dumps(summary))
+
+
+def _readable_tree(text):
+    """Never write a tree file that quadsel's own loader would refuse (a grid beyond its cell limit, ...)."""
+    from ..decision.tree_file import from_json
+    try:
+        from_json(json.loads(text), path="the tree built")
+    except QuadselError as exc:
+        raise QuadselError(f"not written: {exc} (quadsel's own loader would refuse the file)") from None
 
 
 @main.command()
@@ -84,7 +95,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
               help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 @click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
-@click.option("--max-requests", type=click.IntRange(min=0),
+@click.option("--max-requests", type=click.IntRange(0, 2 ** 31 - 1),
               help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
