@@ -184,7 +184,11 @@ def check_resume(path, collective, library, grid):
         return
     shown = one_line(path)
     found = set()
-    for line, text in enumerate(text_lines(read_text(path, what="measure output")), 1):
+    content = read_text(path, what="measure output")
+    lines = text_lines(content)
+    if lines and not content.endswith("\n"):
+        lines.pop()   # a row torn by a kill: cut off when the file is resumed
+    for line, text in enumerate(lines, 1):
         if line > 1 and text and not text.startswith("#"):
             found.add(text.split(",", 1)[0])
     if found - {collective}:
