@@ -298,7 +298,13 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
               help="Measurement file(s): the `best` arm is the fastest of their per-point three best methods, "
                    "re-timed (default: of every method of the tree; a rules file has no best arm without them).")
-@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
+@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Interleaved rounds: each gives one paired default/selected comparison per point (the "
+                   "intervals need 2 or more).")
+@click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
+              help="Confidence level of the per-point and geometric-mean intervals.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit with status 3 when a point is significantly slower than the library default.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
@@ -308,8 +314,8 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
-def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
-           as_json, output):
+def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
+           max_time, check_rules, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -323,9 +329,14 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     from ..verify.run import run_verify
     check_output(output)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
+    if output != "-":   # the decision line also on stderr when the report goes to a file
+        click.echo(f"DECISION: {outcome.document['statistics']['decision']}: "
+                   f"{outcome.document['statistics']['reason']}", err=True)
     if outcome.failed:
         raise SystemExit(1)
+    if fail_on_regression and outcome.slower:
+        raise SystemExit(3)
