@@ -11,13 +11,14 @@ import click
 from ..errors import QuadselError, missing_extra
 from ..output import check as check_output, make_folder, write_text
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, load_decision_map, paper_tree_options,
-                      tree_options)
+from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
+                      paper_tree_options, tree_options)
 
 
 @main.command()
 @ingest_options
 @tree_options
+@library_default_options
 @click.option("-o", "--output", type=click.Path(), metavar="FILE",
               help="Tree file to write (- for stdout). Default COLLECTIVE.qt.json, which is never replaced: give -o "
                    "to replace a file.")
@@ -25,7 +26,7 @@ from .options import (build_settings, file_identity, ingest_options, load_decisi
               help="Also print the tree's size and penalty as a JSON object on stdout (not with -o -).")
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, output, as_json):
+          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
@@ -47,11 +48,15 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
-    fn = build_decision_function(dmap, **settings,
+    if paper and ctx.get_parameter_source("keep_default") != click.core.ParameterSource.COMMANDLINE:
+        keep_default = False       # the paper's tree as the paper builds it
+    fn = build_decision_function(dmap, **settings, keep_default=keep_default and dmap.default_cost is not None,
+                                 outside="extrapolate" if extrapolate else "default",
                                  provenance={"sources": [os.path.basename(f) for f in files],
                                              "inputs": [file_identity(f, output) for f in files]})
     write_text(output, fn.dumps())
-    stats, choice = fn.stats(), fn.choice_grid()
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
@@ -88,7 +93,10 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
                    "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
-def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base):
+@click.option("--verified", metavar="RESULT.json", type=click.Path(dir_okay=False),
+              help="Prune: hand back to the library default every point this `verify --json` result found "
+                   "significantly slower than the default (and the sizes between it and its measured neighbours).")
+def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
@@ -107,6 +115,9 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
+    if verified:
+        from ..verify.prune import prune_all
+        fns = prune_all(fns, verified, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
         if mpich_base is None:

@@ -32,13 +32,28 @@ def folds(dmap):
 def held_out_penalty(dmap, fn, test, cube):
     """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
     decision_map.penalty_cube)."""
+    from .decision_map import DEFAULT_METHOD
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
+    index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
     k = np.array([index[fn.methods[c]] for c in chosen], dtype=np.int64)
-    values = cube[rows, cols, k]
+    values = _with_default(cube, dmap)[rows, cols, k]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
+
+
+def _with_default(cube, dmap):
+    """The penalty cube with the library default as one more method (the worst where it was not measured)."""
+    worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
+    if dmap.default_cost is None:
+        default = worst
+    else:
+        best = dmap.best_cost()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            default = (dmap.default_cost - best) / best * 100.0
+        default = np.where(np.isnan(default), worst, default)
+    return np.concatenate([cube, default[:, :, None]], axis=2)
 
 
 def candidate_budgets(exact_leaves):

@@ -14,6 +14,7 @@ import re
 from ..errors import InputError, QuadselError, printable
 from ..inputs import INT_MAX, fits, read_bytes, shorten
 from ..libraries import mpich
+from ..libraries.base import DEFAULT_ALGORITHM
 from .json_lines import JObject
 from .rule_list import rule_lists
 
@@ -47,14 +48,27 @@ def _condition(collective, key, leaf):
     return {"is_op_built_in=yes": {"count<pow2": other, "count=any": leaf}, "is_op_built_in=no": other}
 
 
-def selection(rl):
-    """The `collective=...` subtree of one rule list: comm_size<= upper ends, avg_msg_size<= upper ends."""
+def _own_selection(collective, base):
+    """MPICH's own intra-communicator selection of `collective` (its `auto`), for a region handed back to it."""
+    own = (base or {}).get(f"collective={collective.lower()}", {})
+    intra = own.get("comm_type=intra") if isinstance(own, dict) else None
+    if not isinstance(intra, dict):
+        raise QuadselError(f"the {collective} tree hands regions back to MPICH's own selection: give --mpich-base "
+                           "(MPICH's libmpi.so or tuning JSON) so that the file can carry it there")
+    return json.loads(json.dumps(intra))
+
+
+def selection(rl, base=None):
+    """The `collective=...` subtree of one rule list: comm_size<= upper ends, avg_msg_size<= upper ends; a region
+    of the library default gets MPICH's own selection from `base` (its `auto`)."""
     by_comm = {}
     ranges = rl.ranges()
     for i, (lo, hi, msgs) in enumerate(ranges):
         inner = {}
         for j, (m_lo, m_hi, method) in enumerate(msgs):
-            inner["avg_msg_size=any" if m_hi is None else f"avg_msg_size<={m_hi}"] = _container(rl.collective, method)
+            leaf = (_own_selection(rl.collective, base) if method.algorithm == DEFAULT_ALGORITHM
+                    else _container(rl.collective, method))
+            inner["avg_msg_size=any" if m_hi is None else f"avg_msg_size<={m_hi}"] = leaf
         by_comm["comm_size=any" if hi is None else f"comm_size<={hi}"] = inner
     return {"comm_type=intra": by_comm, "comm_type=inter": {f"algorithm={mpich.INTER[rl.collective]}": {}}}
 
@@ -67,7 +81,7 @@ def document(fns, base=None):
     """
     ours = {}
     for rl in rule_lists(fns):
-        ours[f"collective={rl.collective.lower()}"] = selection(rl)
+        ours[f"collective={rl.collective.lower()}"] = selection(rl, base)
     if base is None:
         return ours
     merged = {}

@@ -48,6 +48,7 @@ class RuleList:
     constraint: str = "exact"
     sources: List[str] = field(default_factory=list)
     measured: Tuple[int, int, int, int] = (0, 0, 0, 0)    # smallest/largest measured comm size, message size
+    outside: str = "extrapolate"      # "default": the rules hand sizes outside `measured` back to the library
 
     def lookup(self, comm_size, msg_size):
         """Method for any communicator and message size (the floor rule of the decision function)."""
@@ -98,14 +99,18 @@ def build_rule_list(fn, merge_comm_sizes=True):
     the first key with the first rule); every other key is its cell's first size.
     """
     painted, comm_rules = fn.cell_methods(), []
+    below = fn.comm_axis.below          # outside=default: row 0 holds the comm sizes below the measured ones
     for row in range(len(fn.comm_axis)):
+        if below and row == 0 and int(fn.comm_sizes[0]) <= 1:
+            continue   # no communicator has fewer than 1 rank
         msg_rules = msg_rules_of_row(fn, painted, row)
         if merge_comm_sizes and comm_rules and comm_rules[-1].msg_rules == msg_rules:
             continue   # the floor rule already gives this comm size the previous size's rules
-        key = int(fn.comm_sizes[0]) if row == 0 else int(fn.comm_axis.lo[row])
+        key = (1 if below else int(fn.comm_sizes[0])) if not comm_rules else int(fn.comm_axis.lo[row])
         comm_rules.append(CommRule(key, msg_rules))
     measured = (int(fn.comm_sizes[0]), int(fn.comm_sizes[-1]), int(fn.msg_sizes[0]), int(fn.msg_sizes[-1]))
-    return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured)
+    return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured,
+                    fn.options.outside)
 
 
 def rule_lists(fns):
@@ -124,6 +129,8 @@ def header_lines(rule_lists):
         sources = ", ".join(comment_text(s) for s in rl.sources) or "unknown"
         lines.append(f"{comment_text(rl.collective)}: {comment_text(rl.constraint)} tree; sources: {sources}")
         c0, c1, m0, m1 = rl.measured
+        outside = ("the library decides (algorithm 0 / MPICH's own selection)" if rl.outside == "default"
+                   else "the nearest measured size's rules apply (extrapolated)")
         lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1}; "
-                     f"outside them the nearest measured size's rules apply")
+                     f"outside them {outside}")
     return lines
