@@ -12,7 +12,7 @@ from ..errors import QuadselError, missing_extra
 from ..output import check as check_output, make_folder, write_text
 from .group import main
 from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
-                      paper_tree_options, tree_options)
+                      model_grid, model_options, paper_tree_options, tree_options)
 
 
 @main.command()
@@ -24,15 +24,22 @@ from .options import (build_settings, file_identity, ingest_options, library_def
                    "to replace a file.")
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the tree's size and penalty as a JSON object on stdout (not with -o -).")
+@model_options
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json):
+          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json, model, predict_comm_sizes,
+          predict_msg_sizes):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
     measured sizes, its own decision between measured sizes, least-penalty leaves, and the leaf budget that
     holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
     worst penalty of the tree on FILES are printed on stderr.
+
+    --model FORM builds from a sparse measurement (e.g. `measure --sample model`): each method's model is
+    fitted on its points, the grid is predicted where it was not measured, and the tree is built from that
+    map; predicted points are marked in the tree file and never scored (docs/methodology.md, *Model-based
+    build*).
     """
     from ..decision.decision_function import build_decision_function
     from ..evaluate.penalty import charged_grid, penalty_grid, summarize
@@ -40,6 +47,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
     if as_json and output == "-":
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
+    grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     if not output:
         output = f"{dmap.collective}.qt.json"
@@ -50,10 +58,15 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                               pad_mode)
     if paper and ctx.get_parameter_source("keep_default") != click.core.ParameterSource.COMMANDLINE:
         keep_default = False       # the paper's tree as the paper builds it
-    fn = build_decision_function(dmap, **settings, keep_default=keep_default and dmap.default_cost is not None,
-                                 outside="extrapolate" if extrapolate else "default",
-                                 provenance={"sources": [os.path.basename(f) for f in files],
-                                             "inputs": [file_identity(f, output) for f in files]})
+    provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
+    built, predicted = dmap, ""
+    if model:
+        from ..models.predict import as_measured, model_provenance, predict_decision_map
+        dmap, models = predict_decision_map(dmap, model, *grid)
+        built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
+        predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
+    fn = build_decision_function(built, **settings, keep_default=keep_default and built.default_cost is not None,
+                                 outside="extrapolate" if extrapolate else "default", provenance=provenance)
     write_text(output, fn.dumps())
     from ..evaluate.comparators import QuadtreeSelector, choice_on
     stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
@@ -62,12 +75,14 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
-               f"({score.points} points, {score.charged} charged, {score.unscored} unscored)"
+               f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
     if as_json:
         summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
                    "builder": fn.options.to_json(), **stats}
         summary.update(score.to_json())
+        if model:
+            summary.update(model=model, predicted_points=int(dmap.predicted.sum()))
         click.echo(json.dumps(summary))
 
 
@@ -126,12 +141,20 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         if mpich_base != "none":
             from ..targets.mpich_json import load_base
             base = load_base(mpich_base)
-    result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                  merge=not no_merge, library=library)
+    from ..targets.method_ids import check_tree
+    try:
+        result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
+                      merge=not no_merge, library=library)
+    finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
+        for fn, tree in zip(fns, trees):
+            check_tree(fn, tree, target, flavor, library)
     if isinstance(result, bytes):
         _write_binary(output, result)
     else:
         write_text(output, result)
+    from ..targets import conversion_notes
+    for note in conversion_notes(target, fns):
+        click.echo(note, err=True)
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
         make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
@@ -194,6 +217,12 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
+    for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
+        model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
+        if model:
+            result.notes.append(f"{name} was built with {model.get('predicted_points')} of its points predicted by "
+                                f"the {model.get('form')} model (build --model); it is scored here on the measured "
+                                "points of FILES only")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     links = []
@@ -260,7 +289,8 @@ def query(tree, comm, msg, as_json, output):
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
     1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
-    the measured range is answered with the nearest measured size's decision, and said so on stderr.
+    the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
+    measured size's decision, and said so on stderr.
     """
     import sys
 
@@ -287,7 +317,10 @@ def query(tree, comm, msg, as_json, output):
     if outside:
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
                 f"{fn.msg_sizes[-1]}")
-        if len(pairs) == 1:
+        if fn.options.outside == "default":      # the tree hands these sizes back (decision/library_default.py)
+            click.echo(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
+                       "library's default decides there (the tree was built without --extrapolate)", err=True)
+        elif len(pairs) == 1:
             used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
             click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
                        err=True)

@@ -58,6 +58,7 @@ class DecisionMap:
     sources: tuple = ()
     cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
     library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
+    predicted: Optional[np.ndarray] = None       # (C, M) bool: time of every method from a fitted model (models/)
     default_se: Optional[np.ndarray] = None      # (C, M) standard error of the default's time, NaN unknown
 
     @property
@@ -140,7 +141,7 @@ def build_decision_map(measurements, collective=None):
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
                        default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library,
-                       None if default_se is None or np.all(np.isnan(default_se)) else default_se)
+                       default_se=None if default_se is None or np.all(np.isnan(default_se)) else default_se)
 
 
 def training_map(dmap, test):
