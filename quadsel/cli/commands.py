@@ -56,8 +56,6 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
-    if paper and ctx.get_parameter_source("keep_default") != click.core.ParameterSource.COMMANDLINE:
-        keep_default = False       # the paper's tree as the paper builds it
     provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
     built, predicted = dmap, ""
     if model:
