@@ -35,6 +35,8 @@ MEASURED = dict(split="measured", between="least-bad", leaf_rule="penalty", tole
 BUILDERS = {
     "default build (quadsel build)": dict(DEFAULT_BUILD),
     "default build, keep the default": dict(DEFAULT_BUILD, keep_default=True),
+    "default build, 1-SE budget rule": dict(DEFAULT_BUILD, budget_rule="1se"),
+    "default build, 0.5-SE budget rule": dict(DEFAULT_BUILD, budget_rule="0.5se"),
     "default without ci ties": dict(MEASURED, max_leaves="auto"),
     "measured, 16 leaves": dict(DEFAULT_BUILD, max_leaves=16),
     "measured, 32 leaves": dict(DEFAULT_BUILD, max_leaves=32),

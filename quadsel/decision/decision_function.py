@@ -104,7 +104,8 @@ class DecisionFunction:
 
 def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
                             accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
-                            tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate"):
+                            tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
+                            budget_rule=None):
     """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -117,11 +118,14 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     if max_leaves == "auto":
+        from .budget_rule import DEFAULT_RULE
         from .size import choose_budget
         same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                     leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same))
-        size_info = {"size_rule": "auto: mean held-out penalty % per leaf budget (null = exact)",
+        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same),
+                                           budget_rule or DEFAULT_RULE)
+        size_info = {"size_rule": f"auto ({budget_rule or DEFAULT_RULE}): mean held-out penalty % per leaf budget "
+                                  "(null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,

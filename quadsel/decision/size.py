@@ -10,6 +10,8 @@ of equal means. docs/methodology.md records the evidence.
 
 import numpy as np
 
+from .budget_rule import DEFAULT_RULE, choose
+
 
 def folds(dmap):
     """(C, M) masks of the held-out points of each fold (only axes with 3 or more sizes are halved)."""
@@ -65,8 +67,9 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-def choose_budget(dmap, build):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`."""
+def choose_budget(dmap, build, rule=DEFAULT_RULE):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`;
+    `rule` picks the budget from the curve (decision/budget_rule.py)."""
     from .decision_map import penalty_cube, training_map
     exact = build(dmap, None)
     budgets = candidate_budgets(exact.tree.n_leaves)
@@ -75,9 +78,6 @@ def choose_budget(dmap, build):
         return None, {}
     trains = [(training_map(dmap, test), test) for test in splits]
     cube = penalty_cube(dmap)
-    scores = {}
-    for budget in budgets:
-        scores[budget] = float(np.mean([held_out_penalty(dmap, build(train, budget), test, cube)
-                                        for train, test in trains]))
-    best = min(scores.values())
-    return next(b for b in budgets if scores[b] <= best + 1e-9), scores
+    per_fold = {budget: [held_out_penalty(dmap, build(train, budget), test, cube) for train, test in trains]
+                for budget in budgets}
+    return choose(per_fold, rule)
