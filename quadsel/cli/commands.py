@@ -106,9 +106,10 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
                    "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
-@click.option("--verified", metavar="RESULT.json", type=click.Path(dir_okay=False),
+@click.option("--verified", metavar="RESULT.json", multiple=True, type=click.Path(dir_okay=False),
               help="Prune: hand back to the library default every point this `verify --json` result found "
-                   "significantly slower than the default (and the sizes between it and its measured neighbours).")
+                   "significantly slower than the default (and the sizes between it and its measured neighbours); "
+                   "repeatable: the points any of the results found slower.")
 def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
@@ -130,7 +131,8 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     fns = [DecisionFunction.load(tree) for tree in trees]
     if verified:
         from ..verify.prune import prune_all
-        fns = prune_all(fns, verified, echo=lambda text: click.echo(text, err=True))
+        for result in verified:
+            fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
         if mpich_base is None:

@@ -72,6 +72,13 @@ def test_codegen_verified_writes_the_pruned_rules_file(tmp_path):
     assert rules.lookup(7, 8, 65536)[0] == 0 and rules.lookup(7, 8, 8)[0] == 1 and rules.lookup(7, 2, 65536)[0] == 3
     C = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(_result(tmp_path, {(2, 8)}))])
     assert C.exit_code == 0 and "0 = no decision" in C.output
+    first = tmp_path / "first.json"
+    _result(tmp_path, {(2, 8)}).rename(first)
+    both = CliRunner().invoke(main, ["codegen", str(tree), "-t", "ompi-rules", "--verified", str(first), "--verified",
+                                     str(_result(tmp_path, {(8, 65536)})), "-o", str(out)])
+    assert both.exit_code == 0, both.output
+    rules = OmpiClassicRules(out.read_text())      # the points either run found slower
+    assert rules.lookup(7, 2, 8)[0] == 0 and rules.lookup(7, 8, 65536)[0] == 0 and rules.lookup(7, 8, 8)[0] == 1
 
 
 def test_a_file_that_is_not_a_verify_result_is_refused_in_one_line(tmp_path):
