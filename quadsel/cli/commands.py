@@ -280,7 +280,7 @@ def _query_pairs(comm, msg, stdin):
 @click.argument("tree", type=click.Path(dir_okay=False))
 @click.option("--comm-sizes", "--comm", "comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
 @click.option("--msg-sizes", "--msg", "msg", metavar="LIST",
-              help="Message size(s) in bytes (K, M, G suffixes): 4096, 1-1M:pow2.")
+              help="Message size(s) in bytes per rank (K, M, G suffixes): 4096, 1-1M:pow2.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE",
               help="File to write (- for stdout).")
