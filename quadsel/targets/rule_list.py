@@ -162,7 +162,8 @@ def _per_comm_size(rl, library, collective):
     out = []
     for i, comm in enumerate(rl.comm_rules):
         last = rl.comm_rules[i + 1].comm_size - 1 if i + 1 < len(rl.comm_rules) else comm.comm_size
-        for size in range(comm.comm_size, (min(last, hi) if expand else comm.comm_size) + 1):
+        top = min(last, hi) if expand else comm.comm_size
+        for size in range(comm.comm_size, max(top, comm.comm_size) + 1):   # a rule above the range keeps its own
             out.append(CommRule(size, tuple(MsgRule(sizes.lower_bound(library, collective, r.msg_size, size), r.method)
                                             for r in comm.msg_rules)))
     return out
