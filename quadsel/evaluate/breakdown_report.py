@@ -52,7 +52,8 @@ def describe(b):
     shape = c.shape.name if c.shape else "not a tree (every rank depends on every other)"
     h = c.header
     lines = [f"{printable(c.label)}: {c.collective} {printable(c.name)} ({c.library}), {c.ranks} ranks, "
-             f"{len(c.entry)} calls" + (f" ({b.dropped_calls} outlier calls fenced off)" if b.dropped_calls else "")
+             f"{len(c.entry)} calls" + (f" ({b.dropped_calls} outlier call{'s' if b.dropped_calls != 1 else ''} fenced off)"
+                                   if b.dropped_calls else "")
              + f"; tree: {shape}" + (f" [{c.shape.note}]" if c.shape and c.shape.note else ""),
              f"  hosts {len(set(h.get('hosts') or []))}, {h.get('cpus')} CPUs, "
              f"{'oversubscribed' if h.get('oversubscribed') else 'not oversubscribed'}, map-by "
@@ -66,6 +67,7 @@ def describe(b):
     if o:
         lines.append(f"  tracing overhead: {o['per_call_us']:+.2f} µs per call ({o['traced_us']:.1f} traced vs "
                      f"{o['untraced_us']:.1f} µs untraced per barrier + call, medians over {o['blocks']} block pairs"
+                     + (": too few to trust, trace more --calls" if o["blocks"] < 5 else "")
                      + (f"; {100 * o['share_of_span']:+.1f} % of the span" if o.get("share_of_span") is not None else "")
                      + ")" + (f"; the two clock readings alone: {h['probe_cost_us']:.2f} µs"
                               if isinstance(h.get("probe_cost_us"), (int, float)) else ""))

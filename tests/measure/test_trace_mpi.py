@@ -80,3 +80,14 @@ def test_trace_mpich_binomial(tmp_path):
     doc = load_trace(str(out))
     assert doc["library"] == "mpich" and doc["runs"][0]["algorithm"] == "binomial"
     assert os.path.getsize(out) > 0
+
+
+@needs_openmpi
+def test_trace_under_the_users_launcher(tmp_path):
+    out = tmp_path / "own.json"
+    cmd = [_mpiexec(sys.executable), "-n", "2", sys.executable, "-m", "quadsel", "trace", "-c", "reduce",
+           "--algorithms", "5", "--msg-sizes", "4K", "--calls", "4", "--batch", "2", "--quiet", "-o", str(out)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_env())
+    assert run.returncode == 0, run.stderr
+    doc = load_trace(str(out))
+    assert doc["job_size"] == 2 and doc["runs"][0]["algorithm"] == "5" and doc["map_by"] is None
