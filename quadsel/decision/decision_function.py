@@ -113,18 +113,16 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
+    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
+                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance)
     if max_leaves == "auto":
         from .size import choose_budget
-        same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
-                    leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance)
-        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same))
+        exact = build_decision_function(dmap, max_leaves=None, **same)
+        max_leaves, scores = choose_budget(dmap, lambda d, budgets: budget_functions(d, budgets, **same),
+                                           exact.tree.n_leaves)
         size_info = {"size_rule": "auto: mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
-    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
-                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
-                           size_rule="auto" if size_info else "fixed",
-                           tolerance=tolerance if tolerance == "ci" else float(tolerance))
-    options.check()
+    options = _options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", **same)
     grid = build_grid(dmap, between, tolerance=tolerance)
     paper = None
     if split == "midpoint":
@@ -137,6 +135,36 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     else:
         from .split import grow_exact
         tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold)
+    return _function(dmap, tree, options, provenance, size_info, paper)
+
+
+def budget_functions(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
+                     leaf_rule="penalty", pad_mode="spread", tolerance=0.0, provenance=None):
+    """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map,
+    from one best-first growth (decision/split.py, Growth): the same trees as building each budget."""
+    from .split import Growth, grow_exact
+    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
+                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance)
+    grid = build_grid(dmap, between, tolerance=tolerance)
+    finite = [b for b in budgets if b is not None]
+    growth = Growth(grid, leaf_rule, max_depth, max(finite)) if finite else None
+    out = []
+    for budget in budgets:
+        tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold) if budget is None else growth.tree(budget)
+        out.append(_function(dmap, tree, _options(max_leaves=budget, **same), provenance))
+    return out
+
+
+def _options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
+             size_rule="fixed"):
+    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
+                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
+                           size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance))
+    options.check()
+    return options
+
+
+def _function(dmap, tree, options, provenance=None, size_info=None, paper=None):
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),

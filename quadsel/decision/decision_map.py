@@ -13,7 +13,6 @@ import numpy as np
 from ..errors import QuadselError
 from ..ingest.aggregate import aggregate
 from ..ingest.names import normalise_collective
-from ..ingest.table import Measurement
 
 
 def method_label(algorithm, segsize):
@@ -123,36 +122,42 @@ def build_decision_map(measurements, collective=None):
         default_cost = _pooled((len(comm_sizes), len(msg_sizes)),
                                (((ci[m.comm_size], mi[m.msg_size]), m.time) for m in default_rows))
 
+    sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
+    return map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library)
+
+
+def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None, default_cost=None, sources=(),
+                  library=None):
+    """The DecisionMap of a cost cube (NaN = not measured): points where nothing was measured filled along
+    the message axis, the best method per point (a method not measured at a measured point never wins)."""
     filled = np.all(np.isnan(cost), axis=2)
     cost_filled = interpolate_message_axis(cost, msg_sizes)
-    # a method not measured at a measured point must never win there
     ranking = np.where(filled[:, :, None], cost_filled, cost)
     ranking = np.where(np.isnan(ranking), np.inf, ranking)
     best = np.argmin(ranking, axis=2)
-    sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
-    return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
-                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library)
+    if cost_se is not None and np.all(np.isnan(cost_se)):
+        cost_se = None
+    return DecisionMap(collective, comm_sizes, msg_sizes, list(methods), cost, cost_filled, filled, best,
+                       default_cost, tuple(sources), cost_se, library)
 
 
 def training_map(dmap, test):
     """The decision map of the measurements outside `test` ((C, M) bool), rebuilt from them: axes, fill and
-    best anew (a held-out size is then absent from the axes, so its queries fall between training sizes)."""
-    rows = []
-    for c, comm in enumerate(dmap.comm_sizes.tolist()):
-        for m, msg in enumerate(dmap.msg_sizes.tolist()):
-            if test[c, m]:
-                continue
-            for k, method in enumerate(dmap.methods):
-                time = dmap.cost[c, m, k]
-                if np.isnan(time):
-                    continue
-                se = None if dmap.cost_se is None or np.isnan(dmap.cost_se[c, m, k]) else float(dmap.cost_se[c, m, k])
-                # the standard error travels as (stddev = se, reps = 1): the training map's ties are the full map's
-                rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time),
-                                        se, None if se is None else 1))
-    train = build_decision_map(rows, dmap.collective)
-    train.sources, train.library = dmap.sources, dmap.library
-    return train
+    best anew (a held-out size is then absent from the axes, so its queries fall between training sizes).
+    The standard errors travel with the times (the training map's ties are the full map's); the library
+    default is not part of it."""
+    cost = np.where(test[:, :, None], np.nan, dmap.cost)
+    known = ~np.isnan(cost)
+    rows, cols, ks = known.any(axis=(1, 2)), known.any(axis=(0, 2)), known.any(axis=(0, 1))
+    if not ks.any():
+        raise QuadselError(f"no algorithm measurements for '{dmap.collective}' (only 'default' rows)")
+    pick = np.ix_(rows, cols, ks)
+    cost_se = None
+    if dmap.cost_se is not None:
+        cost_se = np.where(known, dmap.cost_se, np.nan)[pick]
+    methods = [m for m, keep in zip(dmap.methods, ks.tolist()) if keep]
+    return map_from_cube(dmap.collective, dmap.comm_sizes[rows], dmap.msg_sizes[cols], methods, cost[pick], cost_se,
+                         None, dmap.sources, dmap.library)
 
 
 def penalty_cube(dmap):

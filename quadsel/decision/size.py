@@ -34,9 +34,9 @@ def held_out_penalty(dmap, fn, test, cube):
     decision_map.penalty_cube)."""
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
+    to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
-    k = np.array([index[fn.methods[c]] for c in chosen], dtype=np.int64)
-    values = cube[rows, cols, k]
+    values = cube[rows, cols, to_full[chosen]]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
 
@@ -50,19 +50,33 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-def choose_budget(dmap, build):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`."""
+def pick_budget(scores):
+    """The choice rule: the leaf budget taken from the held-out scores {budget: [mean penalty % of each
+    fold]} (budgets increasing, None = the exact tree, last). Today: the least mean over the folds, the
+    smaller budget of equal means. Replace this function to change the rule (e.g. a one-standard-error
+    rule); the folds and the trees stay as they are."""
+    means = {b: float(np.mean(v)) for b, v in scores.items()}
+    best = min(means.values())
+    return next(b for b in scores if means[b] <= best + 1e-9)
+
+
+def fold_scores(dmap, trees, budgets):
+    """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
+    function of every budget of one training map (from one best-first growth, decision/split.py)."""
     from .decision_map import penalty_cube, training_map
-    exact = build(dmap, None)
-    budgets = candidate_budgets(exact.tree.n_leaves)
-    splits = folds(dmap)
-    if not splits or len(budgets) == 1:
-        return None, {}
-    trains = [(training_map(dmap, test), test) for test in splits]
     cube = penalty_cube(dmap)
-    scores = {}
-    for budget in budgets:
-        scores[budget] = float(np.mean([held_out_penalty(dmap, build(train, budget), test, cube)
-                                        for train, test in trains]))
-    best = min(scores.values())
-    return next(b for b in budgets if scores[b] <= best + 1e-9), scores
+    scores = {b: [] for b in budgets}
+    for test in folds(dmap):
+        train = training_map(dmap, test)
+        for budget, fn in zip(budgets, trees(train, budgets)):
+            scores[budget].append(held_out_penalty(dmap, fn, test, cube))
+    return scores
+
+
+def choose_budget(dmap, trees, exact_leaves):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)`."""
+    budgets = candidate_budgets(exact_leaves)
+    if not folds(dmap) or len(budgets) == 1:
+        return None, {}
+    scores = fold_scores(dmap, trees, budgets)
+    return pick_budget(scores), {b: float(np.mean(v)) for b, v in scores.items()}
