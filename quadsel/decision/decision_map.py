@@ -98,7 +98,10 @@ def build_decision_map(measurements, collective=None):
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
     # several rows of one method and point (rows not from ingest): their median (aggregate), never the last one
-    method_rows = pool_identical(aggregate([m for m in rows if not m.is_default]), collective, library)
+    method_rows = [m for m in rows if not m.is_default]
+    if not getattr(measurements, "aggregated", False):     # an ingest Table is pooled already
+        method_rows = aggregate(method_rows)
+    method_rows = pool_identical(method_rows, collective, library)
     if not method_rows:
         raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
 
@@ -107,15 +110,18 @@ def build_decision_map(measurements, collective=None):
     methods = sorted({Method(m.algorithm, m.segsize) for m in method_rows}, key=_method_sort_key)
     ci = {v: i for i, v in enumerate(comm_sizes.tolist())}
     mi = {v: i for i, v in enumerate(msg_sizes.tolist())}
-    ki = {v: i for i, v in enumerate(methods)}
+    ki = {(v.algorithm, v.segsize): i for i, v in enumerate(methods)}
 
     cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), np.nan)
     cost_se = np.full(cost.shape, np.nan)
-    for m in method_rows:
-        at = (ci[m.comm_size], mi[m.msg_size], ki[Method(m.algorithm, m.segsize)])
-        cost[at] = m.time
-        if m.stddev is not None and m.reps:
-            cost_se[at] = m.stddev / math.sqrt(m.reps)
+    at = (np.fromiter((ci[m.comm_size] for m in method_rows), np.int64, len(method_rows)),
+          np.fromiter((mi[m.msg_size] for m in method_rows), np.int64, len(method_rows)),
+          np.fromiter((ki[m.algorithm, m.segsize] for m in method_rows), np.int64, len(method_rows)))
+    cost[at] = np.fromiter((m.time for m in method_rows), float, len(method_rows))
+    se = [(i, m.stddev / math.sqrt(m.reps)) for i, m in enumerate(method_rows) if m.stddev is not None and m.reps]
+    if se:
+        which = np.array([i for i, _ in se], dtype=np.int64)
+        cost_se[tuple(a[which] for a in at)] = [v for _, v in se]
 
     default_cost = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]

@@ -58,7 +58,7 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
     rows, library = identity.resolve(files, notes)
     rows = aggregate(rows)
-    return Table(rows, notes + identity.indistinguishable(rows), library)
+    return Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
 
 
 def _collective_option(collective):

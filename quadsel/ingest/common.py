@@ -95,6 +95,10 @@ class Context:
     # -- checked values -------------------------------------------------------------------------
     def integer(self, line, what, text, minimum, maximum=INT64_MAX, why="a 64-bit integer"):
         """A whole number in [minimum, maximum]; `why` names what the maximum is the limit of."""
+        if type(text) is str and len(text) < 19 and text.isascii() and text.isdigit():   # the common case, fast
+            value = int(text)
+            if minimum <= value <= maximum:
+                return value
         if isinstance(text, int):
             value, shown = text, shorten(text)
         else:
