@@ -33,6 +33,10 @@ class Method:
         return {"algorithm": self.algorithm, "segsize": int(self.segsize)}
 
 
+# The library's own choice as a method of a tree: Open MPI's algorithm 0, MPICH's auto, the C's 0 (no decision)
+DEFAULT_METHOD = Method("default", 0)
+
+
 def _method_sort_key(method):
     # numeric Open MPI ids sort numerically, names alphabetically after them
     alg = method.algorithm
@@ -54,6 +58,7 @@ class DecisionMap:
     cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
     library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
     predicted: Optional[np.ndarray] = None       # (C, M) bool: time of every method from a fitted model (models/)
+    default_se: Optional[np.ndarray] = None      # (C, M) standard error of the default's time, NaN unknown
 
     @property
     def shape(self):
@@ -123,18 +128,22 @@ def build_decision_map(measurements, collective=None):
         which = np.array([i for i, _ in se], dtype=np.int64)
         cost_se[tuple(a[which] for a in at)] = [v for _, v in se]
 
-    default_cost = None
+    default_cost = default_se = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
     if default_rows:   # the default under several segment-size labels is one baseline: pooled, not the last row
         default_cost = _pooled((len(comm_sizes), len(msg_sizes)),
                                (((ci[m.comm_size], mi[m.msg_size]), m.time) for m in default_rows))
+        default_se = _pooled((len(comm_sizes), len(msg_sizes)),
+                             (((ci[m.comm_size], mi[m.msg_size]), m.stddev / math.sqrt(m.reps))
+                              for m in default_rows if m.stddev is not None and m.reps))
 
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
-    return map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library)
+    return map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library,
+                         default_se)
 
 
 def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None, default_cost=None, sources=(),
-                  library=None):
+                  library=None, default_se=None):
     """The DecisionMap of a cost cube (NaN = not measured): points where nothing was measured filled along
     the message axis, the best method per point (a method not measured at a measured point never wins)."""
     filled = np.all(np.isnan(cost), axis=2)
@@ -144,15 +153,17 @@ def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None
     best = np.argmin(ranking, axis=2)
     if cost_se is not None and np.all(np.isnan(cost_se)):
         cost_se = None
+    if default_se is not None and np.all(np.isnan(default_se)):
+        default_se = None
     return DecisionMap(collective, comm_sizes, msg_sizes, list(methods), cost, cost_filled, filled, best,
-                       default_cost, tuple(sources), cost_se, library)
+                       default_cost, tuple(sources), cost_se, library, default_se=default_se)
 
 
 def training_map(dmap, test):
     """The decision map of the measurements outside `test` ((C, M) bool), rebuilt from them: axes, fill and
     best anew (a held-out size is then absent from the axes, so its queries fall between training sizes).
-    The standard errors travel with the times (the training map's ties are the full map's); the library
-    default is not part of it."""
+    The standard errors travel with the times (the training map's ties are the full map's), and so does the
+    library default (decision/library_default.py)."""
     cost = np.where(test[:, :, None], np.nan, dmap.cost)
     known = ~np.isnan(cost)
     rows, cols, ks = known.any(axis=(1, 2)), known.any(axis=(0, 2)), known.any(axis=(0, 1))
@@ -163,8 +174,16 @@ def training_map(dmap, test):
     if dmap.cost_se is not None:
         cost_se = np.where(known, dmap.cost_se, np.nan)[pick]
     methods = [m for m, keep in zip(dmap.methods, ks.tolist()) if keep]
+    plane = np.ix_(rows, cols)
+    default_cost = default_se = None
+    if dmap.default_cost is not None:
+        default_cost = np.where(test, np.nan, dmap.default_cost)[plane]
+        if np.all(np.isnan(default_cost)):
+            default_cost = None
+        elif dmap.default_se is not None:
+            default_se = np.where(test | np.isnan(dmap.default_cost), np.nan, dmap.default_se)[plane]
     return map_from_cube(dmap.collective, dmap.comm_sizes[rows], dmap.msg_sizes[cols], methods, cost[pick], cost_se,
-                         None, dmap.sources, dmap.library)
+                         default_cost, dmap.sources, dmap.library, default_se)
 
 
 def penalty_cube(dmap):

@@ -10,6 +10,8 @@ of equal means. docs/methodology.md records the evidence.
 
 import numpy as np
 
+from .budget_rule import DEFAULT_RULE, choose
+
 
 def folds(dmap):
     """(C, M) masks of the held-out points of each fold (only axes with 3 or more sizes are halved)."""
@@ -32,13 +34,28 @@ def folds(dmap):
 def held_out_penalty(dmap, fn, test, cube):
     """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
     decision_map.penalty_cube)."""
+    from .decision_map import DEFAULT_METHOD
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
+    index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
     to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
-    values = cube[rows, cols, to_full[chosen]]
+    values = _with_default(cube, dmap)[rows, cols, to_full[chosen]]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
+
+
+def _with_default(cube, dmap):
+    """The penalty cube with the library default as one more method (the worst where it was not measured)."""
+    worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
+    if dmap.default_cost is None:
+        default = worst
+    else:
+        best = dmap.best_cost()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            default = (dmap.default_cost - best) / best * 100.0
+        default = np.where(np.isnan(default), worst, default)
+    return np.concatenate([cube, default[:, :, None]], axis=2)
 
 
 def candidate_budgets(exact_leaves):
@@ -48,16 +65,6 @@ def candidate_budgets(exact_leaves):
         budgets.append(b)
         b *= 2
     return budgets + [None]
-
-
-def pick_budget(scores):
-    """The choice rule: the leaf budget taken from the held-out scores {budget: [mean penalty % of each
-    fold]} (budgets increasing, None = the exact tree, last). Today: the least mean over the folds, the
-    smaller budget of equal means. Replace this function to change the rule (e.g. a one-standard-error
-    rule); the folds and the trees stay as they are."""
-    means = {b: float(np.mean(v)) for b, v in scores.items()}
-    best = min(means.values())
-    return next(b for b in scores if means[b] <= best + 1e-9)
 
 
 def fold_scores(dmap, trees, budgets):
@@ -73,10 +80,11 @@ def fold_scores(dmap, trees, budgets):
     return scores
 
 
-def choose_budget(dmap, trees, exact_leaves):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)`."""
+def choose_budget(dmap, trees, exact_leaves, rule=DEFAULT_RULE):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)` (the
+    decision functions of every budget of one map, from one growth); `rule` picks the budget from the curve
+    (decision/budget_rule.py)."""
     budgets = candidate_budgets(exact_leaves)
     if not folds(dmap) or len(budgets) == 1:
         return None, {}
-    scores = fold_scores(dmap, trees, budgets)
-    return pick_budget(scores), {b: float(np.mean(v)) for b, v in scores.items()}
+    return choose(fold_scores(dmap, trees, budgets), rule)
