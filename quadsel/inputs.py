@@ -40,6 +40,7 @@ LIMITS = {
     "metadata": 16 * MiB,
     "rules file": 64 * MiB,
     "tree file": 64 * MiB,
+    "verify result": 256 * MiB,       # `quadsel verify --json` (codegen --verified)
     "MPICH library": 1024 * MiB,      # libmpi.so, which embeds MPICH's own selection JSON
 }
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

@@ -168,6 +168,7 @@ class Report:
                 "notes": self.notes, "figures": self.figures}
         if self.model is not None:
             meta["models"] = self.model.to_json()
+        meta["versus_default"] = versus_default(self)
         return meta
 
 
@@ -325,9 +326,27 @@ def report_markdown(report, title=None, figure_links=()):
             family = m.family + (" (assumed)" if m.assumed else "")
             extra.append(f"| {markdown_cell(m.method.label)} ({markdown_cell(m.name)}) | {family} | " + " | ".join(params)
                          + f" | {m.points} |")
+    extra += versus_default_lines(report)
     if figure_links:
         extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
     return text + ("\n".join(extra) + "\n" if extra else "")
+
+
+def versus_default(report):
+    """The default build's speed-up over the measured library default (evaluate/reconcile.py), or None."""
+    from .comparators import choice_on
+    from .reconcile import speedup_over_default
+    default_build = next((s for s in report.selectors
+                          if s.kind == "quadsel" and s.constraint.startswith("max_leaves=auto")), None)
+    penalty = default_penalty_grid(report.dmap)
+    if default_build is None or penalty is None:
+        return None
+    return speedup_over_default(report.dmap, choice_on(default_build, report.dmap), penalty)
+
+
+def versus_default_lines(report):
+    from .reconcile import lines
+    return lines("the default build", versus_default(report))
 
 
 def _parameter(value, tiny):
