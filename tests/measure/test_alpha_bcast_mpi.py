@@ -108,8 +108,9 @@ def test_measure_alpha_with_ring_builds_a_tree_and_c_returning_alpha_ids(tmp_pat
     assert meta["methodology"]["sync"] == "ring" and not meta["methodology"]["barrier_before_each_call"]
     assert meta["alpha_tree"]["levels_of_the_job"][0]["group_sizes"] == [1, 1]
     assert meta["grid"]["algorithms"]["alpha-0.00"].startswith("quadsel alpha-tree")
-    again = measure(["measure", "--np", "2", "-c", "bcast", "--algorithms", "6", "--msg-sizes", "1",
-                     "--quiet", "-o", str(out)], tmp_path)           # --sync barrier on a ring file: refused
+    again = measure(["measure", "--np", "2", "-c", "bcast", "--algorithms", "default,6,alpha-0.10-0.50",
+                     "--alpha", "0,0.5", "--alpha-levels", "blocks:1", "--msg-sizes", "1,4K", "--max-reps", "10",
+                     "--rounds", "1", "--quiet", "-o", str(out)], tmp_path)   # the same without --sync ring: refused
     assert again.returncode == 2 and "measured with --sync ring" in again.stderr, again.stderr
     built = measure(["build", str(out), "-o", "a.qt.json", "--max-leaves", "none"], tmp_path)
     assert built.returncode == 0, built.stderr
