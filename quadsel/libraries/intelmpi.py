@@ -75,6 +75,11 @@ def algorithm_name(collective, algorithm):
     return text
 
 
+def forcing_env(collective, label):
+    """Environment of a launch that runs preset `label` (nothing for the library default)."""
+    return {} if label == DEFAULT_ALGORITHM else {adjust_var(collective): str(int(label))}
+
+
 class IntelMPI(Library):
     """Forcing: `I_MPI_ADJUST_<COLL>=<id>` in the environment of a launch (read at MPI_Init only)."""
 
@@ -92,6 +97,4 @@ class IntelMPI(Library):
         """Nothing to do in-process: the launch's environment forced the method (env_for)."""
 
     def env_for(self, collective, label, segsize):
-        if label == DEFAULT_ALGORITHM:
-            return {}
-        return {adjust_var(collective): str(int(label))}
+        return forcing_env(collective, label)
