@@ -117,12 +117,20 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         if mpich_base != "none":
             from ..targets.mpich_json import load_base
             base = load_base(mpich_base)
-    result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                  merge=not no_merge, library=library)
+    from ..targets.method_ids import check_tree
+    try:
+        result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
+                      merge=not no_merge, library=library)
+    finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
+        for fn, tree in zip(fns, trees):
+            check_tree(fn, tree, target, flavor, library)
     if isinstance(result, bytes):
         _write_binary(output, result)
     else:
         write_text(output, result)
+    from ..targets import conversion_notes
+    for note in conversion_notes(target, fns):
+        click.echo(note, err=True)
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
         make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)

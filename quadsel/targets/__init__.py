@@ -5,9 +5,6 @@ import importlib
 from ..errors import QuadselError
 
 TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust")
-# The library that reads each rules file (and the ompi-tuned C flavour): a tree of another library's measurements
-# is refused, since its methods are that library's.
-TARGET_LIBRARY = {"ompi-rules": "openmpi", "ompi-json": "openmpi", "mpich-json": "mpich", "impi-adjust": "intelmpi"}
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
@@ -53,9 +50,11 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
 
 
 def check_library(target, fns):
-    """One line when a tree's measurements come from another library than the one reading `target`."""
+    """One line when a tree's measurements come from another library than the one reading `target` (the library
+    of each rules file and of the ompi-tuned C flavour: method_ids.TARGET_LIBRARY)."""
     from ..libraries import title
     from .c import tree_library
+    from .method_ids import TARGET_LIBRARY
     wanted = TARGET_LIBRARY.get(target)
     for fn in fns if wanted else ():
         own = tree_library(fn)
@@ -63,3 +62,14 @@ def check_library(target, fns):
             raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
                                f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
                                f"from {title(wanted)} measurements, or emit -t c)")
+
+
+def conversion_notes(target, fns):
+    """One line each: where a rules file cannot follow the tree (its library matches the collective on no message
+    size: docs/collectives.md); empty for the C targets, which take the decision map's size."""
+    from .method_ids import TARGET_LIBRARY
+    from .rule_list import rule_lists
+    library = TARGET_LIBRARY.get(target)
+    if library is None:
+        return []
+    return [f"note: {note}" for rl in rule_lists(fns, library) for note in rl.notes]

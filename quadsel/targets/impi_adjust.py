@@ -7,8 +7,8 @@ One line per collective, ready for a shell (`. tuned.env`, or `export` in a job 
 Each rule is `preset:msgmin-msgmax@npmin-npmax`, both ranges inclusive (Intel's Developer Reference,
 "I_MPI_ADJUST Family"). The writer covers every (comm size, message size) with exactly one rule, from the
 RuleList's ranges (the first comm range from 1, open ends written as 2147483647: Intel MPI 2021.18 drops the
-whole variable, silently, when a bound is 2^31 or more). Message sizes are Intel's: bytes of the call's buffer
-(count x type size) for bcast, reduce and allreduce (`message_size`).
+whole variable, silently, when a bound is 2^31 or more). Message sizes are Intel's key (libraries/sizes.py,
+INTELMPI: the call's buffer, count x type size, for bcast, reduce and allreduce), converted by the RuleList.
 
 Reader: first matching rule wins, as documented. A call no rule matches runs the *last* rule (observed on
 2021.18.1 for every unmatched string tried, docs/deploy.md); quadsel's own strings leave no call unmatched.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..errors import InputError, QuadselError
-from ..libraries import DEFAULT_ALGORITHM, intelmpi
+from ..libraries import DEFAULT_ALGORITHM, intelmpi, sizes
 from .escape import comment_text
 from .library_call import DEFAULT_PICK, Pick
 from .rule_list import header_lines, rule_lists
@@ -32,12 +32,9 @@ _LINE = re.compile(r"^\s*(?:export\s+)?I_MPI_ADJUST_([A-Z_]+)\s*=\s*(.*?)\s*$")
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
-def message_size(collective, nbytes):
-    """Intel MPI's message size of a call whose buffer is `nbytes` bytes (count x type size) in quadsel's terms.
-
-    bcast, reduce and allreduce: the buffer's bytes, as quadsel measures them. (The conversion of the other
-    targets lives with them; this is the one place Intel's definition is applied.)"""
-    return int(nbytes)
+def message_size(collective, nbytes, comm_size=1):
+    """Intel MPI's message size of a call of `nbytes` bytes per rank (libraries/sizes.py, INTELMPI)."""
+    return sizes.library_size(intelmpi.NAME, collective, nbytes, comm_size)
 
 
 # -- writer ------------------------------------------------------------------------------------------------
@@ -64,8 +61,7 @@ def adjust_value(rule_list):
             continue
         np_hi = MAX_VALUE if comm_hi is None else min(comm_hi, MAX_VALUE)
         for lo, hi, method in msgs:
-            lo = message_size(rule_list.collective, lo)
-            hi = MAX_VALUE if hi is None else min(message_size(rule_list.collective, hi), MAX_VALUE)
+            hi = MAX_VALUE if hi is None else min(hi, MAX_VALUE)   # keys already Intel's (rule_lists)
             if lo > MAX_VALUE:
                 notes.append(f"{rule_list.collective}: messages above {MAX_VALUE} bytes cannot be written; "
                              "Intel MPI runs the last rule there")
@@ -78,7 +74,7 @@ def adjust_value(rule_list):
 
 
 def emit(fns, max_requests=None):
-    lists = rule_lists(fns)
+    lists = rule_lists(fns, intelmpi.NAME)     # message keys in Intel MPI's terms (libraries/sizes.py)
     out = [f"# {line}" for line in header_lines(lists)]
     out.append("# Intel MPI: source this file (or copy the exports) before mpiexec; I_MPI_ADJUST_<COLL> is read "
                "at MPI_Init")
@@ -179,7 +175,7 @@ def lookup(rules: List[AdjustRule], comm, msg):
 
 
 def pick(path, collective, rules, comm, msg):
-    rule = lookup(rules, comm, message_size(collective, msg))
+    rule = lookup(rules, comm, message_size(collective, msg, comm))
     if rule is None:
         return DEFAULT_PICK
     return Pick(str(rule.preset), 0, (), f"{path}:{rule.line}")
