@@ -49,22 +49,23 @@ def file_library(path, lines, rows, notes):
 
     The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
     they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
-    meta, how = None, None
+    meta, how, source = None, None, path
     for text in lines:
         if text.startswith(META_COMMENT):
             meta, how = _parse_meta(text[len(META_COMMENT):], path, notes), "its # quadsel-meta line"
     beside = meta_path(path)
     if meta is None and os.path.exists(beside):
         try:
-            meta, how = _parse_meta(read_text(beside, what="metadata"), beside, notes), os.path.basename(beside)
+            meta, how, source = (_parse_meta(read_text(beside, what="metadata"), beside, notes),
+                                 os.path.basename(beside), beside)
         except InputError as exc:
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
     if isinstance(library, str) and library.strip() and library != "replay":
         try:
-            library = library_name(library, where=f"{one_line(path)}: metadata \"library\"")
+            library = library_name(library, where='"library"')
         except QuadselError as exc:
-            raise InputError(path, None, str(exc).split(": ", 1)[-1]) from None
+            raise InputError(source, None, str(exc)) from None
         grid = meta.get("grid")
         listed = grid.get("algorithms") if isinstance(grid, dict) else None
         return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()

@@ -33,7 +33,10 @@ def check_method(library, collective, algorithm):
 
 
 def check_tree(fn, path, target, flavor="plain", library=None):
-    """InputError (file:line of the method in the tree file) at the first method the output's library lacks."""
+    """InputError (file:line of the method in the tree file) at the first method the output's library lacks;
+    before that, a tree of another library's measurements is refused as a whole (targets.check_library)."""
+    from . import check_library
+    check_library(target if flavor != "ompi-tuned" else "ompi-rules", [fn])
     lib = output_library(fn, target, flavor, library)
     if lib is None:
         return

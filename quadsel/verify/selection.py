@@ -85,7 +85,8 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
             rules = read_rules_file(path, text, library_version)
             if rules.library != library:
                 from ..libraries import title
-                raise QuadselError(f"{path}: a {title(rules.library)} rules file, but mpi4py loads {title(library)}")
+                article = "an" if title(rules.library)[0] in "AEIOUM" else "a"   # an MPICH, an Open MPI, an Intel MPI
+                raise QuadselError(f"{path}: {article} {title(rules.library)} rules file, but mpi4py loads {title(library)}")
             out.rules_files.append(rules)
             out.notes += [f"warning: {w}" for w in rules.warnings]
             if rules.ignored:
