@@ -5,7 +5,8 @@ One line per collective, ready for a shell (`. tuned.env`, or `export` in a job 
     export I_MPI_ADJUST_ALLREDUCE="8:0-1023@1-3;1:1024-2147483647@1-3;2:0-2147483647@4-2147483647"
 
 Each rule is `preset:msgmin-msgmax@npmin-npmax`, both ranges inclusive (Intel's Developer Reference,
-"I_MPI_ADJUST Family"). The writer covers every (comm size, message size) with exactly one rule, from the
+"I_MPI_ADJUST Family"); a tree with one communicator range gets message ranges only (`preset:msgmin-msgmax`),
+the form Intel MPI 2021.18.1 was seen to follow (COMBINED_NOTE). The writer covers every (comm size, message size) with exactly one rule, from the
 RuleList's ranges (the first comm range from 1, open ends written as 2147483647: Intel MPI 2021.18 drops the
 whole variable, silently, when a bound is 2^31 or more). Message sizes are Intel's key (libraries/sizes.py,
 INTELMPI: the call's buffer, count x type size, for bcast, reduce and allreduce), converted by the RuleList.
@@ -53,10 +54,23 @@ def preset_of(collective, method):
     return int(label), None
 
 
+# Intel MPI 2021.18.1 (impi-rt) was seen to honour message ranges alone ("8:0-1023;3:1024-2147483647") and
+# process ranges alone, but not the two combined: with `@` in every rule, the last rule of a process range runs
+# at every message size -- Intel's own example "2:0-1024@1-16;5:1025-65536@1-16" runs preset 5 at 8 bytes
+# (4 ranks, reduction-order fingerprint; docs/deploy.md). quadsel writes the documented form all the same
+# where the tree changes with the communicator size, says so, and `quadsel verify --check-rules` tells.
+COMBINED_NOTE = ("the tree changes with the communicator size, so its rules combine message and process ranges "
+                 "(<l>-<m>@<p>-<q>); Intel MPI 2021.18.1 was seen not to honour the message part of such rules: "
+                 "run quadsel verify on this file before deploying it")
+
+
 def adjust_value(rule_list):
     """The value of I_MPI_ADJUST_<COLL> for one RuleList, and the notes it needs."""
     rules, notes = [], []
-    for comm_lo, comm_hi, msgs in rule_list.ranges():
+    ranges = rule_list.ranges()
+    if len(ranges) > 1:
+        notes.append(COMBINED_NOTE)
+    for comm_lo, comm_hi, msgs in ranges:
         if comm_lo > MAX_VALUE:
             continue
         np_hi = MAX_VALUE if comm_hi is None else min(comm_hi, MAX_VALUE)
@@ -69,7 +83,8 @@ def adjust_value(rule_list):
             preset, note = preset_of(rule_list.collective, method)
             if note and note not in notes:
                 notes.append(note)
-            rules.append(f"{preset}:{lo}-{hi}@{comm_lo}-{np_hi}")
+            # one communicator range: message ranges alone, which Intel MPI honours (see COMBINED_NOTE)
+            rules.append(f"{preset}:{lo}-{hi}" + (f"@{comm_lo}-{np_hi}" if len(ranges) > 1 else ""))
     return ";".join(rules), notes
 
 
