@@ -26,6 +26,7 @@ from .progress import Progress
 from .point import POINT_DELAY, MethodComms, call_for, heartbeat, time_point
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from ..ingest.identity import oversubscribed_note
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 
@@ -55,7 +56,8 @@ class Spec:
     command: str = ""
     adaptive: bool = False        # measure where the decision needs it (adaptive.py); one visit per point
     strategy: Optional[object] = None   # adaptive.Strategy (None: its defaults)
-    budget: Optional[object] = None     # budget.Budget, only with adaptive
+    budget: Optional[object] = None     # budget.Budget, only with adaptive or sample
+    sample: Optional[str] = None        # "model": the sparse measurement of sample.py (a planned run like adaptive)
 
 
 def choose_datatype(spec):
@@ -135,9 +137,9 @@ def run(spec):
         try:
             mpit = MPIT(thread_level=MPI.Query_thread())
         except MPITError as exc:
-            if spec.adaptive:
-                fail(f"MPI_T unavailable ({exc}): --adaptive needs it (the methods of a point are interleaved "
-                     "in one launch); measure without --adaptive")
+            if spec.adaptive or spec.sample:
+                fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are "
+                     "interleaved in one launch); measure without them")
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
@@ -180,6 +182,7 @@ def run(spec):
                                dict(timing_requested=requested_timing, timing_reason=timing_reason,
                                     wtime_is_global=wtime_is_global))
             results = output.ResultFile(spec.output, spec.resume)
+            results.fatal = lambda message: _abort(world, message)
             journal = output.Journal(output.journal_path(spec.output), spec.resume)
             state = (results.done, journal.rounds, None)
         except QuadselError as exc:
@@ -198,6 +201,8 @@ def run(spec):
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
+        if meta["oversubscribed"]:
+            sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
         results.write_meta(meta)
 
     count = max(m for m in spec.msg_sizes) // dtype_size
@@ -208,7 +213,7 @@ def run(spec):
     watchdog = None
     if rank == 0 and spec.hang_timeout:
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
-    if spec.adaptive:
+    if spec.adaptive or spec.sample:
         from .adaptive_run import sweep_adaptive
         planned = sweep_adaptive(world, spec, library, methods, results,
                                  lambda m: call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype),
@@ -220,12 +225,12 @@ def run(spec):
         watchdog.stop()
     world.Barrier()
     if rank == 0:
-        complete = planned.finished if spec.adaptive else all(k in results.done for k in keys)
+        complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
         journal.close(remove=complete)
         meta["runs"][-1].update(finished=_now(), complete=complete)
         meta["complete"] = complete
-        if spec.adaptive:
-            meta["adaptive"] = planned.summary()
+        if spec.adaptive or spec.sample:
+            meta["sample" if spec.sample else "adaptive"] = planned.summary()
         results.write_meta(meta)   # beside the CSV, or (a stream) into it
         results.close()
     if mpit is not None:
@@ -306,17 +311,32 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
     wait_quietly(world)
 
 
+def _abort(world, message):
+    """A write of rank 0 failed (a full disk): one line, then the whole job ends (the others wait in a call)."""
+    sys.stderr.write(f"Error: {message}\n")
+    sys.stderr.flush()
+    world.Abort(2)
+
+
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def resume_grid(spec, methods, dtype_name=None):
+    """What a resumed output must have been measured with (output.check_resume)."""
+    # one launch per method (environment forcing) measures one method of the grid per launch
+    return {"comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "datatype": dtype_name,
+            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods]}
 
 
 def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
     from mpi4py import MPI
     import mpi4py
-    old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
-    if old and old.get("library") != library.name:
-        raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is {library.name}; "
-                           "use another --output or --no-resume")
+    old = None
+    if spec.resume and os.path.exists(spec.output):
+        output.check_resume(spec.output, spec.collective, library.name,
+                            resume_grid(spec, methods, dtype_name))
+        old = output.read_meta(spec.output)
     if old:
         # metadata from before --timing existed (quadsel <= the first examples) was always `local`
         old_timing = (old.get("methodology") or {}).get("timing", "local")
@@ -349,7 +369,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
-                            adaptive=spec.adaptive,
+                            adaptive=spec.adaptive, sample=spec.sample,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"

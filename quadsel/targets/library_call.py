@@ -9,6 +9,9 @@ from typing import Tuple
 
 from ..libraries.base import DEFAULT_ALGORITHM
 
+# Collectives verify calls with MPI_SUM on floats; every other one moves MPI_BYTE (measure/calls.py).
+REDUCTIONS = ("reduce", "allreduce", "scan", "exscan", "reduce_scatter", "reduce_scatter_block")
+
 
 @dataclass(frozen=True)
 class Pick:
@@ -48,7 +51,7 @@ class CallModel:
         (`type_size`, as verify_type_size chose it for the whole grid; None: float where msg allows it)."""
         if type_size is None:
             type_size = 4 if msg % 4 == 0 else 1
-        if collective == "bcast" or type_size == 1:
+        if collective not in REDUCTIONS or type_size == 1:      # the data movers move bytes
             return CallModel(count=msg, type_size=1)
         return CallModel(count=msg // type_size, type_size=type_size)
 
@@ -61,6 +64,6 @@ class CallModel:
 def verify_type_size(collective, msg_sizes):
     """Element size of verify's calls, by quadsel measure's `--datatype auto` rule over the same sizes: bytes
     for bcast; for reductions float (4) when every size is a multiple of 4, else uint8 (1)."""
-    if collective == "bcast":
+    if collective not in REDUCTIONS:
         return 1
     return 4 if all(m % 4 == 0 for m in msg_sizes) else 1

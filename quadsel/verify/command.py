@@ -98,6 +98,7 @@ def current_library_version():
         version = MPI.Get_library_version()
     else:
         version = launch.library_without_init()
+    version = version.replace("\0", "")   # MPICH pads its version string with NULs
     kind = detect(version)
     if kind is None:
         raise QuadselError("verify needs Open MPI, MPICH or Intel MPI (mpi4py loads none of them)")
