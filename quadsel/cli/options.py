@@ -149,6 +149,18 @@ def tree_options(command):
     return command
 
 
+def library_default_options(command):
+    """Where `quadsel build` hands sizes back to the library's own choice (decision/library_default.py)."""
+    command = click.option("--extrapolate", is_flag=True,
+                           help="Sizes outside the measured range take the nearest measured size's decision (the "
+                                "paper's boundary expansion); default: the library decides there (algorithm 0, "
+                                "MPICH auto, 0 from the C).")(command)
+    return click.option("--keep-default/--no-keep-default", default=False, show_default=True,
+                        help="When the measurements hold the library default: it is one more method, winning every "
+                             "tie, so a region whose method does not beat it beyond the noise gets it (off by "
+                             "default: on held-out sizes it lost more than it gained, docs/methodology.md).")(command)
+
+
 def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):
     """The keyword arguments of build_decision_function from the build options (--paper sets the paper's
     defaults; options given on the command line win)."""

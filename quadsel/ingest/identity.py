@@ -10,6 +10,7 @@
 - Two methods whose times are within 5 % at nearly every point they share get a warning (a relabelled copy).
 """
 
+import functools
 import json
 import os
 import re
@@ -130,6 +131,7 @@ def resolve(files, notes, library=None):
                            f"{_title(lib_b)} ones ({how_b}): a decision map is one library's; build one per library")
     library = next(iter(known), None)
     out, renamed, unresolved, default_segments = [], {}, set(), defaultdict(set)
+    canonical = functools.lru_cache(maxsize=None)(canonical_label)     # one look-up per distinct label
     for (_, _, rows), labels in zip(files, listed):
         for m in rows:
             if m.algorithm in labels and not m.is_default:
@@ -140,7 +142,7 @@ def resolve(files, notes, library=None):
                     default_segments[where(m.source)[0]].add(m.segsize)
                 out.append(replace(m, segsize=0) if m.segsize else m)
                 continue
-            label = canonical_label(library, m.collective, m.algorithm) if library else None
+            label = canonical(library, m.collective, m.algorithm) if library else None
             if label is None:
                 _check_unresolved(library, m)
                 unresolved.add((m.collective, m.algorithm))
@@ -148,7 +150,8 @@ def resolve(files, notes, library=None):
                 continue
             if label != m.algorithm:
                 renamed[(m.collective, m.algorithm)] = label
-            out.append(replace(m, algorithm=label))
+                m = replace(m, algorithm=label)
+            out.append(m)
     _identity_notes(library, renamed, unresolved, default_segments, notes)
     return out, library
 
@@ -189,29 +192,41 @@ def _identity_notes(library, renamed, unresolved, default_segments, notes):
 
 def indistinguishable(rows):
     """Warnings about pairs of methods (not merely two segment sizes of one algorithm) that agree within
-    SAME_WITHIN at >= SAME_SHARE of >= SAME_MIN_POINTS shared points: one file may be a relabelled copy."""
-    times, sources = defaultdict(dict), defaultdict(set)
+    SAME_WITHIN at >= SAME_SHARE of >= SAME_MIN_POINTS shared points: one file may be a relabelled copy.
+    (One matrix of times per collective, point x method; each pair compared as two columns.)"""
+    import numpy as np
+    index, points, sources, cells = {}, {}, defaultdict(set), []
     for m in rows:
         if not m.is_default:
             key = (m.collective, m.algorithm, m.segsize)
-            times[key][(m.comm_size, m.msg_size)] = m.time
-            sources[key].add(where(m.source)[0])
-    keys = sorted(times, key=str)
+            k = index.setdefault(key, len(index))
+            p = points.setdefault((m.collective, m.comm_size, m.msg_size), len(points))
+            cells.append((p, k, m.time))
+            sources[key].add(m.source.split(" (+")[0].rpartition(":")[0] or m.source)
+    if not index:
+        return []
+    times = np.full((len(points), len(index)), np.nan)
+    p, k, t = zip(*cells)
+    times[list(p), list(k)] = t
+    keys = sorted(index, key=str)
     warnings = []
     for i, a in enumerate(keys):
         for b in keys[i + 1:]:
             if a[0] != b[0] or a[1] == b[1]:
                 continue
-            shared = times[a].keys() & times[b].keys()
-            if len(shared) < SAME_MIN_POINTS:
+            ta, tb = times[:, index[a]], times[:, index[b]]
+            shared = ~np.isnan(ta) & ~np.isnan(tb)
+            n_shared = int(shared.sum())
+            if n_shared < SAME_MIN_POINTS:
                 continue
-            same = sum(abs(times[a][p] - times[b][p]) <= SAME_WITHIN * min(times[a][p], times[b][p]) for p in shared)
-            if same >= SAME_SHARE * len(shared):
+            ta, tb = ta[shared], tb[shared]
+            same = int(np.count_nonzero(np.abs(ta - tb) <= SAME_WITHIN * np.minimum(ta, tb)))
+            if same >= SAME_SHARE * n_shared:
                 label = lambda k: one_line(k[1] if not k[2] else f"{k[1]}/seg{k[2]}")
                 paths = sources[a] | sources[b]
                 files = ", ".join(sorted(one_line(os.path.basename(s)) for s in paths))[:200]
                 alike = (f"{a[0]} methods {label(a)} and {label(b)} are within {SAME_WITHIN:.0%} of each other at "
-                         f"{same} of their {len(shared)} shared points")
+                         f"{same} of their {n_shared} shared points")
                 if len(paths) == 1 and _measured_by_quadsel(next(iter(paths))):
                     # one `quadsel measure` run forced each algorithm itself: no copy, two algorithms alike here
                     warnings.append(f"note: {alike} of one quadsel measure run ({files}): they time alike on this "

@@ -4,7 +4,9 @@ import re
 from typing import NamedTuple, Optional
 
 from .. import __version__
+from ..decision.decision_map import Method
 from ..errors import QuadselError, escaped
+from ..libraries.base import DEFAULT_ALGORITHM
 from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part, reserved_c_name  # noqa: F401
 from .templating import render
 
@@ -46,6 +48,9 @@ def algorithm_ids(methods, collective, library=None):
     gets an id 1..n in method-table order and a #define with a sanitized identifier.
     """
     names = list(dict.fromkeys(m.algorithm for m in methods))
+    if DEFAULT_ALGORITHM in names:     # a region handed back to the library: 0, "no decision" (Open MPI 0, MPICH auto)
+        names.remove(DEFAULT_ALGORITHM)
+        return {DEFAULT_ALGORITHM: _plain_id(0), **algorithm_ids([Method(n) for n in names], collective, library)}
     if library == "openmpi":
         from ..libraries import openmpi
         return {name: _plain_id(openmpi.algorithm_id(collective, name)) for name in names}
@@ -88,6 +93,11 @@ def id_legend(ids, library, collective):
               "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM",
               "intelmpi": f"Intel MPI I_MPI_ADJUST_{identifier_part(collective)} presets"}.get(library)
     names = {name: name for name in ids}
+    if DEFAULT_ALGORITHM in ids:
+        rest = {n: a for n, a in ids.items() if n != DEFAULT_ALGORITHM}
+        text = id_legend(rest, library, collective) if rest else "Algorithm ids: ."
+        return text[:-1] + (", " if rest else "") + "0 = no decision: the library's own choice (Open MPI's " \
+            "algorithm 0, MPICH's auto)."
     if scheme is None and any(aid.define for aid in ids.values()):
         scheme = "quadsel's numbering"
     elif scheme is None and library is not None:
@@ -116,9 +126,11 @@ def function_name(collective, name=None):
 
 
 def measured_range(fn):
-    """The header line that says which sizes the tree was measured on (outside them it extrapolates)."""
+    """The header line that says which sizes the tree was measured on and who decides outside them."""
+    outside = ("the library decides (0 is returned)" if fn.options.outside == "default"
+               else "the nearest measured size decides (extrapolated)")
     return (f"measured: comm sizes {int(fn.comm_sizes[0])}-{int(fn.comm_sizes[-1])}, message sizes "
-            f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them the nearest measured size decides")
+            f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them {outside}")
 
 
 def size_argument(fn):
@@ -137,6 +149,7 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
+            "outside": fn.options.outside,
             "source_lines": [size_argument(fn), measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),
