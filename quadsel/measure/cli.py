@@ -353,7 +353,7 @@ def _self_launch(ctx, spec, np_, mpiexec):
         spec.comm_sizes = list(range(2, np_ + 1))
     runner.check_spec(spec, np_)
     library = open_library(launch.library_without_init())
-    labels = library.resolve(spec.collective, spec.algorithms)   # unknown algorithms fail here, before mpiexec
+    labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas   # unknown ones fail here, before mpiexec
     # A file another run still writes, or one that cannot be resumed, is refused here: one line, no MPI job.
     output.check_unlocked(spec.output)
     if spec.resume:
@@ -371,7 +371,7 @@ def _self_launch(ctx, spec, np_, mpiexec):
         return code
     # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
     sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
-    for i, (label, seg) in enumerate(library.methods(spec.collective, labels + spec.alphas, spec.segments)):
+    for i, (label, seg) in enumerate(library.methods(spec.collective, labels, spec.segments)):
         forcing = {} if label in spec.alphas else library.env_for(spec.collective, label, seg)
         method_env = launch.launch_env(flavor, dict(extra, **forcing), spec.command)
         if i:
