@@ -7,7 +7,7 @@ forces it. `CallModel` holds what an MPICH selection may test about a call (coun
 from dataclasses import dataclass, field
 from typing import Tuple
 
-from ..libraries.base import DEFAULT_ALGORITHM
+from ..libraries.base import DEFAULT_ALGORITHM, is_reduction
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class CallModel:
         (`type_size`, as verify_type_size chose it for the whole grid; None: float where msg allows it)."""
         if type_size is None:
             type_size = 4 if msg % 4 == 0 else 1
-        if collective == "bcast" or type_size == 1:
+        if not is_reduction(collective) or type_size == 1:
             return CallModel(count=msg, type_size=1)
         return CallModel(count=msg // type_size, type_size=type_size)
 
@@ -60,7 +60,8 @@ class CallModel:
 
 def verify_type_size(collective, msg_sizes):
     """Element size of verify's calls, by quadsel measure's `--datatype auto` rule over the same sizes: bytes
-    for bcast; for reductions float (4) when every size is a multiple of 4, else uint8 (1)."""
-    if collective == "bcast":
+    for the collectives that move data; for reductions float (4) when every size is a multiple of 4, else
+    uint8 (1)."""
+    if not is_reduction(collective):
         return 1
     return 4 if all(m % 4 == 0 for m in msg_sizes) else 1
