@@ -123,6 +123,15 @@ MPICH = [
     _mpich("alltoall", "pairwise_sendrecv_replace", *_NOT_IN_PLACE),
     _mpich("alltoallv", "pairwise_sendrecv_replace", *_NOT_IN_PLACE),
     _mpich("alltoallv", "scattered", *_IN_PLACE),
+    *[Fallback(c, "smp", "a communicator that is not a parent communicator (one with node sub-communicators): "
+               "every communicator quadsel measures on (a Split of MPI_COMM_WORLD, Dup'ed) is not one in MPICH 5.0.2",
+               DEFAULT_ALGORITHM, f"{_MT} {c}-intra smp restrictions: parent-comm (seen with "
+               "MPIR_CVAR_COLLECTIVE_FALLBACK=print: tests/libraries/test_fallbacks.py)", lambda c: True)
+      for c in ("allreduce", "barrier", "bcast", "reduce", "scan")],
+    Fallback("reduce_scatter", "noncommutative", "comm size not a power of two", ERROR,
+             "src/mpi/coll/reduce_scatter/reduce_scatter_intra_noncommutative.c MPIR_Reduce_scatter_intra_noncommutative "
+             "(MPIR_Assert(MPL_is_pof2(comm_size)): MPICH aborts; no restriction guards it)",
+             lambda c: not _pow2(c.comm_size)),
     _mpich("reduce", "smp", *_NON_COMMUTATIVE),
     _mpich("reduce", "reduce_scatter_gather", "size-ge-pof2, builtin-op",
            lambda c: c.count < _pof2_below(c.comm_size) or not c.built_in_op),
@@ -137,8 +146,7 @@ MPICH = [
     *[_mpich("reduce_scatter_block", a, *_NON_COMMUTATIVE) for a in ("pairwise", "recursive_halving")],
     _mpich("scan", "smp", *_NON_COMMUTATIVE),
 ]
-# Also restricted to a parent communicator (one with node sub-communicators; quadsel's are): barrier, bcast,
-# reduce, allreduce smp; scan smp to node-consecutive ranks (one node: always). Not modelled: always hold here.
+# scan smp is also restricted to node-consecutive ranks (one node: always holds).
 
 TABLES = {"openmpi": OPENMPI, "mpich": MPICH}
 
