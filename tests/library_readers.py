@@ -108,7 +108,7 @@ class MpichSelection:
             return value == "parent" and comm_size > 1
         if name == "count" and value == "pow2":
             return False   # "count<pow2": the modelled count is large
-        if name in ("comm_size", "avg_msg_size"):
+        if name in ("comm_size", "avg_msg_size", "total_msg_size"):   # msg_size: the key the test computed
             x = comm_size if name == "comm_size" else msg_size
             if value == "pow2":
                 return x > 0 and x & (x - 1) == 0

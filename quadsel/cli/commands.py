@@ -11,8 +11,8 @@ import click
 from ..errors import QuadselError, missing_extra
 from ..output import check as check_output, make_folder, write_text
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, load_decision_map, paper_tree_options,
-                      tree_options)
+from .options import (build_settings, file_identity, ingest_options, load_decision_map, model_grid, model_options,
+                      paper_tree_options, tree_options)
 
 
 @main.command()
@@ -23,15 +23,21 @@ from .options import (build_settings, file_identity, ingest_options, load_decisi
                    "to replace a file.")
 @click.option("--json", "as_json", is_flag=True,
               help="Also print the tree's size and penalty as a JSON object on stdout (not with -o -).")
+@model_options
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, output, as_json):
+          leaf_rule, tolerance, pad_mode, output, as_json, model, predict_comm_sizes, predict_msg_sizes):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
     measured sizes, its own decision between measured sizes, least-penalty leaves, and the leaf budget that
     holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
     worst penalty of the tree on FILES are printed on stderr.
+
+    --model FORM builds from a sparse measurement (e.g. `measure --sample model`): each method's model is
+    fitted on its points, the grid is predicted where it was not measured, and the tree is built from that
+    map; predicted points are marked in the tree file and never scored (docs/methodology.md, *Model-based
+    build*).
     """
     from ..decision.decision_function import build_decision_function
     from ..evaluate.penalty import charged_grid, penalty_grid, summarize
@@ -39,6 +45,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
     if as_json and output == "-":
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
+    grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
     if not output:
         output = f"{dmap.collective}.qt.json"
@@ -47,9 +54,14 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
-    fn = build_decision_function(dmap, **settings,
-                                 provenance={"sources": [os.path.basename(f) for f in files],
-                                             "inputs": [file_identity(f, output) for f in files]})
+    provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
+    built, predicted = dmap, ""
+    if model:
+        from ..models.predict import as_measured, model_provenance, predict_decision_map
+        dmap, models = predict_decision_map(dmap, model, *grid)
+        built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
+        predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
+    fn = build_decision_function(built, **settings, provenance=provenance)
     write_text(output, fn.dumps())
     stats, choice = fn.stats(), fn.choice_grid()
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
@@ -57,7 +69,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
-               f"({score.points} points, {score.charged} charged, {score.unscored} unscored)"
+               f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
     from ..ingest.replaced import replaced_note
     note = replaced_note(files, dmap.collective)
@@ -67,6 +79,8 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
                    "builder": fn.options.to_json(), **stats}
         summary.update(score.to_json())
+        if model:
+            summary.update(model=model, predicted_points=int(dmap.predicted.sum()))
         click.echo(json.dumps(summary))
 
 
@@ -119,12 +133,20 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
         if mpich_base != "none":
             from ..targets.mpich_json import load_base
             base = load_base(mpich_base)
-    result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                  merge=not no_merge, library=library)
+    from ..targets.method_ids import check_tree
+    try:
+        result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
+                      merge=not no_merge, library=library)
+    finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
+        for fn, tree in zip(fns, trees):
+            check_tree(fn, tree, target, flavor, library)
     if isinstance(result, bytes):
         _write_binary(output, result)
     else:
         write_text(output, result)
+    from ..targets import conversion_notes
+    for note in conversion_notes(target, fns):
+        click.echo(note, err=True)
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
         make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
@@ -190,6 +212,12 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     from ..ingest.replaced import replaced_note
     if replaced_note(files, dmap.collective):
         result.notes.append(replaced_note(files, dmap.collective))
+    for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
+        model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
+        if model:
+            result.notes.append(f"{name} was built with {model.get('predicted_points')} of its points predicted by "
+                                f"the {model.get('form')} model (build --model); it is scored here on the measured "
+                                "points of FILES only")
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     links = []

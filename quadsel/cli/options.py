@@ -165,3 +165,56 @@ def file_identity(path, output):
     base = os.path.dirname(os.path.abspath(output)) if output not in (None, "-") else os.getcwd()
     return {"path": os.path.relpath(os.path.abspath(path), base),
             "sha256": hashlib.sha256(read_bytes(path)).hexdigest()}
+
+
+def model_options(command):
+    """--model FORM and the grid it predicts (build)."""
+    from ..models import MODEL_FORMS
+    options = [
+        click.option("--model", type=click.Choice(MODEL_FORMS), default=None,
+                     help="Build from a sparse measurement: fit each method's model (hockney: quadsel's "
+                          "Hockney-style form; paper: Nuriyev et al.'s form for the Open MPI bcast algorithms it "
+                          "models, hockney for the others), predict the grid where it was not measured, build the "
+                          "tree from that map. Predicted points are marked and never scored."),
+        click.option("--predict-comm-sizes", metavar="LIST", default=None,
+                     help="--model: communicator sizes of the predicted map, e.g. 2-256:pow2. Default: the grid in "
+                          "the FILE's .meta.json (quadsel measure), else the measured sizes."),
+        click.option("--predict-msg-sizes", metavar="LIST", default=None,
+                     help="--model: message sizes of the predicted map, e.g. 1-1M:pow2 (default as above)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def model_grid(files, model, comm_sizes, msg_sizes):
+    """(comm sizes, msg sizes) the model predicts (None: the measured sizes): the options, else the grid the
+    one measured FILE's metadata records (`quadsel measure` writes NAME.meta.json beside it)."""
+    from ..measure.grid import parse_list
+    if not model:
+        if comm_sizes or msg_sizes:
+            raise QuadselError("--predict-comm-sizes and --predict-msg-sizes need --model")
+        return None, None
+    recorded = _recorded_grid(files[0]) if len(files) == 1 else {}
+    comm = parse_list(comm_sizes, "communicator size") if comm_sizes else recorded.get("comm_sizes")
+    msg = parse_list(msg_sizes, "message size") if msg_sizes else recorded.get("msg_sizes")
+    if comm is not None and min(comm) < 1:
+        raise QuadselError("--predict-comm-sizes: communicator sizes must be at least 1")
+    return comm, msg
+
+
+def _recorded_grid(path):
+    """The `grid` of the metadata beside a measured CSV ({} when there is none)."""
+    from ..measure.output import read_meta
+    try:
+        meta = read_meta(path) or {}
+    except QuadselError:
+        return {}
+    grid = meta.get("grid") if isinstance(meta.get("grid"), dict) else {}
+    out = {}
+    for key in ("comm_sizes", "msg_sizes"):
+        values = grid.get(key)
+        if isinstance(values, list) and values and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                       for v in values):
+            out[key] = sorted(set(values))
+    return out

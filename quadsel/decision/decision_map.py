@@ -54,6 +54,7 @@ class DecisionMap:
     sources: tuple = ()
     cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
     library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
+    predicted: Optional[np.ndarray] = None       # (C, M) bool: time of every method from a fitted model (models/)
 
     @property
     def shape(self):

@@ -2,7 +2,7 @@
 
 import re
 
-FIELDS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "time", "stddev", "reps")
+FIELDS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "msg_total", "time", "stddev", "reps")
 
 # Keys are header names lower-cased without spaces, underscores, dashes, a leading '#' and a unit suffix.
 ALIASES = {
@@ -11,6 +11,8 @@ ALIASES = {
     "segsize": ("segsize", "segment", "seg", "segmentsize"),
     "comm_size": ("commsize", "procs", "processes", "nprocs", "np", "ranks", "nranks"),
     "msg_size": ("msgsize", "size", "bytes", "messagesize"),
+    # a size summed over the ranks (what Open MPI matches allgather on): divided by the comm size on reading
+    "msg_total": ("msgtotal", "totalsize", "totalbytes", "totalmsgsize"),
     "time": ("time", "timeus", "latency", "avglatency", "tavg"),
     "stddev": ("stddev", "stddevus", "std"),
     # OSU's Iterations and IMB's #repetitions both count the timed repetitions behind the mean.
@@ -73,6 +75,6 @@ def _scale(ctx, line, field, name, unit):
         if unit not in TIME_UNITS:
             raise ctx.error(line, f"unknown time unit {unit!r} in column {name.strip()!r}")
         return TIME_UNITS[unit]
-    if field in ("msg_size", "segsize") and unit not in SIZE_UNITS:
+    if field in ("msg_size", "msg_total", "segsize") and unit not in SIZE_UNITS:
         raise ctx.error(line, f"column {name.strip()!r}: sizes must be in bytes, not {unit!r}")
     return None

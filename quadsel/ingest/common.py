@@ -5,6 +5,7 @@ import re
 
 from ..errors import InputError
 from ..inputs import INT64_MAX, INT_MAX, TIME_MAX_US, TIME_MIN_US, fits, read_text, shorten
+from ..libraries.sizes import BENCHMARK_TOTALS, per_rank
 from .names import FileName, normalise_collective
 from .table import DEFAULT_ALGORITHM, Measurement
 
@@ -46,6 +47,10 @@ class Context:
         self.comm_size = comm_size
         self.column_map = column_map or {}
         self.name = FileName(path)
+
+    def total_sizes(self, benchmark, collective):
+        """Does `benchmark` print `collective`'s size as a total over the ranks (libraries/sizes.py)?"""
+        return normalise_collective(collective) in BENCHMARK_TOTALS.get(benchmark, ())
 
     def error(self, line, message):
         return InputError(self.path, line, message)
@@ -129,10 +134,11 @@ class Context:
         return value
 
     def measurement(self, line, *, collective, algorithm, comm_size, msg_size, time,
-                    segsize=0, stddev=None, reps=None, scale=None, stddev_scale=None):
+                    segsize=0, stddev=None, reps=None, scale=None, stddev_scale=None, total=False):
         """One checked row; the scales convert the file's time units to microseconds (None: already µs).
 
-        A stddev without a unit of its own is in the time's unit.
+        A stddev without a unit of its own is in the time's unit. total=True: msg_size is a total over the
+        ranks (a benchmark's reduce_scatter), converted to the decision map's bytes per rank (libraries/sizes.py).
         """
         name = normalise_collective(collective)
         if name is None:
@@ -156,14 +162,15 @@ class Context:
             reps = self.integer(line, "repetition count", reps, 1)
         else:
             reps = None
+        comm_size = self.integer(line, "communicator size", comm_size, 1, INT_MAX, "a C int (MPI communicator sizes)")
+        msg_size = self.integer(line, "message size", msg_size, 0, INT64_MAX,
+                                "a 64-bit integer (message sizes in the decision map)")
         return Measurement(
             collective=name,
             algorithm=algorithm,
             segsize=self.integer(line, "segment size", segsize, 0, INT_MAX, "a C int (the segment size in C and MPI)"),
-            comm_size=self.integer(line, "communicator size", comm_size, 1, INT_MAX,
-                                   "a C int (MPI communicator sizes)"),
-            msg_size=self.integer(line, "message size", msg_size, 0, INT64_MAX,
-                                  "a 64-bit integer (message sizes in the decision map)"),
+            comm_size=comm_size,
+            msg_size=per_rank(msg_size, comm_size) if total else msg_size,
             time=self.real(line, "time", time, positive=True, scale=scale or 1.0),
             stddev=stddev,
             reps=reps,

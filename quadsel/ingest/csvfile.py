@@ -29,7 +29,10 @@ def read(ctx):
         for field, (index, _) in found.items():
             values[field] = cells[index]
         stddev_scale = found["stddev"][1] if "stddev" in found else None
-        rows.append(ctx.measurement(line, scale=found["time"][1], stddev_scale=stddev_scale, **values))
+        total = "msg_total" in values
+        if total:
+            values["msg_size"] = values.pop("msg_total")
+        rows.append(ctx.measurement(line, scale=found["time"][1], stddev_scale=stddev_scale, total=total, **values))
     if header is None:
         raise ctx.error(None, "no header line")
     return rows
@@ -37,6 +40,11 @@ def read(ctx):
 
 def _missing_columns(ctx, line, found):
     """Values for fields without a column: required ones fail here, at the header line."""
+    if "msg_size" in found and "msg_total" in found:
+        raise ctx.error(line, "both a per-rank message size column and a total size column: keep one "
+                              "(docs/formats-input.md, message sizes)")
+    if "msg_total" in found:
+        found = {**found, "msg_size": found["msg_total"]}      # for the check below only
     for field in ("msg_size", "time"):
         if field not in found:
             raise ctx.error(line, f"missing column for the {field} ({', '.join(columns.ALIASES[field])}); "

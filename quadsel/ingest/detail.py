@@ -34,7 +34,7 @@ def read(ctx):
                 line, collective=collective,
                 algorithm="default" if algorithm.lower() in _REFERENCE else algorithm,
                 segsize=ctx.fallback_segsize(), comm_size=comm_size, msg_size=msg_size,
-                time=value.group(1), stddev=value.group(2)))
+                time=value.group(1), stddev=value.group(2), total=ctx.total_sizes("detail", collective)))
     return rows
 
 

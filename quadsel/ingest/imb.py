@@ -53,4 +53,5 @@ def _row(ctx, line, cells, block):
         segsize=ctx.fallback_segsize(),
         comm_size=comm_size, msg_size=msg_size,
         time=cells[found["time"][0]], scale=found["time"][1],
-        reps=cells[found["reps"][0]] if "reps" in found else None)
+        reps=cells[found["reps"][0]] if "reps" in found else None,
+        total=ctx.total_sizes("imb", block["collective"]))

@@ -68,4 +68,4 @@ def _row(ctx, line, cells, found, collective):
         comm_size=ctx.fallback_comm_size(line, "OSU output does not record the communicator size"),
         msg_size=msg_size,
         time=cells[found["time"][0]], scale=found["time"][1],
-        reps=cells[found["reps"][0]] if "reps" in found else None)
+        reps=cells[found["reps"][0]] if "reps" in found else None, total=ctx.total_sizes("osu", collective))

@@ -88,7 +88,7 @@ def _row(ctx, line, text, block):
         algorithm=variables[alg_var] if alg_var else algorithm or "default",
         segsize=variables[seg_var] if seg_var else segsize if segsize is not None else ctx.fallback_segsize(),
         comm_size=comm_size, msg_size=msg_size, time=mean, reps=reps,
-        stddev=_stddev(ctx, line, std_error, reps))
+        stddev=_stddev(ctx, line, std_error, reps), total=ctx.total_sizes("skampi", collective))
 
 
 def _stddev(ctx, line, std_error, reps):

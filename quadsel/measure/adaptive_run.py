@@ -12,8 +12,9 @@ quiet barrier meanwhile. A point is measured in one visit with the decision-awar
 import random
 import time
 
-from .adaptive import AdaptivePlan, is_default
+from .adaptive import is_default
 from .point import POINT_DELAY, MethodComms, time_point
+from .sample import make_plan
 from .sweep import PlanRun
 from .timing import wait_quietly
 
@@ -25,7 +26,7 @@ def sweep_adaptive(world, spec, library, methods, results, replaced, call_at, he
     rank = world.Get_rank()
     run = None
     if rank == 0:
-        plan = AdaptivePlan(spec.comm_sizes, spec.msg_sizes, methods, spec.strategy)
+        plan = make_plan(spec, spec.comm_sizes, spec.msg_sizes, methods)
         run = PlanRun(plan, spec.collective, results, budget=spec.budget, progress=spec.progress,
                       rule=spec.rule, rounds=spec.rounds)   # the full sweep a share refers to
     while True:
@@ -55,7 +56,8 @@ def _measure_row(spec, comms, n, run, replaced, call_at, heartbeat_at):
             rng = random.Random(f"{spec.seed}:adaptive:{n}:{m}")
             samples, _ = time_point(spec, comms, todo, call_at(m, n), rng,
                                     heartbeat_at(f"comm size {n}, message size {m}"),
-                                    decisive=True, candidates=[k for k in todo if not is_default(k)])
+                                    decisive=not spec.sample,   # a model needs the times, not only the ranking
+                                    candidates=[k for k in todo if not is_default(k)])
             measured = {k: spec.rule.summarize(samples[k]) for k in todo}
         if rank == 0:
             run.done(n, m, measured)

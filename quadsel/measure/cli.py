@@ -70,8 +70,9 @@ from .output import CONTINUED, interrupted_note
                    "the best not measured again until their trend closes the gap, repetitions stopped once the "
                    "ranking at a point is clear. Skipped pairs are `# skipped` lines in the CSV.")
 @click.option("--budget", metavar="TIME|SHARE", default=None,
-              help="With --adaptive: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of the full "
-                   "sweep's benchmarking time (25%; estimated in a real run, exact in a replay).")
+              help="With --adaptive or --sample: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of "
+                   "the full sweep's benchmarking time (25%; estimated in a real run, exact in a replay; --sample "
+                   "takes a share only in a replay).")
 @click.option("--behind", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
               help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.5]")
 @click.option("--agree", type=click.FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
@@ -80,13 +81,16 @@ from .output import CONTINUED, interrupted_note
 @click.option("--cheap", type=click.FloatRange(0, 1), default=None, metavar="FRACTION",
               help="--adaptive: a method far behind is still measured where its predicted cost is below FRACTION "
                    "of the benchmarking time spent so far.  [default: 0.01]")
+@click.option("--sample", type=click.Choice(["model"]), default=None,
+              help="Measure the sparse sample a model-based build (`build --model`) predicts the grid from: every "
+                   "method at the cheapest points first (comm size x (1 + msg/32K)) until --budget is spent.")
 @click.option("--replay", is_flag=True,
               help="Answer measurements from the recorded full sweeps FILES (any format `build` reads) instead "
                    "of running MPI; the grid is what they record unless the grid options narrow it.")
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
-            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, replay, env_method):
+            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, sample, replay, env_method):
     """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
 
     Every algorithm of the library (Open MPI coll/tuned ids forced through MPI_T; MPICH algorithm
@@ -108,7 +112,8 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     Rows are appended and flushed one by one; rerunning the same command after an interruption
     measures only the missing points.
 
-    --adaptive measures where the decision needs it (docs/measure.md, *Adaptive measurement*);
+    --adaptive measures where the decision needs it (docs/measure.md, *Adaptive measurement*); --sample model
+    --budget TIME the sparse sample `build --model` predicts from (docs/measure.md, *Sampling for a model*);
     --replay FILES answers from recorded sweeps instead of MPI, to try a strategy without a cluster:
 
     \b
@@ -173,8 +178,11 @@ def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, preci
 
 
 def _adaptive_options(ctx, spec):
-    """--adaptive, --budget, --behind, --agree into the spec (errors are usage errors)."""
+    """--adaptive, --sample, --budget, --behind, --agree into the spec (errors are usage errors)."""
     params = ctx.params
+    if params["sample"]:
+        _sample_options(params, spec)
+        return
     if not params["adaptive"]:
         for name in ("budget", "behind", "agree", "cheap"):
             if params[name] is not None:
@@ -190,6 +198,28 @@ def _adaptive_options(ctx, spec):
     spec.budget = parse_budget(params["budget"]) if params["budget"] else None
     if spec.env_method is not None:
         raise QuadselError("--adaptive needs MPI_T forcing (all methods interleaved at a point); this MPI "
+                           "offers only one launch per method")
+
+
+def _sample_options(params, spec):
+    """--sample model: a planned run like --adaptive, which it excludes; it needs a budget."""
+    from .budget import parse_budget
+    if params["adaptive"]:
+        raise click.UsageError("--sample and --adaptive are two different plans: give one")
+    for name in ("behind", "agree", "cheap"):
+        if params[name] is not None:
+            raise click.UsageError(f"--{name} needs --adaptive")
+    if params["budget"] is None:
+        raise click.UsageError("--sample needs --budget (a share of the full sweep such as 25%, or a time such "
+                               "as 2h): without one it measures every point")
+    spec.sample = params["sample"]
+    spec.budget = parse_budget(params["budget"])
+    if spec.budget.share is not None and not params["replay"]:
+        # the sample leaves out the expensive points that an estimate of the full sweep would extrapolate from
+        raise click.UsageError("--sample on a real MPI needs a time --budget (90m, 2h): the full sweep's time is "
+                               "known only to a replay, and the sample never measures the points it is spent on")
+    if spec.env_method is not None:
+        raise QuadselError("--sample needs MPI_T forcing (all methods of a point in one visit); this MPI "
                            "offers only one launch per method")
 
 
@@ -221,7 +251,7 @@ def _replay(ctx, files, np_):
 
 def _replay_line(meta, output):
     share = meta["benchmarking_time_us"] / meta["full_sweep_benchmarking_time_us"]
-    done = meta.get("adaptive")
+    done = meta.get("adaptive") or meta.get("sample")
     points = f"{done['points_measured']}/{done['points']} points, " if done else ""
     return (f"replay {meta['collective']}: {points}{share:.1%} of the full sweep's benchmarking time"
             f"{'' if meta['complete'] else ' (budget spent)'}; wrote {output}")

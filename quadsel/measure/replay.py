@@ -19,7 +19,8 @@ from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..ingest import read_measurements
 from . import output
-from .adaptive import AdaptivePlan, FullSweep, is_default
+from .adaptive import FullSweep, is_default
+from .sample import make_plan
 from .sweep import PlanRun
 from .timing import ranking_settled, t_quantile
 
@@ -95,7 +96,8 @@ def run_replay(spec, files):
     """The replay of `spec` (full sweep, or --adaptive) from the recorded `files`; writes spec.output."""
     recording = Recording(files, spec.collective)
     comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
-    plan = AdaptivePlan(comms, msgs, methods, spec.strategy) if spec.adaptive else FullSweep(comms, msgs, methods)
+    planned = spec.adaptive or spec.sample
+    plan = make_plan(spec, comms, msgs, methods) if planned else FullSweep(comms, msgs, methods)
     old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
     if old and old.get("library") != "replay":
         raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is a replay; "
@@ -124,8 +126,8 @@ def run_replay(spec, files):
     meta["complete"] = run.finished
     meta["benchmarking_time_us"] = round(plan.spent(), 3)
     meta["full_sweep_benchmarking_time_us"] = round(full, 3)
-    if spec.adaptive:
-        meta["adaptive"] = run.summary()
+    if planned:
+        meta["sample" if spec.sample else "adaptive"] = run.summary()
     results.write_meta(meta)
     results.close()
     return meta
@@ -142,7 +144,8 @@ def _meta(spec, recording, comms, msgs, methods, old):
         "grid": {"methods": [method_label(a, s) for a, s in methods], "comm_sizes": comms, "msg_sizes": msgs,
                  "points": len(comms) * len(msgs) * len(methods)},
         "methodology": {"precision": spec.rule.precision, "confidence": spec.rule.confidence,
-                        "min_reps": spec.rule.min_reps, "batch": spec.batch, "adaptive": spec.adaptive},
+                        "min_reps": spec.rule.min_reps, "batch": spec.batch, "adaptive": spec.adaptive,
+                        "sample": spec.sample},
         "runs": (old or {}).get("runs", []) + [{"command": spec.command, "started": _now(), "finished": None,
                                                "complete": False}],
         "complete": False,

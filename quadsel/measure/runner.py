@@ -56,7 +56,8 @@ class Spec:
     command: str = ""
     adaptive: bool = False        # measure where the decision needs it (adaptive.py); one visit per point
     strategy: Optional[object] = None   # adaptive.Strategy (None: its defaults)
-    budget: Optional[object] = None     # budget.Budget, only with adaptive
+    budget: Optional[object] = None     # budget.Budget, only with adaptive or sample
+    sample: Optional[str] = None        # "model": the sparse measurement of sample.py (a planned run like adaptive)
 
 
 def choose_datatype(spec):
@@ -136,9 +137,9 @@ def run(spec):
         try:
             mpit = MPIT(thread_level=MPI.Query_thread())
         except MPITError as exc:
-            if spec.adaptive:
-                fail(f"MPI_T unavailable ({exc}): --adaptive needs it (the methods of a point are interleaved "
-                     "in one launch); measure without --adaptive")
+            if spec.adaptive or spec.sample:
+                fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are "
+                     "interleaved in one launch); measure without them")
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
@@ -208,7 +209,7 @@ def run(spec):
     watchdog = None
     if rank == 0 and spec.hang_timeout:
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
-    if spec.adaptive:
+    if spec.adaptive or spec.sample:
         from .adaptive_run import sweep_adaptive
         planned = sweep_adaptive(world, spec, library, methods, results, replaced,
                                  lambda m, n: call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n),
@@ -220,12 +221,12 @@ def run(spec):
         watchdog.stop()
     world.Barrier()
     if rank == 0:
-        complete = planned.finished if spec.adaptive else all(k in results.done for k in keys)
+        complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
         journal.close(remove=complete)
         meta["runs"][-1].update(finished=_now(), complete=complete)
         meta["complete"] = complete
-        if spec.adaptive:
-            meta["adaptive"] = planned.summary()
+        if spec.adaptive or spec.sample:
+            meta["sample" if spec.sample else "adaptive"] = planned.summary()
         results.write_meta(meta)   # beside the CSV, or (a stream) into it
         results.close()
     if mpit is not None:
@@ -367,7 +368,7 @@ def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, t
         },
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=True, timing=spec.timing,
-                            adaptive=spec.adaptive,
+                            adaptive=spec.adaptive, sample=spec.sample,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
                             timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
                             time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"

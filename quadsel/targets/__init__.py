@@ -45,3 +45,14 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     if target == "mpich-json":
         return module.emit(fns, base=mpich_base)
     return module.emit(fns, max_requests=max_requests)
+
+
+def conversion_notes(target, fns):
+    """One line each: where a rules file cannot follow the tree (its library matches the collective on no message
+    size: docs/collectives.md); empty for the C targets, which take the decision map's size."""
+    from .method_ids import TARGET_LIBRARY
+    from .rule_list import rule_lists
+    library = TARGET_LIBRARY.get(target)
+    if library is None:
+        return []
+    return [f"note: {note}" for rl in rule_lists(fns, library) for note in rl.notes]

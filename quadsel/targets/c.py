@@ -96,6 +96,14 @@ def measured_range(fn):
             f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them the nearest measured size decides")
 
 
+def size_argument(fn):
+    """The header line that says which message size the function takes (the decision map's, libraries/sizes.py)."""
+    from ..libraries.sizes import PER_RANK
+    meaning = PER_RANK.get(fn.collective, "bytes per rank")
+    return (f"msg_size: bytes per rank, as the benchmarks print it -- {comment_text(meaning)} "
+            f"(docs/collectives.md); not the total some rules files match on")
+
+
 def common_context(fn, name, ids, library):
     """What every C template's header needs."""
     return {"name": function_name(fn.collective, name),
@@ -104,7 +112,7 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
-            "source_lines": [measured_range(fn)] +
+            "source_lines": [size_argument(fn), measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),
             "id_defines": [aid.define for aid in ids.values() if aid.define]}

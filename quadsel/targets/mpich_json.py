@@ -13,7 +13,7 @@ import re
 
 from ..errors import InputError, QuadselError, printable
 from ..inputs import INT_MAX, fits, read_bytes, shorten
-from ..libraries import mpich
+from ..libraries import mpich, sizes
 from .json_lines import JObject
 from .rule_list import rule_lists
 
@@ -48,15 +48,25 @@ def _condition(collective, key, leaf):
 
 
 def selection(rl):
-    """The `collective=...` subtree of one rule list: comm_size<= upper ends, avg_msg_size<= upper ends."""
+    """The `collective=...` subtree of one rule list: comm_size<= upper ends, then <key><= upper ends where the
+    key is what csel computes for the collective (avg_msg_size or total_msg_size, libraries/sizes.py); a
+    collective csel keys on no message size gets its container straight under the comm size."""
     by_comm = {}
-    ranges = rl.ranges()
-    for i, (lo, hi, msgs) in enumerate(ranges):
+    key = sizes.key(mpich.NAME, rl.collective).name
+    for lo, hi, msgs in rl.ranges():
         inner = {}
-        for j, (m_lo, m_hi, method) in enumerate(msgs):
-            inner["avg_msg_size=any" if m_hi is None else f"avg_msg_size<={m_hi}"] = _container(rl.collective, method)
+        for m_lo, m_hi, method in msgs:
+            if key is None:
+                inner = _container(rl.collective, method)
+                break
+            if m_hi is not None and m_hi > INT_MAX:
+                raise QuadselError(f"{rl.collective}: MPICH reads {key} bounds as a C int, and {m_hi} (comm sizes "
+                                   f"{lo}-{hi if hi else 'up'}) is beyond {INT_MAX}: measure smaller messages or "
+                                   f"fewer ranks for this file")
+            inner[f"{key}=any" if m_hi is None else f"{key}<={m_hi}"] = _container(rl.collective, method)
         by_comm["comm_size=any" if hi is None else f"comm_size<={hi}"] = inner
-    return {"comm_type=intra": by_comm, "comm_type=inter": {f"algorithm={mpich.INTER[rl.collective]}": {}}}
+    inter = {f"algorithm={mpich.INTER[rl.collective]}": {}} if rl.collective in mpich.INTER else None
+    return {"comm_type=intra": by_comm, **({"comm_type=inter": inter} if inter else {})}
 
 
 def document(fns, base=None):
@@ -66,7 +76,7 @@ def document(fns, base=None):
     cover, so a deployable file needs the base; base=None gives our collectives only.
     """
     ours = {}
-    for rl in rule_lists(fns):
+    for rl in rule_lists(fns, mpich.NAME):
         ours[f"collective={rl.collective.lower()}"] = selection(rl)
     if base is None:
         return ours
@@ -255,7 +265,7 @@ def holds(name, op, value, collective, comm_size, msg, call):
             return call.count < _pof2(comm_size)
         return call.count <= int(value)
     if name in ("avg_msg_size", "total_msg_size"):
-        size = call.count * call.type_size * (comm_size if name == "total_msg_size" else 1)
+        size = sizes.mpich_value(name, collective, call.count * call.type_size, comm_size, call.type_size)
         return size <= int(value) if op == "<=" else size < int(value)
     if name == "comm_avg_ppn":
         if not hierarchy:

@@ -18,7 +18,7 @@ from .rule_list import rule_lists
 
 def document(fns, max_requests=None):
     collectives = {}
-    for rl in rule_lists(fns):
+    for rl in rule_lists(fns, openmpi.NAME):
         openmpi.collective_id(rl.collective)
         entries = []
         for lo, hi, msgs in rl.ranges():

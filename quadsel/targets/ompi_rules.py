@@ -33,10 +33,11 @@ def emit(fns, max_requests=None):
     """Open MPI classic dynamic rules (coll_tuned_dynamic_rules_filename); version 2 when max_requests is set.
 
     Comm keys are the measured comm sizes (5.0.x: the largest key <= the comm size applies, below the
-    first key the first), message keys lower bounds starting at 0: exactly the decision function's floor rule.
+    first key the first), message keys lower bounds starting at 0: exactly the decision function's floor rule,
+    in what coll/tuned matches the collective on (libraries/sizes.py: e.g. allgather x comm size).
     """
-    collectives = []
-    for rl in rule_lists(fns):
+    collectives, lists = [], rule_lists(fns, openmpi.NAME)
+    for rl in lists:
         comms = []
         for comm in rl.comm_rules:
             rules = []
@@ -49,7 +50,7 @@ def emit(fns, max_requests=None):
                             "comms": comms})
     if max_requests is not None and max_requests < 0:
         raise QuadselError("--max-requests must be >= 0")
-    return render("ompi_rules.txt.j2", collectives=collectives, header=header_lines(rule_lists(fns)),
+    return render("ompi_rules.txt.j2", collectives=collectives, header=header_lines(lists),
                   version=2 if max_requests is not None else 1, max_requests=max_requests or 0)
 
 

@@ -19,6 +19,7 @@ from typing import List, Tuple
 from .. import __version__
 from ..decision.decision_map import Method
 from ..errors import QuadselError
+from ..libraries import sizes
 from .escape import comment_text
 
 
@@ -48,6 +49,8 @@ class RuleList:
     constraint: str = "exact"
     sources: List[str] = field(default_factory=list)
     measured: Tuple[int, int, int, int] = (0, 0, 0, 0)    # smallest/largest measured comm size, message size
+    units: str = "bytes per rank"   # what msg_size counts: the decision map's, or a library's key (library_rule_list)
+    notes: List[str] = field(default_factory=list)        # what a conversion to a library's key could not keep
 
     def lookup(self, comm_size, msg_size):
         """Method for any communicator and message size (the floor rule of the decision function)."""
@@ -108,13 +111,49 @@ def build_rule_list(fn, merge_comm_sizes=True):
     return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured)
 
 
-def rule_lists(fns):
+def library_rule_list(fn, library):
+    """The RuleList of fn with message keys in what `library` matches on (libraries/sizes.py).
+
+    RANK: the decision map's own keys. COMM (key = bytes per rank x comm size): every communicator cell is
+    scaled by its own first size -- exact at every measured communicator size; between two measured sizes
+    the boundary keeps the lower size's factor (docs/collectives.md). NONE: one rule per communicator cell,
+    the method the tree picks at the most measured message sizes (a note says where that loses a choice).
+    """
+    kind = sizes.form(library, fn.collective)
+    if kind == sizes.RANK:
+        return build_rule_list(fn)
+    rl = build_rule_list(fn, merge_comm_sizes=False)
+    computed = sizes.key(library, fn.collective).computed
+    if kind == sizes.COMM:
+        comms = [CommRule(c.comm_size, tuple(MsgRule(sizes.lower_bound(library, fn.collective, r.msg_size, c.comm_size),
+                                                     r.method) for r in c.msg_rules)) for c in rl.comm_rules]
+    else:
+        painted, columns = fn.cell_methods(), fn.msg_axis.measured_cells()
+        comms, lost = [], []
+        for row, comm in enumerate(rl.comm_rules):
+            chosen = painted[row, columns].tolist()
+            best = max(dict.fromkeys(chosen), key=chosen.count)      # ties: the first in message order
+            comms.append(CommRule(comm.comm_size, (MsgRule(0, fn.methods[best]),)))
+            if len(set(chosen)) > 1:
+                lost.append(comm.comm_size)
+        if lost:
+            rl.notes.append(f"{fn.collective}: {sizes.TITLES[library]} matches it on {computed}, so the choice cannot "
+                            f"change with the message size: at comm sizes {', '.join(map(str, lost[:8]))}"
+                            f"{' ...' if len(lost) > 8 else ''} the method the tree picks at most measured message "
+                            f"sizes is written")
+    merged = [c for i, c in enumerate(comms) if i == 0 or c.msg_rules != comms[i - 1].msg_rules]
+    rl.comm_rules, rl.units = merged, computed
+    return rl
+
+
+def rule_lists(fns, library=None):
+    """One RuleList per tree (one tree per collective); with a `library`, keys in what it matches on."""
     lists, seen = [], set()
     for fn in fns:
         if fn.collective in seen:
             raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
         seen.add(fn.collective)
-        lists.append(build_rule_list(fn))
+        lists.append(library_rule_list(fn, library) if library else build_rule_list(fn))
     return lists
 
 
@@ -124,6 +163,9 @@ def header_lines(rule_lists):
         sources = ", ".join(comment_text(s) for s in rl.sources) or "unknown"
         lines.append(f"{comment_text(rl.collective)}: {comment_text(rl.constraint)} tree; sources: {sources}")
         c0, c1, m0, m1 = rl.measured
-        lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1}; "
-                     f"outside them the nearest measured size's rules apply")
+        lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1} bytes per "
+                     f"rank; outside them the nearest measured size's rules apply")
+        if rl.units != "bytes per rank":
+            lines.append(f"{comment_text(rl.collective)}: message keys are {rl.units} (docs/collectives.md)")
+        lines.extend(comment_text(note) for note in rl.notes)
     return lines

@@ -3,7 +3,8 @@
 `read_rules_file` detects the format by content and reads it with its target module, which holds the
 writer and the reader side by side: ompi_rules.py (Open MPI classic, versions 1 and 2), ompi_json.py
 (Open MPI JSON rules, version 3) and mpich_json.py (MPICH csel). A `RulesFile` answers, per collective,
-`pick(comm, msg)`: the method the library runs there (library_call.Pick), or its own default where it
+`pick(comm, msg)` (msg in bytes per rank, converted to what the library matches on: libraries/sizes.py):
+the method the library runs there (library_call.Pick), or its own default where it
 decides by itself or drops the whole file (`RulesFile.ignored` says why; not an error).
 
 The readers are deliberately separate from tests/library_readers.py, the small independent reader the
@@ -16,7 +17,7 @@ from typing import List, Optional
 
 from ..errors import InputError, QuadselError
 from ..inputs import read_text
-from ..libraries import COLLECTIVES, mpich, openmpi
+from ..libraries import COLLECTIVES, mpich, openmpi, sizes
 from . import mpich_json, ompi_json, ompi_rules
 from .json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, CallModel, Pick
@@ -65,14 +66,17 @@ class RulesFile:
         """The Pick the library makes for one call (DEFAULT_PICK where it uses its own decision)."""
         if self.ignored:
             return DEFAULT_PICK
+        if self.format != "mpich-json":      # msg is bytes per rank: Open MPI matches on its own key (sizes.py)
+            call = call or CallModel.of_verify_call(collective, msg)
+            key = sizes.library_size(openmpi.NAME, collective, msg, comm_size, call.type_size)
         if self.format == "ompi-rules":
-            rule = ompi_rules.lookup(self._data.get(openmpi.COLLECTIVE_IDS[collective], []), comm_size, msg, self.matching)
+            rule = ompi_rules.lookup(self._data.get(openmpi.COLLECTIVE_IDS[collective], []), comm_size, key, self.matching)
             if rule is None:
                 return DEFAULT_PICK
             return ompi_rules.pick(collective, rule.alg, rule.faninout, rule.segsize, rule.maxreq,
                              f"{self.path}:{rule.line}")
         if self.format == "ompi-json":
-            rule = ompi_json.lookup(self._data.get(collective, []), comm_size, msg)
+            rule = ompi_json.lookup(self._data.get(collective, []), comm_size, key)
             if rule is None:
                 return DEFAULT_PICK
             return ompi_rules.pick(collective, rule.alg, rule.faninout, rule.segsize, rule.reqs, f"{self.path}:{rule.line}")

@@ -3,7 +3,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, choice_on, method_name
-from quadsel.evaluate.model import FORMS, ModelSelector, fit_model, model_family, model_terms
+from quadsel.evaluate.model import ModelSelector
+from quadsel.models.fit import fit_model
+from quadsel.models.forms import FORMS, hockney_terms as model_terms, model_family
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import Method, build_decision_map
 from quadsel.evaluate.penalty import penalty_grid, summarize

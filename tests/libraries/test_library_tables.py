@@ -77,3 +77,12 @@ def test_mpich_tables_are_the_cvar_enumerations():
     for coll, values in got["mpich"].items():
         assert values[0] == "auto", coll
         assert values[1:] == mpich.ALGORITHMS[coll], coll
+
+
+def test_docs_hold_the_generated_tables():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("collectives_tables", REPO / "scripts" / "collectives_tables.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.text() in (REPO / "docs" / "collectives.md").read_text(), \
+        "docs/collectives.md: run python scripts/collectives_tables.py and paste its output"

@@ -310,3 +310,16 @@ def test_adaptive_real_run_kill_9_and_rerun(tmp_path):
     assert again.returncode == 0 and out.read_bytes() == before       # everything is answered from the CSV
     from quadsel.ingest import read_measurements
     assert {m.algorithm for m in read_measurements([str(out)])} <= {"1", "3", "6"}
+
+
+@needs_openmpi
+def test_sample_model_real_run(tmp_path):
+    """--sample model on the real MPI (a time budget): every method at each point, cheapest first, metadata."""
+    out = tmp_path / "s.csv"
+    done = measure(["--np", "2", "-c", "bcast", "--algorithms", "1,6", "--segments", "0", "--msg-sizes", "1,4K",
+                    "--max-reps", "10", "--sample", "model", "--budget", "10m", "--quiet", "-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert sorted(keys(out)) == sorted(("bcast", a, "0", "2", m) for a in ("1", "6") for m in ("1", "4096"))
+    meta = json.loads((tmp_path / "s.meta.json").read_text())
+    assert meta["complete"] and meta["methodology"]["sample"] == "model"
+    assert meta["sample"]["points_measured"] == 2 and not meta["sample"]["budget_spent"]

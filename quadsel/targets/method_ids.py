@@ -1,0 +1,53 @@
+"""Ids checked per collective before anything is generated: every method of a tree must be an algorithm of the
+library its output is for (an allgather with algorithm id 42 never reaches a rules file or a C function).
+
+The error names the tree file and the line of the offending method (docs/conventions.md: one line, exit 2).
+"""
+
+from ..errors import InputError, QuadselError
+from ..libraries import mpich, openmpi
+from .c import library_of
+
+TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "mpich-json": mpich.NAME}
+
+
+def output_library(fn, target, flavor="plain", library=None):
+    """The library whose algorithm ids `target` writes for fn (None: the tree's own names, unchecked)."""
+    if target in TARGET_LIBRARY:
+        return TARGET_LIBRARY[target]
+    if flavor == "ompi-tuned":
+        return openmpi.NAME
+    return library_of(fn, library)
+
+
+def check_method(library, collective, algorithm):
+    """QuadselError when `algorithm` is not one of `library`'s algorithms of `collective`."""
+    if library == openmpi.NAME:
+        openmpi.algorithm_id(collective, algorithm)
+    elif library == mpich.NAME:
+        mpich.container(collective, algorithm)
+
+
+def check_tree(fn, path, target, flavor="plain", library=None):
+    """InputError (file:line of the method in the tree file) at the first method the output's library lacks."""
+    lib = output_library(fn, target, flavor, library)
+    if lib is None:
+        return
+    for index, method in enumerate(fn.methods):
+        if method.algorithm.strip().lower() == "default":
+            continue
+        try:
+            check_method(lib, fn.collective, method.algorithm)
+        except QuadselError as exc:
+            raise InputError(path, _method_line(path, index), f"method {index}: {exc}") from None
+
+
+def _method_line(path, index):
+    """The line of methods[index] in the tree file, or None when it cannot be told."""
+    from ..inputs import read_text
+    from .json_lines import JArray, parse_json_lines
+    try:
+        methods = parse_json_lines(read_text(path, what="tree file"), path).get("methods")
+        return methods[index].line_of("algorithm") if isinstance(methods, JArray) and index < len(methods) else None
+    except (InputError, AttributeError, TypeError):
+        return None
