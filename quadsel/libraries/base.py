@@ -91,6 +91,10 @@ class Library:
         return out
 
     # -- forcing ----------------------------------------------------------------------------------
+    def mpit_forcing(self, collective):
+        """Can the collective's algorithm be forced through MPI_T in this process (else: the environment)?"""
+        return self.mpit is not None
+
     def prepare(self, collective):
         """Once per run, on every rank, before any communicator is created."""
 

@@ -77,6 +77,11 @@ UNSEGMENTED = {coll: set(table) - SEGMENTED.get(coll, set()) for coll, table in 
 UNSEGMENTED["reduce"].add(8)   # main's knomial reduce (not in 5.0.x) takes no segment size either
 
 
+# Collectives whose coll_tuned variables Open MPI 5.0.x registers read-only (MPI_T refuses the write: error 64):
+# forced through the environment only, one launch per method (measure) or per arm (verify).
+MPIT_READONLY = {"allgatherv"}
+
+
 def algorithm_var(collective, suffix=""):
     """The MCA variable forcing a coll/tuned algorithm (`coll_tuned_bcast_algorithm`, `..._segmentsize`)."""
     return f"coll_tuned_{collective}_algorithm{suffix}"
@@ -166,6 +171,17 @@ class OpenMPI(Library):
         if self.mpit is not None and not self.mpit.has(algorithm_var(collective, "_segmentsize")):
             return False
         return int(label) in SEGMENTED.get(collective, ())
+
+    def mpit_forcing(self, collective):
+        """Open MPI 5.0.x registers coll_tuned_allgatherv_algorithm (and its segment size) read-only: MPI_T
+        refuses to write it (error 64), so allgatherv is forced through the environment, one launch per method."""
+        if self.mpit is None or not self.mpit.has(algorithm_var(collective)):
+            return False
+        try:
+            self.mpit.write_int(algorithm_var(collective), self.mpit.read_int(algorithm_var(collective)))
+        except QuadselError:
+            return False
+        return True
 
     def prepare(self, collective):
         if self.mpit is not None:

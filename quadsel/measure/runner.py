@@ -143,6 +143,12 @@ def run(spec):
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
+    if mpit is not None and not library.mpit_forcing(spec.collective):
+        if spec.adaptive or spec.sample:
+            fail(f"{library.name} cannot force {spec.collective} through MPI_T (read-only variables): --adaptive "
+                 "and --sample need it; measure without them")
+        fail(f"{spec.collective} algorithms cannot be forced through MPI_T here; self-launch with --np to force "
+             "each method through the environment, one launch per method", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms)
         methods = library.methods(spec.collective, labels, spec.segments)

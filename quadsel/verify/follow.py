@@ -96,7 +96,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
                               python, mpiexec, timeout, workdir)
-            by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+            by_force = _forced(np_, spec, forced, extra, library, python, mpiexec, timeout, workdir)
             for p in grid:
                 name = arm_key(chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
@@ -112,6 +112,21 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "follows"
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
     return checks
+
+
+def _forced(np_, spec, forced, extra, library, python, mpiexec, timeout, workdir):
+    """Fingerprints of every forced arm: one launch forcing them through MPI_T, or (a collective Open MPI
+    cannot force through MPI_T: openmpi.MPIT_READONLY) one launch per arm, forced by its environment."""
+    from ..libraries import openmpi
+    if library != "openmpi" or spec["collective"] not in openmpi.MPIT_READONLY:
+        return _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+    out = {}
+    for arm in forced:
+        env = dict(extra, **openmpi.OpenMPI("Open MPI").env_for(spec["collective"], arm[0], arm[1]))
+        got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
+        for point, arms in got.items():
+            out.setdefault(point, {})[arm_key(arm)] = arms.get("library")
+    return out
 
 
 def summary(checks):

@@ -33,9 +33,15 @@ def _key(method):
     return arm_key(method)
 
 
-def _arms(point):
+def arms_of(point):
     """Every arm of a point, normalised: default, quadsel, candidates."""
     return sorted({norm_arm(m) for m in [point["default"], point["quadsel"]] + (point["candidates"] or [])})
+
+
+def _arms(point, only=None):
+    """The arms timed in this launch: all, or (`only`, forced by the launch's environment) that one."""
+    arms = arms_of(point)
+    return arms if only is None else [a for a in arms if a[:2] == (str(only[0]), int(only[1]))]
 
 
 def _call(MPI, collective, msg, send, recv, type_size, comm_size):
@@ -44,6 +50,11 @@ def _call(MPI, collective, msg, send, recv, type_size, comm_size):
     call = CallModel.of_verify_call(collective, msg, type_size)
     mpitype = MPI.BYTE if not is_reduction(collective) else (MPI.FLOAT if call.type_size == 4 else MPI.UINT8_T)
     return call_for(MPI, collective, send, recv, msg, mpitype, call.type_size, comm_size)
+
+
+class _NoForcing:
+    def activate(self, arm):
+        pass
 
 
 def run(spec):
@@ -61,7 +72,8 @@ def run(spec):
     mpit = MPIT()
     library = open_library(MPI.Get_library_version(), mpit)
     library.prepare(collective)
-    forcing = Forcing(library, collective)
+    only = spec.get("env_arm")     # this launch times one arm, forced by its environment (command.run_speed)
+    forcing = Forcing(library, collective) if only is None else _NoForcing()
     name = MPI.Get_processor_name()
     timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)))
     span = timing == "span"
@@ -73,7 +85,7 @@ def run(spec):
     spent = {}
     from ..measure.progress import Progress
     progress = Progress(rounds * len(points), f"verify {collective}", enabled=rank == 0 and spec.get("progress", True),
-                        total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p)) for p in points),
+                        total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p, only)) for p in points),
                         unit="point visits" if rounds > 1 else "points")
     for round_ in range(1, rounds + 1):
         for n in sorted({p["comm"] for p in points}):
@@ -81,7 +93,7 @@ def run(spec):
             base = world.Split(0 if member else MPI.UNDEFINED, rank)
             if member:
                 here = [p for p in points if p["comm"] == n]
-                methods = sorted({m for p in here for m in _arms(p)})
+                methods = sorted({m for p in here for m in _arms(p, only)})
                 comms = {}
                 for method in methods:
                     forcing.activate(method)
@@ -89,7 +101,7 @@ def run(spec):
                 if library.carries_forcing:
                     forcing.activate(DEFAULT_ARM)
                 for p in here:
-                    arms = _arms(p)
+                    arms = _arms(p, only)
                     contenders = [Method(_key(m), comms[m], None if library.carries_forcing else
                                          (lambda m=m: forcing.activate(m))) for m in arms]
                     keys = [(n, p["msg"], _key(m)) for m in arms]
@@ -118,7 +130,7 @@ def run(spec):
     out = []
     for p in points:
         times = {}
-        for m in _arms(p):
+        for m in _arms(p, only):
             mean, sd, count = rule.summarize(samples[(p["comm"], p["msg"], _key(m))])
             times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
         out.append(dict(p, times=times))
