@@ -61,7 +61,8 @@ def one(python, library, collective, workdir, env):
     built = _run(quadsel + ["build", base + ".csv", "-o", base + ".qt.json", "--json"], env)
     stats = json.loads(built.stdout)
     target, ext = TARGET[library]
-    _run(quadsel + ["codegen", base + ".qt.json", "-t", target, "-o", f"{base}.{ext}"], env)
+    extra = ["--mpich-base", str(Path(python).parents[1] / "lib" / "libmpi.so")] if library == "mpich" else []
+    _run(quadsel + ["codegen", base + ".qt.json", "-t", target, "-o", f"{base}.{ext}"] + extra, env)
     verified = _run(quadsel + ["verify", f"{base}.{ext}", "--np", "2", "--comm-sizes", "2", "--msg-sizes", msgs,
                                "--measurements", base + ".csv", "--check-rules", "--rounds", "2",
                                "--max-time", "0.1", "--max-reps", "30", "--json"], env)
