@@ -106,13 +106,13 @@ def current_library_version():
     return kind, version
 
 
-def run_speed(spec, np_, mpiexec=None, timeout=None, library=None):
+def run_speed(spec, np_, mpiexec=None, timeout=None):
     """Launch quadsel.verify.speed under mpiexec (or run it here when already inside an MPI job).
 
-    A collective Open MPI cannot force through MPI_T (openmpi.MPIT_READONLY) is timed one launch per arm,
+    spec["library"]: the library mpi4py loads. A collective Open MPI cannot force through MPI_T (openmpi.MPIT_READONLY) is timed one launch per arm,
     each forced by its environment (not interleaved between arms: the table says so)."""
     from ..libraries import openmpi
-    if library == "openmpi" and spec["collective"] in openmpi.MPIT_READONLY and not launch.inside_mpi_job():
+    if spec.get("library") == "openmpi" and spec["collective"] in openmpi.MPIT_READONLY and not launch.inside_mpi_job():
         return _speed_per_arm(spec, np_, mpiexec, timeout)
     if launch.inside_mpi_job():
         return speed.run(spec)

@@ -58,7 +58,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
-        result = command.run_speed(spec, np_, mpiexec, library=library)
+        result = command.run_speed(dict(spec, library=library), np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return None
         result["collective"] = sel.collective
