@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from ..inputs import INT64_MAX, INT_MAX, read_text
+from ..inputs import BUILD_OPTION_MAX, INT64_MAX, INT_MAX, read_text
 from .decision_map import Method
 from .grid import Axis
 from .options import BuildOptions
@@ -130,7 +130,7 @@ def _options(builder):
             raise ValueError(f"builder.{key} must be a string")
     for key in ("max_depth", "max_leaves"):
         if getattr(options, key) is not None:
-            _int(getattr(options, key), f"builder.{key}", 0, 10 ** 6)
+            _int(getattr(options, key), f"builder.{key}", 0, BUILD_OPTION_MAX)
     for key in ("accuracy_threshold", "tolerance"):
         value = getattr(options, key)
         if key == "tolerance" and value == "ci":

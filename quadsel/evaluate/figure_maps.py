@@ -94,7 +94,7 @@ class MapAxes:
         ax.set_xlim(self.x_edges[0], self.x_edges[-1])
         ax.set_ylim(self.y_edges[-1], self.y_edges[0])     # small communicators on top: north, as in the C
         if xlabel:
-            ax.set_xlabel("message size [bytes]", fontsize=9)
+            ax.set_xlabel("message size [bytes per rank]", fontsize=9)
         if ylabel:
             ax.set_ylabel("communicator size", fontsize=9)
 

@@ -22,7 +22,7 @@ from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, Single
                           choice_on)
 from .model import ModelSelector
 from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
-from ..errors import QuadselError
+from ..errors import QuadselError, markdown_cell
 from ..decision.padding import padded_size
 from .penalty import charged_grid, default_penalty_grid, penalty_grid, summarize
 
@@ -204,7 +204,7 @@ def _cell(value, digits=2):
         return "-"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return str(value)
+    return markdown_cell(value)
 
 
 MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("assignments", "C leaves"),
@@ -314,19 +314,26 @@ def report_markdown(report, title=None, figure_links=()):
         text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
     extra = []
     if report.notes:
-        extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]
+        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in report.notes]
     model = report.model
     if model is not None:
         extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",
                   "| Method | Family | c µs | a µs | b µs/byte | Points |", "|---|---|---:|---:|---:|---:|"]
         for m in model.models:
-            params = ["-", "-", "-"] if m.params is None else [f"{m.params[0]:.3g}", f"{m.params[1]:.3g}",
-                                                               f"{m.params[2]:.3g}"]
+            params = ["-", "-", "-"] if m.params is None else [_parameter(value, tiny) for value, tiny in
+                                                               zip(m.params, (1e-6, 1e-6, 1e-12))]
             family = m.family + (" (assumed)" if m.assumed else "")
-            extra.append(f"| {m.method.label} ({m.name}) | {family} | " + " | ".join(params) + f" | {m.points} |")
+            extra.append(f"| {markdown_cell(m.method.label)} ({markdown_cell(m.name)}) | {family} | " + " | ".join(params)
+                         + f" | {m.points} |")
     if figure_links:
         extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
     return text + ("\n".join(extra) + "\n" if extra else "")
+
+
+def _parameter(value, tiny):
+    """A fitted model parameter as printed: below `tiny` (1e-6 µs; 1e-12 µs per byte) it is the
+    fit's rounding noise (1e-16 µs), shown as 0."""
+    return "0" if abs(value) < tiny else f"{value:.3g}"
 
 
 def _json_value(value):

@@ -27,6 +27,7 @@ from .calls import buffer_bytes, call_for, check_sizes, is_reduction
 from .point import POINT_DELAY, MethodComms, heartbeat, time_point
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from ..ingest.identity import oversubscribed_note
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 
@@ -184,6 +185,7 @@ def run(spec):
                                dict(timing_requested=requested_timing, timing_reason=timing_reason,
                                     wtime_is_global=wtime_is_global))
             results = output.ResultFile(spec.output, spec.resume)
+            results.fatal = lambda message: _abort(world, message)
             journal = output.Journal(output.journal_path(spec.output), spec.resume)
             state = (results.done, journal.rounds, None)
         except QuadselError as exc:
@@ -206,6 +208,8 @@ def run(spec):
                                  source=r[2]) for k, r in sorted(replaced.items(), key=lambda kv: kv[0][1:])]
         for key, (runs, when, source) in sorted(replaced.items(), key=lambda kv: kv[0][1:]):
             results.append_replaced(key, runs, f"{when} ({source})")
+        if meta["oversubscribed"]:
+            sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
         results.write_meta(meta)
 
     send_bytes, recv_bytes = buffer_bytes(spec.collective, max(spec.msg_sizes), max(spec.comm_sizes))
@@ -331,17 +335,32 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
     wait_quietly(world)
 
 
+def _abort(world, message):
+    """A write of rank 0 failed (a full disk): one line, then the whole job ends (the others wait in a call)."""
+    sys.stderr.write(f"Error: {message}\n")
+    sys.stderr.flush()
+    world.Abort(2)
+
+
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def resume_grid(spec, methods, dtype_name=None):
+    """What a resumed output must have been measured with (output.check_resume)."""
+    # one launch per method (environment forcing) measures one method of the grid per launch
+    return {"comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "datatype": dtype_name,
+            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods]}
 
 
 def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
     from mpi4py import MPI
     import mpi4py
-    old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
-    if old and old.get("library") != library.name:
-        raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is {library.name}; "
-                           "use another --output or --no-resume")
+    old = None
+    if spec.resume and os.path.exists(spec.output):
+        output.check_resume(spec.output, spec.collective, library.name,
+                            resume_grid(spec, methods, dtype_name))
+        old = output.read_meta(spec.output)
     if old:
         # metadata from before --timing existed (quadsel <= the first examples) was always `local`
         old_timing = (old.get("methodology") or {}).get("timing", "local")

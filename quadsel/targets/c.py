@@ -4,8 +4,8 @@ import re
 from typing import NamedTuple, Optional
 
 from .. import __version__
-from ..errors import QuadselError
-from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part  # noqa: F401 (c's interface)
+from ..errors import QuadselError, escaped
+from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part, reserved_c_name  # noqa: F401
 from .templating import render
 
 LIBRARIES = ("openmpi", "mpich")
@@ -85,8 +85,9 @@ def id_legend(ids, library, collective):
 
 def function_name(collective, name=None):
     name = name or f"quadsel_{identifier_part(collective).lower()}_decision"
-    if not C_IDENTIFIER.match(name) or name in C_KEYWORDS:
-        raise QuadselError(f"--name {name!r} is not a valid C identifier")
+    why = reserved_c_name(name)
+    if why:
+        raise QuadselError(f"--name {escaped(name)!r} {why}: choose another function name")
     return name
 
 

@@ -7,7 +7,8 @@ forces it. `CallModel` holds what an MPICH selection may test about a call (coun
 from dataclasses import dataclass, field
 from typing import Tuple
 
-from ..libraries.base import DEFAULT_ALGORITHM, is_reduction
+# Collectives verify calls with MPI_SUM on floats (REDUCTIONS); every other one moves MPI_BYTE (measure/calls.py).
+from ..libraries.base import DEFAULT_ALGORITHM, REDUCTIONS, is_reduction  # noqa: F401 (REDUCTIONS: interface)
 
 
 @dataclass(frozen=True)

@@ -182,7 +182,7 @@ def check(doc, path):
 
     unguarded = []
 
-    def walk(node, parent=False):
+    def walk(node, parent=False, collective=None):
         if not isinstance(node, JObject):
             raise InputError(path, getattr(node, "line", None) or 1, "MPICH needs an object as every value")
         keys = node.keys()
@@ -207,12 +207,18 @@ def check(doc, path):
                     unguarded.append(line)
                 return
             name, op, value = _classify(key, path, line)
+            if name in ("avg_msg_size", "total_msg_size") and value != "any" and collective in sizes.MPICH:
+                try:
+                    sizes.mpich_value(name, collective, 0, 1)
+                except QuadselError as exc:
+                    raise InputError(path, line, str(exc)) from None
             if value == "any" and i != len(keys) - 1:
                 raise InputError(path, line, f"{key!r} must be the last key of its object (MPICH aborts otherwise)")
             if value != "any" and name not in BOOLEAN_KEYS and i == len(keys) - 1:
                 raise InputError(path, line, f"{key!r} needs a following key such as "
                                              f"\"{name}=any\" (MPICH aborts on a condition with no alternative)")
-            walk(child, parent or ckey == "comm_hierarchy=parent")
+            walk(child, parent or ckey == "comm_hierarchy=parent",
+                 value if name == "collective" else collective)
 
     walk(doc)
     if unguarded:

@@ -114,9 +114,9 @@ def build_rule_list(fn, merge_comm_sizes=True):
 def library_rule_list(fn, library):
     """The RuleList of fn with message keys in what `library` matches on (libraries/sizes.py).
 
-    RANK: the decision map's own keys. COMM (key = bytes per rank x comm size): every communicator cell is
-    scaled by its own first size -- exact at every measured communicator size; between two measured sizes
-    the boundary keeps the lower size's factor (docs/collectives.md). NONE: one rule per communicator cell,
+    RANK: the decision map's own keys. COMM (key = bytes per rank x comm size): one comm rule per communicator
+    size of the measured range, each scaled by its own size -- exact at every size in the range; beyond
+    EXPAND_MAX sizes one per cell, scaled by its first size (exact at the measured sizes). NONE: one rule per communicator cell,
     the method the tree picks at the most measured message sizes (a note says where that loses a choice).
     """
     kind = sizes.form(library, fn.collective)
@@ -125,8 +125,7 @@ def library_rule_list(fn, library):
     rl = build_rule_list(fn, merge_comm_sizes=False)
     computed = sizes.key(library, fn.collective).computed
     if kind == sizes.COMM:
-        comms = [CommRule(c.comm_size, tuple(MsgRule(sizes.lower_bound(library, fn.collective, r.msg_size, c.comm_size),
-                                                     r.method) for r in c.msg_rules)) for c in rl.comm_rules]
+        comms = _per_comm_size(rl, library, fn.collective)
     else:
         painted, columns = fn.cell_methods(), fn.msg_axis.measured_cells()
         comms, lost = [], []
@@ -144,6 +143,24 @@ def library_rule_list(fn, library):
     merged = [c for i, c in enumerate(comms) if i == 0 or c.msg_rules != comms[i - 1].msg_rules]
     rl.comm_rules, rl.units = merged, computed
     return rl
+
+
+EXPAND_MAX = 4096    # comm rules a xp collective gets at most (one per comm size of the measured range)
+
+
+def _per_comm_size(rl, library, collective):
+    """CommRules scaled by their own communicator size (form COMM), one per size of the measured range when
+    it has at most EXPAND_MAX sizes; outside the range (and beyond the cap, between cells' first sizes) the
+    nearest key's factor applies."""
+    lo, hi = rl.measured[0], rl.measured[1]
+    expand = hi - lo + 1 <= EXPAND_MAX
+    out = []
+    for i, comm in enumerate(rl.comm_rules):
+        last = rl.comm_rules[i + 1].comm_size - 1 if i + 1 < len(rl.comm_rules) else comm.comm_size
+        for size in range(comm.comm_size, (min(last, hi) if expand else comm.comm_size) + 1):
+            out.append(CommRule(size, tuple(MsgRule(sizes.lower_bound(library, collective, r.msg_size, size), r.method)
+                                            for r in comm.msg_rules)))
+    return out
 
 
 def rule_lists(fns, library=None):

@@ -100,6 +100,7 @@ def current_library_version():
         version = MPI.Get_library_version()
     else:
         version = launch.library_without_init()
+    version = version.replace("\0", "")   # MPICH pads its version string with NULs
     kind = detect(version)
     if kind is None:
         raise QuadselError("verify needs Open MPI or MPICH (mpi4py loads neither)")

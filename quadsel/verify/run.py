@@ -6,6 +6,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from ..ingest.identity import oversubscribed_note
 from ..output import write_text
 from ..targets import mpich_json, ompi_rules
 from ..errors import QuadselError
@@ -42,9 +43,13 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
     library, library_version = command.current_library_version()
     loaded = load_inputs(inputs, library, library_version,
                          mpich_builtin=(lambda: mpich_json.load_base(mpich_library())) if library == "mpich" else None)
+    oversubscribed = np_ > (os.cpu_count() or 1)   # verify runs all its ranks on this host
     if launch.job_rank() == 0:
         for note in loaded.notes:
             echo(note)
+        if oversubscribed:
+            echo(oversubscribed_note("verify", {"ranks_per_node": {"this host": np_},
+                                                "machine": {"cpus": os.cpu_count()}}))
     comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
     summaries, all_rows, plans = {}, [], {}
@@ -93,6 +98,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
+        "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
         "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
                   [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
                     "warnings": r.warnings} for r in loaded.rules_files],

@@ -62,13 +62,14 @@ def test_allgather_at_4_ranks_and_1_kib_per_rank_is_an_open_mpi_boundary_at_4_ki
     classic = OmpiClassicRules(text)
     assert classic.lookup(0, 4, 4095)[0] == 1 and classic.lookup(0, 4, 4096)[0] == 2
     assert classic.lookup(0, 8, 8191)[0] == 1 and classic.lookup(0, 8, 8192)[0] == 2
+    assert classic.lookup(0, 6, 6143)[0] == 1 and classic.lookup(0, 6, 6144)[0] == 2   # between measured sizes too
     # converted back (total -> per rank), the boundary agrees with the C function and `quadsel query`
     tree = tmp_path / "allgather.qt.json"
     fn.save(tree)
     rules = tmp_path / "allgather.rules"
     rules.write_text(text)
     ask = compile_decision(generate_c(fn), "quadsel_allgather_decision")
-    points = [(int(c), m) for c in fn.comm_sizes for m in sorted({0, 1, 1023, 1024, 1025} | {int(x) for x in fn.msg_sizes})]
+    points = [(c, m) for c in range(2, 9) for m in sorted({0, 1, 1023, 1024, 1025} | {int(x) for x in fn.msg_sizes})]
     c_answers = ask(points)
     stdin = "".join(f"{c} {m}\n" for c, m in points)
     query = CliRunner().invoke(main, ["query", str(tree)], input=stdin)
@@ -93,20 +94,27 @@ def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS):
     return build_decision_function(build_decision_map(rows, coll), split=split, between=between)
 
 
-@given(st.integers(0, 10**6), st.sampled_from(sorted(OMPI_KEY)), st.integers(1, 5), st.integers(1, 7),
-       st.integers(1, 3), st.sampled_from(["floor", "least-bad"]))
-@settings(max_examples=40, deadline=None)
-def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(seed, coll, n_comm, n_msg, n_methods, between):
+@pytest.mark.parametrize("coll", sorted(OMPI_KEY))
+@given(seed=st.integers(0, 10**6), n_comm=st.integers(1, 5), n_msg=st.integers(1, 7), n_methods=st.integers(1, 3),
+       between=st.sampled_from(["floor", "least-bad"]))
+@settings(max_examples=8, deadline=None)
+def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(tmp_path_factory, coll, seed, n_comm, n_msg,
+                                                                    n_methods, between):
     fn = between_fn(seed, n_comm, n_msg, n_methods, coll, between)
-    classic, json_rules = OmpiClassicRules(ompi_rules.emit([fn])), OmpiJsonRules(ompi_json.emit([fn]))
+    text = ompi_rules.emit([fn])
+    classic, json_rules = OmpiClassicRules(text), OmpiJsonRules(ompi_json.emit([fn]))
     assert not classic.ignored
+    path = tmp_path_factory.mktemp("rules") / "r.rules"
+    path.write_text(text)
+    verify_reader = read_rules_file(str(path), library_version="Open MPI v5.0.11")
     key = OMPI_KEY[coll]
     for comm, msg in probe_points(fn):
-        if comm not in fn.comm_sizes:
-            continue            # exact at measured communicator sizes (docs/collectives.md)
+        if not fn.comm_sizes[0] <= comm <= fn.comm_sizes[-1]:
+            continue            # exact at every communicator size of the measured range (docs/collectives.md)
         want = int(fn.query(comm, msg).algorithm)
         assert classic.lookup(OMPI_COLL_ID[coll], comm, key(msg, comm))[0] == want, (comm, msg)
         assert json_rules.lookup(coll, comm, key(msg, comm))[0] == want, (comm, msg)
+        assert verify_reader.pick(coll, comm, msg).label == str(want), (comm, msg)     # converted back
 
 
 @pytest.mark.parametrize("coll", OMPI_NO_KEY)
@@ -149,7 +157,7 @@ def test_mpich_selection_follows_the_tree_in_its_own_key(coll, seed):
     assert ("avg_msg_size" in text) == (name == "avg_msg_size")       # csel aborts on avg_msg_size elsewhere
     selection = MpichSelection(text)
     for comm, msg in probe_points(fn):
-        if comm not in fn.comm_sizes:
+        if not fn.comm_sizes[0] <= comm <= fn.comm_sizes[-1]:
             continue
         container, _ = selection.lookup(coll, comm, MPICH_KEY[coll](msg, comm))
         assert container == mpich.container(coll, fn.query(comm, msg).algorithm)[1], (comm, msg)
@@ -184,3 +192,31 @@ def test_library_sizes_invert_exactly():
                     for m in (b - 1, b, b + 1):
                         if m >= 0:
                             assert (m >= b) == (sizes.library_size(library, coll, m, p) >= lo)
+
+
+def test_verify_refuses_an_mpich_size_key_csel_lacks_for_the_collective(tmp_path):
+    path = tmp_path / "sel.json"
+    path.write_text('{"collective=allgather": {"comm_type=intra": {\n'
+                    '  "avg_msg_size<=1024": {"algorithm=MPIR_Allgather_intra_ring": {}},\n'
+                    '  "avg_msg_size=any": {"algorithm=MPIR_Allgather_intra_ring": {}}}}}\n')
+    from quadsel.errors import InputError
+    with pytest.raises(InputError, match=r"sel.json:2: MPICH's csel has no avg_msg_size for allgather"):
+        read_rules_file(str(path))
+
+
+@pytest.mark.parametrize("coll", sorted(set(sizes.PER_RANK) - {"barrier"}))
+def test_the_c_function_says_it_takes_bytes_per_rank_for_every_collective(coll):
+    fn = tree_choosing(coll, [2, 4], [64, 1024], [[("1", 0), ("2", 0)], [("2", 0), ("1", 0)]])
+    for source in (generate_c(fn), emit("c", [fn], flavor="table")):
+        assert f"msg_size: bytes per rank, as the benchmarks print it -- {sizes.PER_RANK[coll]}" in source
+        assert "int quadsel_" + coll + "_decision(int comm_size, size_t msg_size, int *segsize)" in source
+
+
+def test_beyond_the_expansion_cap_the_keys_stay_exact_at_measured_comm_sizes(monkeypatch):
+    from quadsel.targets import rule_list
+    monkeypatch.setattr(rule_list, "EXPAND_MAX", 2)
+    fn = allgather_tree()                                     # comm sizes 2, 4, 8: 7 sizes > 2
+    classic = OmpiClassicRules(ompi_rules.emit([fn]))
+    assert [comm for comm, _ in classic.collectives[0]] == [2, 4, 8]
+    for comm in (2, 4, 8):
+        assert classic.lookup(0, comm, 1023 * comm)[0] == 1 and classic.lookup(0, comm, 1024 * comm)[0] == 2
