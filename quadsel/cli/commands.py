@@ -11,13 +11,14 @@ import click
 from ..errors import QuadselError, escaped, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, load_decision_map, model_grid, model_options,
-                      paper_tree_options, tree_options)
+from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
+                      model_grid, model_options, paper_tree_options, tree_options)
 
 
 @main.command()
 @ingest_options
 @tree_options
+@library_default_options
 @click.option("-o", "--output", type=click.Path(), metavar="FILE",
               help="Tree file to write (- for stdout). Default COLLECTIVE.qt.json, which is never replaced: give -o "
                    "to replace a file.")
@@ -26,7 +27,8 @@ from .options import (build_settings, file_identity, ingest_options, load_decisi
 @model_options
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, output, as_json, model, predict_comm_sizes, predict_msg_sizes):
+          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json, model, predict_comm_sizes,
+          predict_msg_sizes):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
@@ -62,11 +64,13 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         dmap, models = predict_decision_map(dmap, model, *grid)
         built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
         predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
-    fn = build_decision_function(built, **settings, provenance=provenance)
+    fn = build_decision_function(built, **settings, keep_default=keep_default and built.default_cost is not None,
+                                 outside="extrapolate" if extrapolate else "default", provenance=provenance)
     text = fn.dumps()
     _readable_tree(text)
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
-    stats, choice = fn.stats(), fn.choice_grid()
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
@@ -98,7 +102,7 @@ def _readable_tree(text):
 
 @main.command()
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
+@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust"]), default="c",
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
                                       "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
@@ -106,9 +110,11 @@ def _readable_tree(text):
                    "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("--no-merge", is_flag=True,
               help="If/else-if C: the paper's form (one `if` per quadrant, nothing merged) instead of the merged one.")
-@click.option("--library", type=click.Choice(["openmpi", "mpich"]),
+@click.option("--library", type=click.Choice(["openmpi", "mpich", "intelmpi"]),
               help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
-                   "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values) instead of quadsel's numbering.")
+                   "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values; Intel MPI I_MPI_ADJUST presets) instead of "
+                   "quadsel's numbering. The tree's own library (from its measurements) is the default; another one "
+                   "is an error.")
 @click.option("--runtime", "runtime_dir", type=click.Path(file_okay=False),
               help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
@@ -118,7 +124,11 @@ def _readable_tree(text):
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
                    "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
-def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base):
+@click.option("--verified", metavar="RESULT.json", multiple=True, type=click.Path(dir_okay=False),
+              help="Prune: hand back to the library default every point this `verify --json` result found "
+                   "significantly slower than the default (and the sizes between it and its measured neighbours); "
+                   "repeatable: the points any of the results found slower.")
+def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
@@ -137,6 +147,10 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
+    if verified:
+        from ..verify.prune import prune_all
+        for result in verified:
+            fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -298,7 +312,8 @@ def query(tree, comm, msg, as_json, output):
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
     1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
-    the measured range is answered with the nearest measured size's decision, and said so on stderr.
+    the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
+    measured size's decision, and said so on stderr.
     """
     import sys
 
@@ -325,7 +340,10 @@ def query(tree, comm, msg, as_json, output):
     if outside:
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
                 f"{fn.msg_sizes[-1]}")
-        if len(pairs) == 1:
+        if fn.options.outside == "default":      # the tree hands these sizes back (decision/library_default.py)
+            click.echo(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
+                       "library's default decides there (the tree was built without --extrapolate)", err=True)
+        elif len(pairs) == 1:
             used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
             click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
                        err=True)
@@ -347,7 +365,13 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
               help="Measurement file(s): the `best` arm is the fastest of their per-point three best methods, "
                    "re-timed (default: of every method of the tree; a rules file has no best arm without them).")
-@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
+@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Interleaved rounds: each gives one paired default/selected comparison per point (the "
+                   "intervals need 2 or more).")
+@click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
+              help="Confidence level of the per-point and geometric-mean intervals.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit with status 3 when a point is significantly slower than the library default.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
@@ -357,8 +381,8 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
-def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
-           as_json, output):
+def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
+           max_time, check_rules, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -372,9 +396,14 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     from ..verify.run import run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
+    if output != "-":   # the decision line also on stderr when the report goes to a file
+        click.echo(f"DECISION: {outcome.document['statistics']['decision']}: "
+                   f"{outcome.document['statistics']['reason']}", err=True)
     if outcome.failed:
         raise SystemExit(1)
+    if fail_on_regression and outcome.slower:
+        raise SystemExit(3)

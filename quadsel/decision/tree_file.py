@@ -125,7 +125,7 @@ def _options(builder):
     if not isinstance(builder, dict) or set(builder) - set(known):
         raise ValueError(f"`builder` must be an object with keys among {', '.join(known)}")
     options = BuildOptions(**{**known, **builder})
-    for key in ("split", "between", "pad", "leaf_rule"):
+    for key in ("split", "between", "pad", "leaf_rule", "outside"):
         if not isinstance(getattr(options, key), str):
             raise ValueError(f"builder.{key} must be a string")
     for key in ("max_depth", "max_leaves"):
@@ -191,7 +191,8 @@ def from_json(data, path="<tree>"):
                             method,
                             _ints(tree_data.get("depth"), "tree.depth", 0, INT_MAX))
             paper = _paper_stats(data.get("stats")) if options.split == "midpoint" else None
-        rows, cols = len(Axis.of(comm, options.between)), len(Axis.of(msg, options.between))
+        outside = options.outside == "default"
+        rows, cols = len(Axis.of(comm, options.between, outside)), len(Axis.of(msg, options.between, outside))
         if rows * cols > MAX_CELLS:
             raise ValueError(f"a grid of {rows} x {cols} cells: more than {MAX_CELLS} cells")
         tree.validate(rows, cols, len(methods))

@@ -65,18 +65,20 @@ def selector_row(selector, dmap, mask=None, holdout=None):
 
 
 def quadsel_functions(dmap):
-    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree."""
+    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
+    (every budget from one best-first growth, decision/split.py)."""
+    from ..decision.decision_function import budget_functions
     options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
     chosen = build_decision_function(dmap, **DEFAULT_BUILD)
     exact = build_decision_function(dmap, **options)
-    fns, budget = [chosen], 2
+    budgets, budget = [], 2
     while budget < exact.tree.n_leaves:
-        if budget == chosen.options.max_leaves:      # the same tree as the default build's: not built again
-            fns.append(dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed")))
-        else:
-            fns.append(build_decision_function(dmap, max_leaves=budget, **options))
+        budgets.append(budget)
         budget *= 2
-    return fns + [exact]
+    fns = budget_functions(dmap, budgets, **options) if budgets else []
+    fns = [dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed"))
+           if b == chosen.options.max_leaves else fn for b, fn in zip(budgets, fns)]
+    return [chosen] + fns + [exact]
 
 
 def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
@@ -168,6 +170,7 @@ class Report:
                 "notes": self.notes, "figures": self.figures}
         if self.model is not None:
             meta["models"] = self.model.to_json()
+        meta["versus_default"] = versus_default(self)
         return meta
 
 
@@ -325,9 +328,27 @@ def report_markdown(report, title=None, figure_links=()):
             family = m.family + (" (assumed)" if m.assumed else "")
             extra.append(f"| {markdown_cell(m.method.label)} ({markdown_cell(m.name)}) | {family} | " + " | ".join(params)
                          + f" | {m.points} |")
+    extra += versus_default_lines(report)
     if figure_links:
         extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
     return text + ("\n".join(extra) + "\n" if extra else "")
+
+
+def versus_default(report):
+    """The default build's speed-up over the measured library default (evaluate/reconcile.py), or None."""
+    from .comparators import choice_on
+    from .reconcile import speedup_over_default
+    default_build = next((s for s in report.selectors
+                          if s.kind == "quadsel" and s.constraint.startswith("max_leaves=auto")), None)
+    penalty = default_penalty_grid(report.dmap)
+    if default_build is None or penalty is None:
+        return None
+    return speedup_over_default(report.dmap, choice_on(default_build, report.dmap), penalty)
+
+
+def versus_default_lines(report):
+    from .reconcile import lines
+    return lines("the default build", versus_default(report))
 
 
 def _parameter(value, tiny):

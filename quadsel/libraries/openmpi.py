@@ -102,6 +102,8 @@ def collective_id(collective):
 def algorithm_id(collective, name):
     """coll/tuned algorithm id of a method's algorithm: numeric ids as they are, known names mapped."""
     text = str(name).strip()
+    if text == DEFAULT_ALGORITHM:
+        return 0            # a region handed back to the library: coll/tuned's own (fixed) decision
     if text.isascii() and text.isdigit():
         alg = int(text)
         known = ALGORITHM_IDS.get(collective)
@@ -189,7 +191,7 @@ class OpenMPI(Library):
             self.mpit.write_int("coll_tuned_use_dynamic_rules", 1)
 
     def activate(self, collective, label, segsize):
-        if self.mpit is None:
+        if self.mpit is None or collective in MPIT_READONLY:
             return  # forced by the environment of this launch
         self.mpit.write_int(algorithm_var(collective), 0 if label == DEFAULT_ALGORITHM else int(label))
         if self.mpit.has(algorithm_var(collective, "_segmentsize")):

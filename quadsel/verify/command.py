@@ -94,7 +94,7 @@ def current_library():
 
 
 def current_library_version():
-    """('openmpi' | 'mpich', MPI_Get_library_version()) of the MPI mpi4py loads."""
+    """('openmpi' | 'mpich' | 'intelmpi', MPI_Get_library_version()) of the MPI mpi4py loads."""
     if launch.inside_mpi_job():
         from mpi4py import MPI
         version = MPI.Get_library_version()
@@ -103,42 +103,35 @@ def current_library_version():
     version = version.replace("\0", "")   # MPICH pads its version string with NULs
     kind = detect(version)
     if kind is None:
-        raise QuadselError("verify needs Open MPI or MPICH (mpi4py loads neither)")
+        raise QuadselError("verify needs Open MPI, MPICH or Intel MPI (mpi4py loads none of them)")
     return kind, version
 
 
-def run_speed(spec, np_, mpiexec=None, timeout=None):
-    """Launch quadsel.verify.speed under mpiexec (or run it here when already inside an MPI job).
+def run_speed_env(spec, np_, forcing_env, mpiexec=None, timeout=None):
+    """run_speed for a library forced by the launch's environment only (Intel MPI): one launch per arm, in which
+    that arm is the library's own choice; the arms of a point are therefore timed in separate launches, not
+    interleaved (docs/deploy.md)."""
+    if launch.inside_mpi_job():
+        raise QuadselError("this MPI library reads its algorithm at start-up only: run verify with --np "
+                           "(one launch per method), not under mpiexec")
+    from .speed import _arms, _key
+    points = spec["points"]
+    arms = sorted({a for p in points for a in _arms(p)})
+    times = [{} for _ in points]
+    result = None
+    for arm in arms:
+        mine = [i for i, p in enumerate(points) if arm in _arms(p)]
+        sub = [dict(points[i], default=list(arm[:2]), quadsel=list(arm[:2]), candidates=None) for i in mine]
+        result = run_speed(dict(spec, points=sub), np_, mpiexec, timeout, env=forcing_env(spec["collective"], arm[0]))
+        for i, p in zip(mine, result["points"]):
+            times[i][_key(arm)] = p["times"][_key(arm)]
+    return dict(result, points=[dict(p, times=t) for p, t in zip(points, times)], interleaved=False)
 
-    spec["library"]: the library mpi4py loads. A collective Open MPI cannot force through MPI_T (openmpi.MPIT_READONLY) is timed one launch per arm,
-    each forced by its environment (not interleaved between arms: the table says so)."""
-    from ..libraries import openmpi
-    if spec.get("library") == "openmpi" and spec["collective"] in openmpi.MPIT_READONLY and not launch.inside_mpi_job():
-        return _speed_per_arm(spec, np_, mpiexec, timeout)
+
+def run_speed(spec, np_, mpiexec=None, timeout=None, env=None):
+    """Launch quadsel.verify.speed under mpiexec (or run it here when already inside an MPI job)."""
     if launch.inside_mpi_job():
         return speed.run(spec)
-    return _speed_launch(spec, np_, mpiexec, timeout)
-
-
-def _speed_per_arm(spec, np_, mpiexec, timeout):
-    from ..libraries import openmpi
-    from .forcing import norm_arm
-    arms = sorted({norm_arm(a) for p in spec["points"] for a in speed.arms_of(p)})
-    merged = None
-    for arm in arms:
-        label, seg, _ = arm
-        env = openmpi.OpenMPI("Open MPI").env_for(spec["collective"], label, seg)
-        result = _speed_launch(dict(spec, env_arm=list(arm[:2])), np_, mpiexec, timeout, env)
-        if merged is None:
-            merged = result
-            merged["timing_reason"] = (result.get("timing_reason") or "") + "; arms timed in separate launches"
-        else:
-            for mine, theirs in zip(merged["points"], result["points"]):
-                mine["times"].update(theirs["times"])
-    return merged
-
-
-def _speed_launch(spec, np_, mpiexec=None, timeout=None, env_extra=None):
     mpiexec = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(mpiexec)
     with tempfile.TemporaryDirectory(prefix="quadsel-verify-") as workdir:
@@ -147,7 +140,7 @@ def _speed_launch(spec, np_, mpiexec=None, timeout=None, env_extra=None):
             json.dump(spec, handle)
         cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
         cmd += ["-n", str(np_), sys.executable, "-m", "quadsel.verify.speed", spec_path, out_path]
-        env = launch.launch_env(flavor, env_extra or {})
+        env = launch.launch_env(flavor, env)
         if sys.stderr.isatty():
             env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal
         status = launch.run(cmd, env, timeout=timeout)   # Ctrl-C: the job is stopped
@@ -162,18 +155,21 @@ def _us(value):
 
 
 def format_table(rows, summaries, checks, notes=()):
-    out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | vs best | quadsel | best |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | interval | verdict | "
+           "vs best | quadsel | best |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|"]
     for r in rows:
         vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
-        out.append(f"| {r['collective']} | {r['comm_size']} | {r['msg_size']} | {_us(r['default_us'])} | "
-                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {vs_best} | "
-                   f"{r['quadsel']} | {r['best'] or '—'} |")
+        ci = "—" if r.get("speedup_low") is None else f"[{r['speedup_low']:.2f}, {r['speedup_high']:.2f}]"
+        comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
+        out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
+                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
+                   f"{r.get('verdict', '—')} | {vs_best} | {r['quadsel']} | {r['best'] or '—'} |")
     out.append("")
     for coll, s in summaries.items():
         low = s["lowest_speedup"]
-        line = (f"{coll}: {s['points']} points; geometric-mean speed-up over default {s['geomean_speedup']:.2f}x; "
-                f"faster than default at {100 * s['faster_than_default']:.0f} %; ")
+        line = (f"{coll}: {s['points']} points; significantly faster than default at "
+                f"{100 * s['faster_than_default']:.0f} %; ")
         w = s["worst_vs_best"]
         if w is None:
             line += "best arm skipped (a rules file: give --measurements to time each point's measured best); "

@@ -7,12 +7,13 @@ import tempfile
 from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
+from ..libraries import openmpi
 from ..output import write_text
-from ..targets import mpich_json, ompi_rules
+from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, follow, speed
+from . import command, follow, speed, statistics
 from .selection import load_inputs
 
 
@@ -21,6 +22,7 @@ class Outcome:
     table: str          # the Markdown table and summary lines
     document: dict      # the same as JSON (--json)
     failed: dict        # rules file -> why the library could not be shown to follow it
+    slower: list = None  # rows significantly slower than the default (verify/statistics.py)
 
 
 def job_size(np_):
@@ -36,7 +38,7 @@ def job_size(np_):
 
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo):
+               mpiexec, echo, confidence=statistics.CONFIDENCE):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
@@ -52,7 +54,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                                                 "machine": {"cpus": os.cpu_count()}}))
     comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
-    summaries, all_rows, plans = {}, [], {}
+    summaries, all_rows, plans, results = {}, [], {}, {}
+    load_before = statistics.load_average()
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
     measured = command.best_measured(measurement_files) if measurement_files else {}
     for sel in loaded.selections:
@@ -63,13 +66,22 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
-        result = command.run_speed(dict(spec, library=library), np_, mpiexec)
+        if library == "intelmpi":
+            from ..libraries.intelmpi import forcing_env
+            result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
+        elif library == "openmpi" and sel.collective in openmpi.MPIT_READONLY:   # read-only through MPI_T
+            result = command.run_speed_env(spec, np_, lambda coll, label: openmpi.OpenMPI("Open MPI").env_for(
+                coll, label, 0), mpiexec)
+        else:
+            result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return None
         result["collective"] = sel.collective
+        results[sel.collective] = result
         rows, summaries[sel.collective] = speed.summarize(result)
         summaries[sel.collective]["timing"] = result.get("timing")
         all_rows += rows
+    stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
     checks, failed = None, {}
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if check_rules and not inside:
@@ -90,6 +102,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 fns = [t.fn for t in loaded.trees]
                 if library == "openmpi":
                     text = ompi_rules.emit(fns)
+                elif library == "intelmpi":
+                    text = impi_adjust.emit(fns)
                 else:
                     text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
                 write_text(path, text)
@@ -102,13 +116,15 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
                   [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
                     "warnings": r.warnings} for r in loaded.rules_files],
-        "summary": summaries, "points": all_rows,
+        "summary": summaries, "points": all_rows, "statistics": stats,
         "rules_followed": None if checks is None else {
             "counts": follow.summary([x for c in checks.values() for x in c]),
             "files": {source: follow.summary(c) for source, c in checks.items()},
             "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
             "failed": failed}}
-    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed)
+    notes = statistics.format_lines(stats, summaries) + notes
+    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed,
+                   statistics.regression(all_rows))
 
 
 def mpich_library():

@@ -33,15 +33,9 @@ def _key(method):
     return arm_key(method)
 
 
-def arms_of(point):
+def _arms(point):
     """Every arm of a point, normalised: default, quadsel, candidates."""
     return sorted({norm_arm(m) for m in [point["default"], point["quadsel"]] + (point["candidates"] or [])})
-
-
-def _arms(point, only=None):
-    """The arms timed in this launch: all, or (`only`, forced by the launch's environment) that one."""
-    arms = arms_of(point)
-    return arms if only is None else [a for a in arms if a[:2] == (str(only[0]), int(only[1]))]
 
 
 def _call(MPI, collective, msg, send, recv, type_size, comm_size):
@@ -50,11 +44,6 @@ def _call(MPI, collective, msg, send, recv, type_size, comm_size):
     call = CallModel.of_verify_call(collective, msg, type_size)
     mpitype = MPI.BYTE if not is_reduction(collective) else (MPI.FLOAT if call.type_size == 4 else MPI.UINT8_T)
     return call_for(MPI, collective, send, recv, msg, mpitype, call.type_size, comm_size)
-
-
-class _NoForcing:
-    def activate(self, arm):
-        pass
 
 
 def run(spec):
@@ -72,8 +61,7 @@ def run(spec):
     mpit = MPIT()
     library = open_library(MPI.Get_library_version(), mpit)
     library.prepare(collective)
-    only = spec.get("env_arm")     # this launch times one arm, forced by its environment (command.run_speed)
-    forcing = Forcing(library, collective) if only is None else _NoForcing()
+    forcing = Forcing(library, collective)
     name = MPI.Get_processor_name()
     timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)))
     span = timing == "span"
@@ -82,10 +70,11 @@ def run(spec):
     sizes = buffer_bytes(collective, max(p["msg"] for p in points), max(p["comm"] for p in points))
     send, recv = np.zeros(sizes[0], dtype=np.uint8), np.zeros(sizes[1], dtype=np.uint8)
     samples = {}   # (n, m, key) -> [µs]
+    ends = {}      # (n, m, key) -> number of samples at the end of each round (verify/statistics.py)
     spent = {}
     from ..measure.progress import Progress
     progress = Progress(rounds * len(points), f"verify {collective}", enabled=rank == 0 and spec.get("progress", True),
-                        total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p, only)) for p in points),
+                        total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p)) for p in points),
                         unit="point visits" if rounds > 1 else "points")
     for round_ in range(1, rounds + 1):
         for n in sorted({p["comm"] for p in points}):
@@ -93,7 +82,7 @@ def run(spec):
             base = world.Split(0 if member else MPI.UNDEFINED, rank)
             if member:
                 here = [p for p in points if p["comm"] == n]
-                methods = sorted({m for p in here for m in _arms(p, only)})
+                methods = sorted({m for p in here for m in _arms(p)})
                 comms = {}
                 for method in methods:
                     forcing.activate(method)
@@ -101,7 +90,7 @@ def run(spec):
                 if library.carries_forcing:
                     forcing.activate(DEFAULT_ARM)
                 for p in here:
-                    arms = _arms(p, only)
+                    arms = _arms(p)
                     contenders = [Method(_key(m), comms[m], None if library.carries_forcing else
                                          (lambda m=m: forcing.activate(m))) for m in arms]
                     keys = [(n, p["msg"], _key(m)) for m in arms]
@@ -115,6 +104,7 @@ def run(spec):
                     for k in keys:
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
+                        ends.setdefault(k, []).append(len(got[k[2]]))
                     progress.advance(1, f"[round {round_}/{rounds} n={n} msg={p['msg']}]",
                                      weight=n * (1 + p["msg"] / 32768) * len(arms))
                 if not library.carries_forcing:
@@ -130,12 +120,19 @@ def run(spec):
     out = []
     for p in points:
         times = {}
-        for m in _arms(p, only):
-            mean, sd, count = rule.summarize(samples[(p["comm"], p["msg"], _key(m))])
-            times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
+        for m in _arms(p):
+            k = (p["comm"], p["msg"], _key(m))
+            mean, sd, count = rule.summarize(samples[k])
+            times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count,
+                              "rounds_us": round_medians(samples[k], ends[k])}
         out.append(dict(p, times=times))
     return {"points": out, "library": library.name, "library_version": library.version, "rounds": rounds,
             "ranks": world.Get_size(), "timing": timing, "timing_reason": timing_reason}
+
+
+def round_medians(samples, ends):
+    """The median of each round's samples (`ends`: the sample count at the end of each round)."""
+    return [float(np.median(samples[a:b])) for a, b in zip([0] + ends[:-1], ends) if b > a]
 
 
 def summarize(result):
