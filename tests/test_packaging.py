@@ -17,3 +17,12 @@ def test_wheel_ships_every_template(tmp_path):
     for name in templates:
         assert f"quadsel/templates/{name}" in names
     assert "quadsel/cli/__init__.py" in names
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    """A package missing from [tool.setuptools] packages is missing from the wheel (quadsel.models once was)."""
+    import pytest
+    tomllib = pytest.importorskip("tomllib")      # Python 3.11+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"quadsel." + p.parent.name for p in (REPO / "quadsel").glob("*/__init__.py")} | {"quadsel"}
+    assert found <= listed, sorted(found - listed)
