@@ -1,6 +1,6 @@
 """Evidence for quadsel build's defaults: held-out and cross-run penalty of every tree builder, beside CART.
 
-usage: python benchmarks/selection.py [--quick]
+usage: python benchmarks/selection.py [--only NAME[,NAME...]]   (QUADSEL_SHARED: the shared/ folder, default ../shared)
 
 For every data set the project has -- the ORFEO EPYC bcast/reduce sweeps (../shared, skipped when absent),
 the examples (examples/*.csv) and the second runs of the examples on the same VM (examples/second-run/) --
@@ -20,19 +20,23 @@ import sys
 
 from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
 from quadsel.decision.decision_map import build_decision_map
-from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, cart_available, choice_on
+from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, SingleBest, cart_available, choice_on
 from quadsel.evaluate.holdout import Holdout, split, training_map
 from quadsel.evaluate.penalty import penalty_grid, summarize
 from quadsel.errors import QuadselError
 from quadsel.ingest import read_measurements
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORFEO = os.path.join(ROOT, "..", "shared", "datasets", "orfeo-epyc-openmpi4")
+ORFEO = os.path.join(os.environ.get("QUADSEL_SHARED") or os.path.join(ROOT, "..", "shared"), "datasets",
+                     "orfeo-epyc-openmpi4")
 SPLITS = ("msg", "comm", "random:0.25")
 
 MEASURED = dict(split="measured", between="least-bad", leaf_rule="penalty", tolerance=0.0)
 BUILDERS = {
     "default build (quadsel build)": dict(DEFAULT_BUILD),
+    "default build, keep the default": dict(DEFAULT_BUILD, keep_default=True),
+    "default build, 1-SE budget rule": dict(DEFAULT_BUILD, budget_rule="1se"),
+    "default build, 0.5-SE budget rule": dict(DEFAULT_BUILD, budget_rule="0.5se"),
     "default without ci ties": dict(MEASURED, max_leaves="auto"),
     "measured, 16 leaves": dict(DEFAULT_BUILD, max_leaves=16),
     "measured, 32 leaves": dict(DEFAULT_BUILD, max_leaves=32),
@@ -84,8 +88,10 @@ def evaluate(make, dmap, second):
 
 def main(argv):
     sets = data_sets()
+    only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
-              for name, options in BUILDERS.items()}
+              for name, options in BUILDERS.items() if only is None or any(o in name for o in only)}
+    makers["single best method"] = SingleBest.fit
     columns = ("all", "msg", "comm", "random", "run", "leaves")
     held = {}
     for set_name, (dmap, second) in sets.items():
@@ -96,7 +102,7 @@ def main(argv):
         rows = {}
         for name, make in makers.items():
             rows[name] = evaluate(make, dmap, second)
-        if cart_available():
+        if cart_available() and only is None:
             budget = rows["default build (quadsel build)"]["leaves"]
             rows["CART, the default build's leaf count"] = evaluate(lambda d: CartSelector.fit(d, budget), dmap,
                                                                     second)
@@ -108,6 +114,20 @@ def main(argv):
                      for c in columns]
             print(f"| {name} | " + " | ".join(cells) + " |")
     summary(held)
+    versus_single(held)
+
+
+def versus_single(held):
+    """Every builder against the single best method, case by case (same order of cases in every row)."""
+    single = held.get("single best method")
+    if not single:
+        return
+    print("\n## Cases where a builder loses to the single best method (held-out mean penalty, builder > single)")
+    print("| builder | cases lost | of |")
+    print("|---|---:|---:|")
+    for name, values in held.items():
+        if name != "single best method":
+            print(f"| {name} | {sum(v > s + 1e-9 for v, s in zip(values, single))} | {len(values)} |")
 
 
 def summary(held):

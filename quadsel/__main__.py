@@ -1,6 +1,6 @@
 """`python -m quadsel`: the same as the `quadsel` command."""
 
-from .cli import main
+from .entry import main
 
 if __name__ == "__main__":
-    main(prog_name="quadsel")
+    main()

@@ -36,17 +36,43 @@ def printable(text):
     return "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in str(text))
 
 
+def _breaks_lines(ch):
+    import unicodedata
+    category = unicodedata.category(ch)
+    return category[0] == "C" or category in ("Zl", "Zp")
+
+
+def escaped(text):
+    """A name as one terminal line, nothing lost: control, format and line-separator characters (newline, ESC,
+    NEL, U+2028) written as Python escapes (\\n, \\x1b, \\u2028); a backslash doubled."""
+    out = []
+    for ch in str(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif _breaks_lines(ch):
+            out.append(ch.encode("unicode_escape").decode("ascii") if ord(ch) > 31 or ch in "\t\n\r"
+                       else f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def markdown_cell(text):
+    """Text safe in a Markdown table cell or list item: escaped() and `|` as `\\|` (else it adds a column)."""
+    return escaped(text).replace("|", "\\|")
+
+
 def one_line(text, limit=None):
     """Text that stays one line on a terminal: control and format characters (newlines, escapes) as "?";
     beyond `limit` characters its middle is elided (an input can put anything into a message).
 
     Unlike printable() it keeps non-ASCII letters (a file named données.csv stays readable).
     """
-    import unicodedata
     text = str(text)
     if limit and len(text) > limit:
         text = f"{text[:limit * 2 // 3]} ... {text[-(limit // 4):]}"
-    return "".join("?" if unicodedata.category(ch)[0] == "C" else ch for ch in text)
+    # C*: controls (newline, ESC, NEL), format and unassigned characters; Zl/Zp: U+2028/U+2029 end a line too.
+    return "".join("?" if _breaks_lines(ch) else ch for ch in text)
 
 
 def missing_extra(what, package, extra):

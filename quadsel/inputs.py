@@ -15,6 +15,7 @@ from .errors import InputError, QuadselError
 # Numbers an input may hold: what every stage and target can represent (docs/formats-input.md, "Limits").
 INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorithm ids (the generated C, MPI, MCA)
 INT64_MAX = (1 << 63) - 1   # message sizes and repetition counts: int64 in the decision map, size_t in C
+BUILD_OPTION_MAX = 10 ** 6  # --max-depth, --max-leaves: the largest the tree file's `builder` may record
 TIME_MIN_US, TIME_MAX_US = 1e-6, 1e12   # 1 ps .. 11.6 days: outside, the penalty ratios lose all meaning
 
 
@@ -39,6 +40,7 @@ LIMITS = {
     "metadata": 16 * MiB,
     "rules file": 64 * MiB,
     "tree file": 64 * MiB,
+    "verify result": 256 * MiB,       # `quadsel verify --json` (codegen --verified)
     "MPICH library": 1024 * MiB,      # libmpi.so, which embeds MPICH's own selection JSON
 }
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -97,6 +99,18 @@ def read_text(path, what="measurements", limit=None):
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(path, None, "not a UTF-8 text file") from None
+
+
+def text_lines(text):
+    """The lines of a text, split at \\n only (a \\r before it dropped), as grep -n and editors count them.
+
+    str.splitlines() also splits at form feed, vertical tab, NEL, U+2028 and others, which can stand inside
+    a comment or a cell of a valid file: it would cut that line in two and shift every later line number.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 # -- byte sizes -------------------------------------------------------------------------------------

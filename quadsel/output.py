@@ -91,8 +91,9 @@ def is_stream(path):
     return resolve(path)[0] in ("stdout", "fd", "special")
 
 
-def check(path):
-    """Fail now (QuadselError) if `path` cannot be written, before any long work is done."""
+def check(path, inputs=()):
+    """Fail now (QuadselError) if `path` cannot be written, before any long work is done; also when it is one of
+    the `inputs` (`build m.csv -o m.csv` would replace the measurements with the tree)."""
     kind, target = resolve(path)
     if kind in ("file", "new"):
         folder = os.path.dirname(target)
@@ -100,6 +101,14 @@ def check(path):
             raise _fail(path, f"no permission to create files in {one_line(folder)}")
         if kind == "file" and not os.access(target, os.W_OK):
             raise _fail(path, "the file is not writable")
+    if kind == "file":
+        for source in inputs:
+            try:
+                same = os.path.samefile(target, source)
+            except (OSError, ValueError):
+                same = False
+            if same:
+                raise _fail(path, f"it is the input {one_line(source)}; give another output file")
     return kind, target
 
 
@@ -122,13 +131,16 @@ def make_folder(path, create=True):
     return True
 
 
-def write_text(path, text):
-    """Write `text` (UTF-8) to `path` by the rules of this module."""
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path, text, exclusive=False):
+    """Write `text` (UTF-8) to `path` by the rules of this module; `exclusive`: fail if the file exists (even
+    when another process creates it while this one writes: the file appears whole, or not at all)."""
+    write_bytes(path, text.encode("utf-8"), exclusive)
 
 
-def write_bytes(path, data):
+def write_bytes(path, data, exclusive=False):
     kind, target = check(path)
+    if exclusive and kind not in ("new", "stdout", "fd"):
+        raise _fail(path, "it already exists and is not replaced")
     if kind == "stdout" or (kind == "fd" and target == _stdout_fd()):
         stream = getattr(sys.stdout, "buffer", None)
         if stream is None:
@@ -149,7 +161,33 @@ def write_bytes(path, data):
         finally:
             os.close(fd)
     else:
-        _replace(target, data, path)
+        tmp = _stage(target, data, path)
+        _commit(tmp, target, path, exclusive)
+
+
+def write_together(files, folder=None):
+    """Write several outputs as one: every regular file is staged beside its target first, and only when all
+    are staged are they renamed into place; on any failure (a full disk) nothing is left behind, not even
+    `folder`, which is made here when missing (its parent never). `files`: [(path, bytes)]."""
+    made = make_folder(folder) if folder is not None else False
+    staged, streams = [], []
+    try:
+        for path, data in files:
+            kind, target = check(path)
+            if kind in ("file", "new"):
+                staged.append((_stage(target, data, path), target, path))
+            else:
+                streams.append((path, data))
+    except BaseException:
+        for tmp, _, _ in staged:
+            _unlink(tmp)
+        if made:
+            os.rmdir(folder)
+        raise
+    for tmp, target, path in staged:
+        _commit(tmp, target, path)
+    for path, data in streams:
+        write_bytes(path, data)
 
 
 def _stdout_fd():
@@ -177,7 +215,15 @@ def new_file_mode():
     return 0o666 & ~mask
 
 
-def _replace(target, data, path):
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _stage(target, data, path):
+    """A temporary file beside `target` holding `data`, synced, with the mode (and owner) the result gets."""
     folder, name = os.path.split(target)
     try:
         old = os.stat(target)
@@ -197,12 +243,28 @@ def _replace(target, data, path):
             else:
                 _keep_owner(handle.fileno(), old)
                 os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))
-        os.replace(tmp, target)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise _fail(path, exc.strerror or str(exc)) from None
+        raise
+    return tmp
+
+
+def _commit(tmp, target, path, exclusive=False):
+    """Rename the staged file over `target` (atomic); `exclusive`: link it instead, which fails when `target`
+    exists by now (two builds racing for one default file name: one wins, the other is told)."""
+    try:
+        if exclusive:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise _fail(path, "it already exists and is not replaced") from None
+            _unlink(tmp)
+        else:
+            os.replace(tmp, target)
+    except BaseException as exc:
+        _unlink(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise _fail(path, exc.strerror or str(exc)) from None
         raise

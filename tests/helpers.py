@@ -43,10 +43,24 @@ def probe_points(fn):
     return [(c, m) for c in comms for m in msgs]
 
 
-def random_fn(seed, n_comm, n_msg, n_methods, max_depth, pad_mode="spread", names=None, collective="bcast"):
+def random_fn(seed, n_comm, n_msg, n_methods, max_depth, pad_mode="spread", names=None, collective="bcast",
+              library_default=False):
+    """A random tree; library_default=True: the table also has the library default (random times), the tree keeps
+    it where it is not beaten and hands sizes outside the measured range back to it (decision/library_default.py)."""
     rng = np.random.default_rng(seed)
-    rows, _, _ = random_table(rng, n_comm, n_msg, n_methods, names=names, collective=collective)
-    return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, pad_mode=pad_mode)
+    rows, comm_sizes, msg_sizes = random_table(rng, n_comm, n_msg, n_methods, names=names, collective=collective)
+    if not library_default:
+        return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, pad_mode=pad_mode)
+    cost = rng.uniform(1.0, 100.0, size=(len(comm_sizes), len(msg_sizes), 1))
+    rows = list(rows) + list(table_from_cube(cost, comm_sizes, msg_sizes, [("default", 0)], collective))
+    return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, split="measured",
+                                   between="least-bad", leaf_rule="penalty", keep_default=True, outside="default")
+
+
+# what a test's MPICH `base` (its own selection) chooses, for regions handed back to it
+MPICH_BASE = {f"collective={c}": {"comm_type=intra": {f"algorithm=MPIR_{c.capitalize()}_intra_binomial": {}},
+                                  "comm_type=inter": {f"algorithm=MPIR_{c.capitalize()}_inter_auto": {}}}
+              for c in ("bcast", "reduce", "allreduce")}
 
 
 OMPI_IDS = {"bcast": ["1", "2", "3", "5", "6", "7"], "reduce": ["1", "2", "4", "5", "6", "7"],
@@ -56,17 +70,18 @@ MPICH_NAMES = {"bcast": ["binomial", "scatter_ring_allgather", "tree", "pipeline
 COLL_ID = {"bcast": 7, "reduce": 11, "allreduce": 2}
 
 
-def ompi_fns(seed, collectives, n_comm=4, n_msg=6, n_methods=4, max_depth=None):
+def ompi_fns(seed, collectives, n_comm=4, n_msg=6, n_methods=4, max_depth=None, library_default=False):
     fns = []
     for i, coll in enumerate(collectives):
-        fns.append(random_fn(seed + i, n_comm, n_msg, n_methods, max_depth, names=OMPI_IDS[coll], collective=coll))
+        fns.append(random_fn(seed + i, n_comm, n_msg, n_methods, max_depth, names=OMPI_IDS[coll], collective=coll,
+                             library_default=library_default))
     return fns
 
 
-def mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth=None):
+def mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth=None, library_default=False):
     """Random trees over MPICH algorithm names, one per collective."""
     return [random_fn(seed + i, n_comm, n_msg, min(n_methods, len(MPICH_NAMES[c])), max_depth, names=MPICH_NAMES[c],
-                      collective=c)
+                      collective=c, library_default=library_default)
             for i, c in enumerate(collectives)]
 
 

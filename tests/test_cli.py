@@ -124,7 +124,7 @@ def test_build_with_constraints_and_query_json(tmp_path):
     assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
     run(["build", *files, "--paper", "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
     again = DecisionFunction.load(tmp_path / "t3.json")
-    assert (again.leaf_rule, again.constraint) == ("penalty", "max_depth=2,leaf=penalty")
+    assert (again.leaf_rule, again.constraint) == ("penalty", "max_depth=2,leaf=penalty,outside=default")
 
 
 def test_build_default_output_name_and_stdout(tmp_path, monkeypatch):
@@ -222,6 +222,12 @@ def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch
     far = CliRunner().invoke(main, ["query", str(tree), "--comm", "1000", "--msg", "1G", "--json"])
     answer = json.loads(far.stdout)
     assert answer["outside_measured_range"] == {"comm_size": 8, "msg_size": 65536}
+    assert answer["algorithm"] == "default"                            # handed back to the library
+    assert "outside the measured range" in far.stderr and "library's default decides" in far.stderr
+    extrapolated = tmp_path / "x.qt.json"
+    run(["build", *files, "--extrapolate", "-o", extrapolated])
+    far = CliRunner().invoke(main, ["query", str(extrapolated), "--comm", "1000", "--msg", "1G", "--json"])
+    assert json.loads(far.stdout)["algorithm"] == fn.query(8, 65536).algorithm != "default"
     assert "outside the measured range" in far.stderr and "comm 8, msg 65536" in far.stderr
     grid = CliRunner().invoke(main, ["query", str(tree), "--comm", "2-4", "--msg", "1,4K"])
     lines = [line.split() for line in grid.stdout.splitlines()]

@@ -73,6 +73,7 @@ def test_without_model_the_same_file_builds_the_sparse_map(tmp_path):
     (["--predict-comm-sizes", "2-8"], "--predict-comm-sizes and --predict-msg-sizes need --model"),
     (["--model", "hockney", "--predict-msg-sizes", "1-x"], "message size"),
     (["--model", "loggp"], "Invalid value for '--model'"),
+    (["--model", "paper", "--predict-comm-sizes", "2-4000", "--predict-msg-sizes", "1-4000"], "too large"),
 ])
 def test_bad_model_options_one_line_exit_2(tmp_path, args, message):
     sparse = tmp_path / "s.csv"

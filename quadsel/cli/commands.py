@@ -8,16 +8,17 @@ import shlex
 
 import click
 
-from ..errors import QuadselError, missing_extra
-from ..output import check as check_output, make_folder, write_text
+from ..errors import QuadselError, escaped, missing_extra, one_line
+from ..output import check as check_output, make_folder, write_text, write_together
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, load_decision_map, model_grid, model_options,
-                      paper_tree_options, tree_options)
+from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
+                      model_grid, model_options, paper_tree_options, tree_options)
 
 
 @main.command()
 @ingest_options
 @tree_options
+@library_default_options
 @click.option("-o", "--output", type=click.Path(), metavar="FILE",
               help="Tree file to write (- for stdout). Default COLLECTIVE.qt.json, which is never replaced: give -o "
                    "to replace a file.")
@@ -26,7 +27,8 @@ from .options import (build_settings, file_identity, ingest_options, load_decisi
 @model_options
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, output, as_json, model, predict_comm_sizes, predict_msg_sizes):
+          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json, model, predict_comm_sizes,
+          predict_msg_sizes):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
@@ -41,13 +43,14 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     """
     from ..decision.decision_function import build_decision_function
     from ..evaluate.penalty import charged_grid, penalty_grid, summarize
-    if output:
-        check_output(output)   # before the work: an unusable -o fails at once (quadsel.output)
+    default_file = output is None
+    if not default_file:
+        check_output(output, inputs=files)   # before the work: an unusable -o fails at once (quadsel.output)
     if as_json and output == "-":
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
     grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
     dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
-    if not output:
+    if default_file:
         output = f"{dmap.collective}.qt.json"
         if os.path.lexists(output):
             raise QuadselError(f"{output} exists and is not replaced without -o: give -o {output} to replace it")
@@ -61,9 +64,13 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         dmap, models = predict_decision_map(dmap, model, *grid)
         built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
         predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
-    fn = build_decision_function(built, **settings, provenance=provenance)
-    write_text(output, fn.dumps())
-    stats, choice = fn.stats(), fn.choice_grid()
+    fn = build_decision_function(built, **settings, keep_default=keep_default and built.default_cost is not None,
+                                 outside="extrapolate" if extrapolate else "default", provenance=provenance)
+    text = fn.dumps()
+    _readable_tree(text)
+    write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
@@ -78,6 +85,15 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         if model:
             summary.update(model=model, predicted_points=int(dmap.predicted.sum()))
         click.echo(json.dumps(summary))
+
+
+def _readable_tree(text):
+    """Never write a tree file that quadsel's own loader would refuse (a grid beyond its cell limit, ...)."""
+    from ..decision.tree_file import from_json
+    try:
+        from_json(json.loads(text), path="the tree built")
+    except QuadselError as exc:
+        raise QuadselError(f"not written: {exc} (quadsel's own loader would refuse the file)") from None
 
 
 @main.command()
@@ -97,12 +113,16 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
               help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 @click.option("--name", help="C function name (default quadsel_COLLECTIVE_decision; ompi-tuned: ompi_coll_tuned_COLLECTIVE_intra_dec_fixed).")
-@click.option("--max-requests", type=click.IntRange(min=0),
+@click.option("--max-requests", type=click.IntRange(0, 2 ** 31 - 1),
               help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
                    "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
-def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base):
+@click.option("--verified", metavar="RESULT.json", multiple=True, type=click.Path(dir_okay=False),
+              help="Prune: hand back to the library default every point this `verify --json` result found "
+                   "significantly slower than the default (and the sizes between it and its measured neighbours); "
+                   "repeatable: the points any of the results found slower.")
+def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
@@ -117,10 +137,14 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     from ..targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
-    check_output(output)
+    check_output(output, inputs=trees)
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]
+    if verified:
+        from ..verify.prune import prune_all
+        for result in verified:
+            fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -136,28 +160,17 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
         for fn, tree in zip(fns, trees):
             check_tree(fn, tree, target, flavor, library)
-    if isinstance(result, bytes):
-        _write_binary(output, result)
-    else:
-        write_text(output, result)
+    outputs = [(output, result if isinstance(result, bytes) else result.encode("utf-8"))]
+    if runtime_dir is not None:
+        from ..targets.blob import runtime_sources
+        outputs += [(os.path.join(runtime_dir, filename), text.encode("utf-8"))
+                    for filename, text in runtime_sources().items()]
+    # All or nothing (a full disk leaves neither the blob nor the runtime folder); the folder itself is made,
+    # never missing parents (docs/conventions.md).
+    write_together(outputs, folder=runtime_dir)
     from ..targets import conversion_notes
     for note in conversion_notes(target, fns):
         click.echo(note, err=True)
-    if runtime_dir is not None:
-        from ..targets.blob import runtime_sources
-        make_folder(runtime_dir)   # the folder itself, never missing parents (docs/conventions.md)
-        for filename, text in runtime_sources().items():
-            write_text(os.path.join(runtime_dir, filename), text)
-
-
-def _write_binary(path, data):
-    import sys
-    from ..output import write_bytes
-    if str(path) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        write_bytes(path, data)
 
 
 @main.command()
@@ -191,7 +204,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     from ..evaluate import report as rpt
     from ..evaluate.holdout import parse_holdout
     out_format = "json" if as_json else out_format
-    check_output(output)
+    check_output(output, inputs=files + tree_files)
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:
@@ -212,7 +225,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                                 f"the {model.get('form')} model (build --model); it is scored here on the measured "
                                 "points of FILES only")
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(one_line(f"note: {note}"), err=True)
     links = []
     if figures_dir:
         try:
@@ -245,10 +258,10 @@ def _outside(fn, comm, msg):
 
 def _query_pairs(comm, msg, stdin):
     """(comm, msg) pairs: the product of --comm and --msg lists, or `COMM MSG` lines on stdin."""
+    from ..inputs import INT64_MAX, INT_MAX, parse_size
     from ..measure.grid import parse_list
-    from ..inputs import parse_size
     if comm is not None and msg is not None:
-        return [(c, m) for c in parse_list(comm, "--comm-sizes") for m in parse_list(msg, "--msg-sizes")]
+        return _in_c_range([(c, m) for c in parse_list(comm, "--comm-sizes") for m in parse_list(msg, "--msg-sizes")])
     if comm is not None or msg is not None:
         raise QuadselError("give both --comm-sizes and --msg-sizes, or neither and `COMM MSG` pairs on stdin")
     pairs = []
@@ -258,9 +271,22 @@ def _query_pairs(comm, msg, stdin):
             continue
         if len(words) != 2 or not words[0].isdigit():
             raise QuadselError(f"<stdin>:{number}: expected `COMM MSG`, e.g. `8 4K`")
-        pairs.append((int(words[0]), parse_size(words[1], f"<stdin>:{number}: message size")))
+        pairs.append((int(words[0]) if len(words[0]) < 20 else INT_MAX + 1,
+                      parse_size(words[1], f"<stdin>:{number}: message size")))
     if not pairs:
         raise QuadselError("no queries: give --comm-sizes and --msg-sizes, or `COMM MSG` pairs on stdin")
+    return _in_c_range(pairs)
+
+
+def _in_c_range(pairs):
+    """The sizes the generated C takes (`int comm_size`, a 64-bit message size): beyond, the C could not be asked."""
+    from ..inputs import INT64_MAX, INT_MAX
+    for comm, msg in pairs:
+        if not 1 <= comm <= INT_MAX:
+            raise QuadselError(f"communicator size {comm} is outside 1..{INT_MAX} (a C int, as the generated C and "
+                               "MPI take it)")
+        if msg > INT64_MAX:
+            raise QuadselError(f"message size {msg} is beyond {INT64_MAX}")
     return pairs
 
 
@@ -277,14 +303,15 @@ def query(tree, comm, msg, as_json, output):
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
     1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
-    the measured range is answered with the nearest measured size's decision, and said so on stderr.
+    the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
+    measured size's decision, and said so on stderr.
     """
     import sys
 
     import numpy as np
 
     from ..decision.decision_function import DecisionFunction
-    check_output(output)
+    check_output(output, inputs=[tree])
     fn = DecisionFunction.load(tree)
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
@@ -297,14 +324,17 @@ def query(tree, comm, msg, as_json, output):
                                      "algorithm": method.algorithm, "segsize": method.segsize,
                                      "outside_measured_range": extra}))
         elif len(pairs) == 1:
-            lines.append(f"{shlex.quote(method.algorithm)} {method.segsize}")
+            lines.append(f"{shlex.quote(escaped(method.algorithm))} {method.segsize}")
         else:
-            lines.append(f"{c} {m} {shlex.quote(method.algorithm)} {method.segsize}")
+            lines.append(f"{c} {m} {shlex.quote(escaped(method.algorithm))} {method.segsize}")
     write_text(output, "\n".join(lines) + "\n")
     if outside:
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
                 f"{fn.msg_sizes[-1]}")
-        if len(pairs) == 1:
+        if fn.options.outside == "default":      # the tree hands these sizes back (decision/library_default.py)
+            click.echo(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
+                       "library's default decides there (the tree was built without --extrapolate)", err=True)
+        elif len(pairs) == 1:
             used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
             click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
                        err=True)
@@ -326,7 +356,13 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--measurements", "measurement_files", multiple=True, type=click.Path(dir_okay=False),
               help="Measurement file(s): the `best` arm is the fastest of their per-point three best methods, "
                    "re-timed (default: of every method of the tree; a rules file has no best arm without them).")
-@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved rounds, pooled.")
+@click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Interleaved rounds: each gives one paired default/selected comparison per point (the "
+                   "intervals need 2 or more).")
+@click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
+              help="Confidence level of the per-point and geometric-mean intervals.")
+@click.option("--fail-on-regression", is_flag=True,
+              help="Exit with status 3 when a point is significantly slower than the library default.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
@@ -336,8 +372,8 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
-def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules, mpiexec,
-           as_json, output):
+def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
+           max_time, check_rules, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -349,11 +385,16 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_re
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
     from ..verify.run import run_verify
-    check_output(output)   # before any MPI job runs
+    check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True))
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
+    if output != "-":   # the decision line also on stderr when the report goes to a file
+        click.echo(f"DECISION: {outcome.document['statistics']['decision']}: "
+                   f"{outcome.document['statistics']['reason']}", err=True)
     if outcome.failed:
         raise SystemExit(1)
+    if fail_on_regression and outcome.slower:
+        raise SystemExit(3)

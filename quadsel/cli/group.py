@@ -15,10 +15,25 @@ class InputFailure(click.ClickException):
     exit_code = 2
 
 
+def _usage_line(exc):
+    """A usage error (bad option value, missing argument, unknown option) as one line, like every other error:
+    Click's own form is a usage block of four lines."""
+    command = exc.ctx.command_path if exc.ctx is not None else "quadsel"
+    return InputFailure(one_line(f"{command}: {exc.format_message()} (see {command} --help)", MESSAGE_LIMIT))
+
+
 class QuadselGroup(click.Group):
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise _usage_line(exc) from None
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            raise _usage_line(exc) from None
         except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
             click.echo(one_line(str(exc), MESSAGE_LIMIT), err=True)
             raise click.exceptions.Exit(exc.exit_code) from None

@@ -5,6 +5,7 @@ import os
 import click
 
 from ..errors import QuadselError, one_line
+from ..inputs import BUILD_OPTION_MAX
 from .group import MESSAGE_LIMIT
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
@@ -69,9 +70,10 @@ def _max_leaves(value):
     text = str(value).strip().lower()
     if text in ("auto", "none"):
         return text
-    if text.isdigit() and int(text) >= 1:
+    if text.isdigit() and 1 <= int(text) <= BUILD_OPTION_MAX:
         return int(text)
-    raise click.BadParameter(f"expected a number of leaves >= 1, `auto` or `none`, not {value!r}")
+    raise click.BadParameter(f"expected a number of leaves from 1 to {BUILD_OPTION_MAX} (what a tree file records), "
+                             f"`auto` or `none`, not {one_line(value, 40)!r}")
 
 
 def _tolerance(value):
@@ -105,7 +107,8 @@ def tree_options(command):
                      help="Leaf budget (--split measured), grown best-first; auto: the budget with the least "
                           "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
                           "--threshold). auto becomes none when --max-depth or --threshold is given."),
-        click.option("--max-depth", type=click.IntRange(min=0), help="Maximum quadtree depth (root = 0)."),
+        click.option("--max-depth", type=click.IntRange(0, BUILD_OPTION_MAX),
+                     help="Maximum quadtree depth (root = 0)."),
         click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
                      help="Accuracy threshold: a block becomes a leaf when one method is the best at this share of "
                           "its cells."),
@@ -122,6 +125,18 @@ def tree_options(command):
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def library_default_options(command):
+    """Where `quadsel build` hands sizes back to the library's own choice (decision/library_default.py)."""
+    command = click.option("--extrapolate", is_flag=True,
+                           help="Sizes outside the measured range take the nearest measured size's decision (the "
+                                "paper's boundary expansion); default: the library decides there (algorithm 0, "
+                                "MPICH auto, 0 from the C).")(command)
+    return click.option("--keep-default/--no-keep-default", default=False, show_default=True,
+                        help="When the measurements hold the library default: it is one more method, winning every "
+                             "tie, so a region whose method does not beat it beyond the noise gets it (off by "
+                             "default: on held-out sizes it lost more than it gained, docs/methodology.md).")(command)
 
 
 def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):

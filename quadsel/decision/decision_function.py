@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import OptionError
-from .decision_map import DecisionMap, Method
+from .decision_map import DecisionMap, Method  # noqa: F401
 from . import tree_file
 from .grid import Axis, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
@@ -35,8 +35,9 @@ class DecisionFunction:
     paper_stats: Optional[dict] = None       # midpoint: the padded tree's statistics as the paper counts them
 
     def __post_init__(self):
-        self.comm_axis = Axis.of(self.comm_sizes, self.options.between)
-        self.msg_axis = Axis.of(self.msg_sizes, self.options.between)
+        outside = self.options.outside == "default"     # outside cells: the library default's (library_default.py)
+        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside)
+        self.msg_axis = Axis.of(self.msg_sizes, self.options.between, outside)
 
     # -- queries ---------------------------------------------------------------------------------
     def choices(self, comm_sizes, msg_sizes):
@@ -103,29 +104,40 @@ class DecisionFunction:
 
 def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
                             accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
-                            tolerance=0.0, provenance=None):
+                            tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
+                            budget_rule=None):
     """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
     (decision/split.py), exactly, under the paper's constraints or to a leaf budget; max_leaves="auto"
-    chooses the budget by held-out folds (decision/size.py).
+    chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
+    library default beyond the noise get it; outside="default": sizes outside the measured range are the
+    library's (decision/library_default.py).
     """
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     if max_leaves == "auto":
+        from .budget_rule import DEFAULT_RULE
         from .size import choose_budget
         same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
-                    leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance)
-        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same))
-        size_info = {"size_rule": "auto: mean held-out penalty % per leaf budget (null = exact)",
+                    leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
+        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same),
+                                           budget_rule or DEFAULT_RULE)
+        size_info = {"size_rule": f"auto ({budget_rule or DEFAULT_RULE}): mean held-out penalty % per leaf budget "
+                                  "(null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
                            size_rule="auto" if size_info else "fixed",
-                           tolerance=tolerance if tolerance == "ci" else float(tolerance))
+                           tolerance=tolerance if tolerance == "ci" else float(tolerance),
+                           keep_default=bool(keep_default), outside=outside)
     options.check()
-    grid = build_grid(dmap, between, tolerance=tolerance)
+    work = dmap
+    if keep_default:      # the measured library default is one more method (decision/library_default.py)
+        from .library_default import with_default_column
+        work = with_default_column(dmap)
+    grid = build_grid(work, between, tolerance=tolerance)
     paper = None
     if split == "midpoint":
         from .midpoint import build_padded, paper_stats, region_tree
@@ -137,6 +149,12 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     else:
         from .split import grow_exact
         tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold)
+    methods = list(work.methods)
+    if outside == "default":
+        from .library_default import hand_back_outside, with_default
+        methods, default = with_default(methods)
+        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, between, True), Axis.of(dmap.msg_sizes, between, True),
+                                 default)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),
@@ -146,5 +164,4 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if size_info:
         info["size"] = size_info
     info.update(provenance or {})
-    return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, list(dmap.methods), tree, options,
-                            info, paper)
+    return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, methods, tree, options, info, paper)

@@ -34,6 +34,10 @@ class Method:
         return {"algorithm": self.algorithm, "segsize": int(self.segsize)}
 
 
+# The library's own choice as a method of a tree: Open MPI's algorithm 0, MPICH's auto, the C's 0 (no decision)
+DEFAULT_METHOD = Method("default", 0)
+
+
 def _method_sort_key(method):
     # numeric Open MPI ids sort numerically, names alphabetically after them
     alg = method.algorithm
@@ -55,6 +59,7 @@ class DecisionMap:
     cost_se: Optional[np.ndarray] = None         # (C, M, K) standard error of each time (stddev/sqrt(reps)), NaN unknown
     library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
     predicted: Optional[np.ndarray] = None       # (C, M) bool: time of every method from a fitted model (models/)
+    default_se: Optional[np.ndarray] = None      # (C, M) standard error of the default's time, NaN unknown
 
     @property
     def shape(self):
@@ -118,11 +123,14 @@ def build_decision_map(measurements, collective=None):
         if m.stddev is not None and m.reps:
             cost_se[at] = m.stddev / math.sqrt(m.reps)
 
-    default_cost = None
+    default_cost = default_se = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
     if default_rows:   # the default under several segment-size labels is one baseline: pooled, not the last row
         default_cost = _pooled((len(comm_sizes), len(msg_sizes)),
                                (((ci[m.comm_size], mi[m.msg_size]), m.time) for m in default_rows))
+        default_se = _pooled((len(comm_sizes), len(msg_sizes)),
+                             (((ci[m.comm_size], mi[m.msg_size]), m.stddev / math.sqrt(m.reps))
+                              for m in default_rows if m.stddev is not None and m.reps))
 
     filled = np.all(np.isnan(cost), axis=2)
     cost_filled = interpolate_message_axis(cost, msg_sizes)
@@ -132,7 +140,8 @@ def build_decision_map(measurements, collective=None):
     best = np.argmin(ranking, axis=2)
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
-                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library)
+                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library,
+                       default_se=None if default_se is None or np.all(np.isnan(default_se)) else default_se)
 
 
 def training_map(dmap, test):
@@ -150,6 +159,11 @@ def training_map(dmap, test):
                 se = None if dmap.cost_se is None or np.isnan(dmap.cost_se[c, m, k]) else float(dmap.cost_se[c, m, k])
                 # the standard error travels as (stddev = se, reps = 1): the training map's ties are the full map's
                 rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time),
+                                        se, None if se is None else 1))
+            time = np.nan if dmap.default_cost is None else dmap.default_cost[c, m]
+            if not np.isnan(time):     # the library default travels too (decision/library_default.py)
+                se = None if dmap.default_se is None or np.isnan(dmap.default_se[c, m]) else float(dmap.default_se[c, m])
+                rows.append(Measurement(dmap.collective, DEFAULT_METHOD.algorithm, 0, comm, msg, float(time),
                                         se, None if se is None else 1))
     train = build_decision_map(rows, dmap.collective)
     train.sources, train.library = dmap.sources, dmap.library

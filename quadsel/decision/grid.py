@@ -25,9 +25,22 @@ class Axis:
     lo: np.ndarray         # per cell: the smallest size it answers for (cell 0: 0, boundary expansion)
     left: np.ndarray       # per cell: the measured index at or below it
     right: np.ndarray      # per cell: the measured index at or above it (== left for a measured cell)
+    below: int = 0         # outside=True: 1 when cell 0 holds the sizes below the smallest measured one
+    outside: bool = False  # cells for the sizes outside the measured range (decision/library_default.py)
 
     @classmethod
-    def of(cls, values, between="floor"):
+    def of(cls, values, between="floor", outside=False):
+        """The cells of an axis. outside=True adds a cell for the sizes below the smallest measured size (when
+        it is above 0) and one for those above the largest (their left/right index -1: nothing measured)."""
+        if outside:
+            inner = cls.of(values, between)
+            below = int(inner.values[0] > 0)
+            lo = np.concatenate([[0] * below, inner.values[:1] if below else inner.lo[:1],
+                                 inner.lo[1:], [int(inner.values[-1]) + 1]])
+            none = np.full(1, -1)
+            left = np.concatenate([none[:below], inner.left, none])
+            right = np.concatenate([none[:below], inner.right, none - 1])
+            return cls(inner.values, lo.astype(np.int64), left.astype(np.int64), right.astype(np.int64), below, True)
         if between not in BETWEEN_RULES:
             raise ValueError(f"unknown between rule {between!r} (choose from {', '.join(BETWEEN_RULES)})")
         values = np.asarray(values, dtype=np.int64)
@@ -48,7 +61,7 @@ class Axis:
 
     @property
     def is_measured(self):
-        return self.left == self.right
+        return (self.left == self.right) & (self.left >= 0)
 
     def measured_cells(self):
         """The cell of each measured size."""
@@ -95,7 +108,8 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     charges plus UNMEASURED; one with no value at an inferred cell costs the cell's worst plus UNMEASURED.
     Every report still scores the real penalty.
     """
-    from .decision_map import noise_ties, penalty_cube
+    from .decision_map import DEFAULT_METHOD, noise_ties, penalty_cube
+    from .library_default import PREFER_DEFAULT
     comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
     point = penalty_cube(dmap)                                   # (C, M, K), NaN at filled points
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -107,6 +121,8 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     elif tolerance > 0:
         point = np.where(point <= tolerance, 0.0, point)
     point = np.where(np.isnan(dmap.cost) & dmap.measured[:, :, None], point + UNMEASURED, point)
+    if DEFAULT_METHOD in dmap.methods:       # the library default wins every tie (decision/library_default.py)
+        point[:, :, dmap.methods.index(DEFAULT_METHOD)] -= PREFER_DEFAULT
     # a cell's penalty: the worst over the points around it (one point for a measured cell)
     corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]
     stack = np.stack([point[np.ix_(r, c)] for r, c in corners])

@@ -8,6 +8,7 @@ from .grid import BETWEEN_RULES
 from .quadtree import LEAF_RULES
 
 SPLITS = ("midpoint", "measured")
+OUTSIDE = ("default", "extrapolate")   # sizes outside the measured range: the library's, or the nearest rules'
 # What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
 DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto",
                  "tolerance": "ci"}
@@ -27,6 +28,8 @@ class BuildOptions:
     size_rule: str = "fixed"           # "auto": max_leaves was chosen by held-out folds (decision/size.py)
     leaf_rule: str = "majority"
     tolerance: object = 0.0            # %: penalties up to it are ties when building; "ci": within the noise
+    keep_default: bool = False         # leaves that do not beat the measured library default get it
+    outside: str = "extrapolate"       # "default": sizes outside the measured range are the library's
 
     def check(self):
         if self.split not in SPLITS:
@@ -41,6 +44,10 @@ class BuildOptions:
             raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
         if not 0.0 < self.accuracy_threshold <= 1.0 or (self.max_depth is not None and self.max_depth < 0):
             raise OptionError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
+        if self.outside not in OUTSIDE:
+            raise OptionError(f"unknown outside rule {self.outside!r} (choose from {', '.join(OUTSIDE)})")
+        if not isinstance(self.keep_default, bool):
+            raise OptionError("keep_default must be true or false")
         if self.size_rule not in ("fixed", "auto"):
             raise OptionError(f"unknown size rule {self.size_rule!r}")
         if self.tolerance != "ci" and not (isinstance(self.tolerance, float) and 0.0 <= self.tolerance < 1e6):
@@ -54,7 +61,8 @@ class BuildOptions:
     @property
     def is_default(self):
         """Built with the default builder's options (any size constraint)."""
-        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items() if k != "max_leaves") and \
+        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items()
+                   if k not in ("max_leaves", "keep_default")) and \
             self.pad == "spread"
 
     @property
@@ -77,6 +85,10 @@ class BuildOptions:
             parts.append(f"leaf={self.leaf_rule}")
         if self.tolerance != (0.0 if self.split == "midpoint" else DEFAULT_BUILD["tolerance"]):
             parts.append(f"tolerance={self.tolerance if self.tolerance == 'ci' else format(self.tolerance, 'g')}")
+        if self.keep_default:
+            parts.append("keep-default")
+        if self.outside == "default":
+            parts.append("outside=default")
         return ",".join(parts)
 
     def to_json(self):

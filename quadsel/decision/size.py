@@ -10,6 +10,8 @@ of equal means. docs/methodology.md records the evidence.
 
 import numpy as np
 
+from .budget_rule import DEFAULT_RULE, choose
+
 
 def folds(dmap):
     """(C, M) masks of the held-out points of each fold (only axes with 3 or more sizes are halved)."""
@@ -32,13 +34,28 @@ def folds(dmap):
 def held_out_penalty(dmap, fn, test, cube):
     """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
     decision_map.penalty_cube)."""
+    from .decision_map import DEFAULT_METHOD
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
+    index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
     k = np.array([index[fn.methods[c]] for c in chosen], dtype=np.int64)
-    values = cube[rows, cols, k]
+    values = _with_default(cube, dmap)[rows, cols, k]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
+
+
+def _with_default(cube, dmap):
+    """The penalty cube with the library default as one more method (the worst where it was not measured)."""
+    worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
+    if dmap.default_cost is None:
+        default = worst
+    else:
+        best = dmap.best_cost()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            default = (dmap.default_cost - best) / best * 100.0
+        default = np.where(np.isnan(default), worst, default)
+    return np.concatenate([cube, default[:, :, None]], axis=2)
 
 
 def candidate_budgets(exact_leaves):
@@ -50,8 +67,9 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-def choose_budget(dmap, build):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`."""
+def choose_budget(dmap, build, rule=DEFAULT_RULE):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`;
+    `rule` picks the budget from the curve (decision/budget_rule.py)."""
     from .decision_map import penalty_cube, training_map
     exact = build(dmap, None)
     budgets = candidate_budgets(exact.tree.n_leaves)
@@ -60,9 +78,6 @@ def choose_budget(dmap, build):
         return None, {}
     trains = [(training_map(dmap, test), test) for test in splits]
     cube = penalty_cube(dmap)
-    scores = {}
-    for budget in budgets:
-        scores[budget] = float(np.mean([held_out_penalty(dmap, build(train, budget), test, cube)
-                                        for train, test in trains]))
-    best = min(scores.values())
-    return next(b for b in budgets if scores[b] <= best + 1e-9), scores
+    per_fold = {budget: [held_out_penalty(dmap, build(train, budget), test, cube) for train, test in trains]
+                for budget in budgets}
+    return choose(per_fold, rule)

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import InputError
-from ..inputs import INT64_MAX, INT_MAX, read_text
+from ..inputs import BUILD_OPTION_MAX, INT64_MAX, INT_MAX, read_text
 from .decision_map import Method
 from .grid import Axis
 from .options import BuildOptions
@@ -125,12 +125,12 @@ def _options(builder):
     if not isinstance(builder, dict) or set(builder) - set(known):
         raise ValueError(f"`builder` must be an object with keys among {', '.join(known)}")
     options = BuildOptions(**{**known, **builder})
-    for key in ("split", "between", "pad", "leaf_rule"):
+    for key in ("split", "between", "pad", "leaf_rule", "outside"):
         if not isinstance(getattr(options, key), str):
             raise ValueError(f"builder.{key} must be a string")
     for key in ("max_depth", "max_leaves"):
         if getattr(options, key) is not None:
-            _int(getattr(options, key), f"builder.{key}", 0, 10 ** 6)
+            _int(getattr(options, key), f"builder.{key}", 0, BUILD_OPTION_MAX)
     for key in ("accuracy_threshold", "tolerance"):
         value = getattr(options, key)
         if key == "tolerance" and value == "ci":
@@ -191,7 +191,8 @@ def from_json(data, path="<tree>"):
                             method,
                             _ints(tree_data.get("depth"), "tree.depth", 0, INT_MAX))
             paper = _paper_stats(data.get("stats")) if options.split == "midpoint" else None
-        rows, cols = len(Axis.of(comm, options.between)), len(Axis.of(msg, options.between))
+        outside = options.outside == "default"
+        rows, cols = len(Axis.of(comm, options.between, outside)), len(Axis.of(msg, options.between, outside))
         if rows * cols > MAX_CELLS:
             raise ValueError(f"a grid of {rows} x {cols} cells: more than {MAX_CELLS} cells")
         tree.validate(rows, cols, len(methods))

@@ -292,10 +292,14 @@ def choice_on(selector, dmap):
     """(C, M) indices into `dmap.methods` of what `selector` chooses at every grid point of `dmap`.
 
     The selector may have been built on another map (a training part, another run): its methods are matched
-    by identity, and a method the map does not have is -1 (penalty.penalty_grid charges it the worst).
+    by identity, and a method the map does not have is -1 (penalty.penalty_grid charges it the worst); the
+    library default (a region the selector hands back to it) is penalty.LIBRARY_DEFAULT.
     """
     cc, mm = _grid(dmap.comm_sizes, dmap.msg_sizes)
     own = selector.predict(cc, mm)
+    from ..decision.decision_map import DEFAULT_METHOD
+    from .penalty import LIBRARY_DEFAULT
     lookup = method_index(dmap.methods)
+    lookup.setdefault(DEFAULT_METHOD, LIBRARY_DEFAULT)     # a region handed back to the library
     translate = np.array([lookup.get(m, -1) for m in selector.methods], dtype=np.int64)
     return translate[own]

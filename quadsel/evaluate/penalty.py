@@ -32,20 +32,29 @@ class PenaltySummary:
                 "points_over_5": self.over_5, "charged": self.charged}
 
 
+LIBRARY_DEFAULT = -2     # a choice index: the library's own choice (a region handed back to it)
+
+
 def penalty_grid(dmap, choice):
     """(C, M) penalty in % of choosing method index `choice[c, m]` (-1: a method the map does not have, charged
-    the worst measured there); NaN at filled points."""
+    the worst measured there; LIBRARY_DEFAULT: the measured default's penalty, charged the worst where the
+    default was not measured); NaN at filled points."""
     cube = penalty_cube(dmap)
     choice = np.asarray(choice)
     chosen = np.take_along_axis(cube, np.maximum(choice, 0)[:, :, None], axis=2)[:, :, 0]
-    return np.where(choice < 0, np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2), chosen)
+    worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
+    default = default_penalty_grid(dmap)
+    default = worst if default is None else np.where(np.isnan(default), worst, default)
+    return np.where(choice == LIBRARY_DEFAULT, default, np.where(choice < 0, worst, chosen))
 
 
 def charged_grid(dmap, choice):
     """(C, M) True where the chosen method was not measured at a measured point (its penalty is charged)."""
     choice = np.asarray(choice)
     chosen = np.take_along_axis(dmap.cost, np.maximum(choice, 0)[:, :, None], axis=2)[:, :, 0]
-    return (np.isnan(chosen) | (choice < 0)) & dmap.measured
+    default = np.full(choice.shape, np.nan) if dmap.default_cost is None else dmap.default_cost
+    chosen = np.where(choice == LIBRARY_DEFAULT, default, chosen)
+    return (np.isnan(chosen) | ((choice < 0) & (choice != LIBRARY_DEFAULT))) & dmap.measured
 
 
 def default_penalty_grid(dmap):

@@ -22,7 +22,7 @@ from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, Single
                           choice_on)
 from .model import ModelSelector
 from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
-from ..errors import QuadselError
+from ..errors import QuadselError, markdown_cell
 from ..decision.padding import padded_size
 from .penalty import charged_grid, default_penalty_grid, penalty_grid, summarize
 
@@ -168,6 +168,7 @@ class Report:
                 "notes": self.notes, "figures": self.figures}
         if self.model is not None:
             meta["models"] = self.model.to_json()
+        meta["versus_default"] = versus_default(self)
         return meta
 
 
@@ -204,7 +205,7 @@ def _cell(value, digits=2):
         return "-"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    return str(value)
+    return markdown_cell(value)
 
 
 MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("assignments", "C leaves"),
@@ -314,19 +315,44 @@ def report_markdown(report, title=None, figure_links=()):
         text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
     extra = []
     if report.notes:
-        extra += ["", "Notes:", ""] + [f"- {note}" for note in report.notes]
+        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in report.notes]
     model = report.model
     if model is not None:
         extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",
                   "| Method | Family | c µs | a µs | b µs/byte | Points |", "|---|---|---:|---:|---:|---:|"]
         for m in model.models:
-            params = ["-", "-", "-"] if m.params is None else [f"{m.params[0]:.3g}", f"{m.params[1]:.3g}",
-                                                               f"{m.params[2]:.3g}"]
+            params = ["-", "-", "-"] if m.params is None else [_parameter(value, tiny) for value, tiny in
+                                                               zip(m.params, (1e-6, 1e-6, 1e-12))]
             family = m.family + (" (assumed)" if m.assumed else "")
-            extra.append(f"| {m.method.label} ({m.name}) | {family} | " + " | ".join(params) + f" | {m.points} |")
+            extra.append(f"| {markdown_cell(m.method.label)} ({markdown_cell(m.name)}) | {family} | " + " | ".join(params)
+                         + f" | {m.points} |")
+    extra += versus_default_lines(report)
     if figure_links:
         extra += ["", "Figures:", ""] + [f"- [{name}]({link})" for name, link in figure_links]
     return text + ("\n".join(extra) + "\n" if extra else "")
+
+
+def versus_default(report):
+    """The default build's speed-up over the measured library default (evaluate/reconcile.py), or None."""
+    from .comparators import choice_on
+    from .reconcile import speedup_over_default
+    default_build = next((s for s in report.selectors
+                          if s.kind == "quadsel" and s.constraint.startswith("max_leaves=auto")), None)
+    penalty = default_penalty_grid(report.dmap)
+    if default_build is None or penalty is None:
+        return None
+    return speedup_over_default(report.dmap, choice_on(default_build, report.dmap), penalty)
+
+
+def versus_default_lines(report):
+    from .reconcile import lines
+    return lines("the default build", versus_default(report))
+
+
+def _parameter(value, tiny):
+    """A fitted model parameter as printed: below `tiny` (1e-6 µs; 1e-12 µs per byte) it is the
+    fit's rounding noise (1e-16 µs), shown as 0."""
+    return "0" if abs(value) < tiny else f"{value:.3g}"
 
 
 def _json_value(value):

@@ -4,13 +4,14 @@ import math
 import re
 
 from ..errors import InputError
-from ..inputs import INT64_MAX, INT_MAX, TIME_MAX_US, TIME_MIN_US, fits, read_text, shorten
+from ..inputs import INT64_MAX, INT_MAX, TIME_MAX_US, TIME_MIN_US, fits, read_text, shorten, text_lines
 from ..libraries.sizes import BENCHMARK_TOTALS, per_rank
 from .names import FileName, normalise_collective
 from .table import DEFAULT_ALGORITHM, Measurement
 
-# An optional cell (stddev, reps) holding one of these means "not measured".
-MISSING = frozenset(("", "-", "--", "---", "na", "n/a", "nan", "none"))
+# An optional cell (stddev, reps) holding one of these means "not measured". "nan" is not among them: a NaN is
+# a computation gone wrong, refused like a NaN time (docs/formats-input.md, Limits).
+MISSING = frozenset(("", "-", "--", "---", "na", "n/a", "none"))
 
 _INTEGER = re.compile(r"^([+-]?)([0-9]+)(?:\.0*)?$")  # "1024" or "1024.0" (spreadsheets), never "1.5" or "1e3"
 # What float() should accept from a benchmark: ASCII decimal notation (not "1_0", "١٢" or " 1 "), or nan/inf
@@ -25,7 +26,7 @@ def read_lines(path):
     text = read_text(path, what="measurements")   # a byte-order mark (spreadsheets) is dropped
     if not text.strip():
         raise InputError(path, None, "empty file")
-    return text.splitlines()
+    return text_lines(text)
 
 
 class OtherCollective(InputError):

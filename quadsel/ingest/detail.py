@@ -2,6 +2,8 @@
 
 import re
 
+from ..inputs import shorten
+
 HEADER = re.compile(r"^#N(?:nodes|ranks)\b", re.IGNORECASE)
 # The tool writes "No data" (two words) for an algorithm it did not run at that size.
 _CELL = re.compile(r"No data|\S+", re.IGNORECASE)
@@ -46,4 +48,9 @@ def _header(ctx, line, text):
         raise ctx.error(line, "this is best.out (the winners only); read detail.out instead")
     if len(names) < 3:
         raise ctx.error(line, "the header names no algorithm columns")
+    seen = set()
+    for name in names[2:]:
+        if name.lower() in seen:   # two columns of one name would be pooled into one method without a word
+            raise ctx.error(line, f"two columns named {shorten(name)!r}")
+        seen.add(name.lower())
     return names[2:]

@@ -60,6 +60,8 @@ def file_library(path, lines, rows, notes):
         except InputError as exc:
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
+    if isinstance(meta, dict) and meta.get("oversubscribed") is True:
+        notes.append(oversubscribed_note(os.path.basename(path), meta))
     if library in LIBRARIES:
         grid = meta.get("grid")
         listed = grid.get("algorithms") if isinstance(grid, dict) else None
@@ -77,6 +79,16 @@ def file_library(path, lines, rows, notes):
     for library, labels in evidence.items():
         return library, f"its algorithm names ({', '.join(sorted(map(repr, labels))[:3])})", set()
     return None, None, set()
+
+
+def oversubscribed_note(what, meta):
+    """The one line every command prints where figures of an oversubscribed run appear (measure, verify, report)."""
+    per_host = meta.get("ranks_per_node")
+    ranks = max((v for v in per_host.values() if isinstance(v, int)), default="?") if isinstance(per_host, dict) \
+        else meta.get("np", "?")
+    cpus = (meta.get("machine") or {}).get("cpus", "?") if isinstance(meta.get("machine"), dict) else "?"
+    return (f"note: {one_line(what)}: {one_line(ranks)} ranks on a host of {one_line(cpus)} cores (oversubscribed): "
+            f"times above {one_line(cpus)} ranks describe time sharing on that machine, not a cluster")
 
 
 def _parse_meta(text, path, notes):
@@ -171,7 +183,7 @@ def indistinguishable(rows):
         if not m.is_default:
             key = (m.collective, m.algorithm, m.segsize)
             times[key][(m.comm_size, m.msg_size)] = m.time
-            sources[key].add(os.path.basename(where(m.source)[0]))
+            sources[key].add(where(m.source)[0])
     keys = sorted(times, key=str)
     warnings = []
     for i, a in enumerate(keys):
@@ -184,8 +196,26 @@ def indistinguishable(rows):
             same = sum(abs(times[a][p] - times[b][p]) <= SAME_WITHIN * min(times[a][p], times[b][p]) for p in shared)
             if same >= SAME_SHARE * len(shared):
                 label = lambda k: one_line(k[1] if not k[2] else f"{k[1]}/seg{k[2]}")
-                files = ", ".join(sorted(one_line(s) for s in sources[a] | sources[b]))[:200]
-                warnings.append(f"warning: {a[0]} methods {label(a)} and {label(b)} are within "
-                                f"{SAME_WITHIN:.0%} of each other at {same} of their {len(shared)} shared points: "
-                                f"is one a relabelled copy or re-run of the other? ({files})")
+                paths = sources[a] | sources[b]
+                files = ", ".join(sorted(one_line(os.path.basename(s)) for s in paths))[:200]
+                alike = (f"{a[0]} methods {label(a)} and {label(b)} are within {SAME_WITHIN:.0%} of each other at "
+                         f"{same} of their {len(shared)} shared points")
+                if len(paths) == 1 and _measured_by_quadsel(next(iter(paths))):
+                    # one `quadsel measure` run forced each algorithm itself: no copy, two algorithms alike here
+                    warnings.append(f"note: {alike} of one quadsel measure run ({files}): they time alike on this "
+                                    "machine (often the same code at these sizes); the builders treat such methods "
+                                    "as ties within the noise")
+                else:
+                    warnings.append(f"warning: {alike}: is one a relabelled copy or re-run of the other? ({files})")
     return warnings
+
+
+def _measured_by_quadsel(path):
+    """Does metadata of `quadsel measure` stand beside the file (or in it, for a streamed run)?"""
+    if os.path.exists(meta_path(path)):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return any(line.startswith(META_COMMENT.encode()) for line in handle)
+    except OSError:
+        return False

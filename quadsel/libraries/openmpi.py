@@ -69,6 +69,8 @@ def collective_id(collective):
 def algorithm_id(collective, name):
     """coll/tuned algorithm id of a method's algorithm: numeric ids as they are, known names mapped."""
     text = str(name).strip()
+    if text == DEFAULT_ALGORITHM:
+        return 0            # a region handed back to the library: coll/tuned's own (fixed) decision
     if text.isascii() and text.isdigit():
         alg = int(text)
         known = ALGORITHM_IDS.get(collective)

@@ -5,10 +5,12 @@ import sys
 import click
 
 from ..errors import Interrupted, QuadselError, one_line
+from . import launch
 from .cli import measure
 
 
 def main(argv=None):
+    launch.exit_with_launcher()   # a rank of a killed `quadsel measure --np` ends too, releasing the output
     try:
         code = measure.main(args=argv, prog_name="quadsel measure", standalone_mode=False)
     except click.ClickException as exc:

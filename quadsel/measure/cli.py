@@ -11,6 +11,7 @@ from ..output import check as check_output
 from ..libraries import COLLECTIVES, open_library
 from . import launch
 from .grid import DATATYPES, TIMINGS, parse_list
+from . import output
 from .output import CONTINUED, interrupted_note
 
 
@@ -319,6 +320,11 @@ def _self_launch(ctx, spec, np_, mpiexec):
     runner.check_spec(spec, np_)
     library = open_library(launch.library_without_init())
     labels = library.resolve(spec.collective, spec.algorithms)   # unknown algorithms fail here, before mpiexec
+    # A file another run still writes, or one that cannot be resumed, is refused here: one line, no MPI job.
+    output.check_unlocked(spec.output)
+    if spec.resume:
+        output.check_resume(spec.output, spec.collective, library.name,
+                            runner.resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}

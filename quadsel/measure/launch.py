@@ -4,11 +4,13 @@
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 from ..errors import QuadselError, missing_extra
 
@@ -109,26 +111,116 @@ def run(cmd, env, timeout=None, capture=False):
     """
     pipe = subprocess.PIPE if capture else None
     try:
-        child = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=pipe, stderr=pipe,
-                                 text=capture or None, **_OWN_GROUP)
+        child = subprocess.Popen(cmd, env=dict(env, **{LAUNCHER_PID: str(os.getpid())}), stdin=subprocess.DEVNULL,
+                                 stdout=pipe, stderr=pipe if capture else subprocess.PIPE, text=capture or None,
+                                 preexec_fn=_own_group_dying_with_us)
     except OSError as exc:
         raise QuadselError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+    forwarder = out = err = None
+    if not capture:   # the forwarder alone reads the job's stderr
+        forwarder = threading.Thread(target=forward_stderr, args=(child.stderr, _stderr_bytes()), daemon=True)
+        forwarder.start()
     with _signals_interrupt():
         try:
-            out, err = child.communicate(timeout=timeout)
+            if forwarder is None:
+                out, err = child.communicate(timeout=timeout)
+            else:
+                child.wait(timeout=timeout)
         except KeyboardInterrupt:
             _stop(child)
             raise
         except subprocess.TimeoutExpired:
             _stop(child)
             raise
+        finally:
+            if forwarder is not None:
+                forwarder.join(timeout=5)
     if capture:
         return subprocess.CompletedProcess(cmd, child.returncode, out, err)
     return child.returncode
 
 
-# process_group= is Python >= 3.11; setpgrp in the child is the same before it.
-_OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+# Set in the job's environment: the ranks end themselves when this process is gone (kill -9 included).
+LAUNCHER_PID = "QUADSEL_LAUNCHER_PID"
+_PR_SET_PDEATHSIG = 1
+
+
+def _own_group_dying_with_us():
+    """In the launcher's child: a process group of its own (a terminal's Ctrl-C reaches only us), and SIGTERM
+    when we die, however we die (Linux), on which mpiexec ends its ranks."""
+    os.setpgrp()
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass   # not Linux: the ranks' own watch (exit_with_launcher) still ends them
+
+
+def exit_with_launcher(poll=1.0):
+    """In a rank of a job quadsel launched: end this process when the launching quadsel is gone (it was killed
+    with -9): its rows are kept, and the output's lock is released for the rerun."""
+    pid = os.environ.get(LAUNCHER_PID, "")
+    if not pid.isdigit():
+        return
+
+    def watch():
+        while True:
+            time.sleep(poll)
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                os._exit(143)
+            except OSError:
+                return
+    threading.Thread(target=watch, name="quadsel-launcher-watch", daemon=True).start()
+
+
+def _stderr_bytes():
+    return getattr(sys.stderr, "buffer", None) or sys.stderr
+
+
+_DASHES = re.compile(rb"^-{20,}\s*$")
+
+
+def forward_stderr(source, sink):
+    """The job's stderr, passed on as it comes (progress bars redraw), except Open MPI's framed notices (between
+    lines of dashes) once quadsel has said what went wrong in its own `Error:` line: the one line is enough."""
+    said, framed, pending = False, False, b""
+    while True:
+        chunk = os.read(source.fileno(), 65536)
+        if not chunk:
+            break
+        pending += chunk
+        lines = pending.split(b"\n")
+        pending = lines.pop()
+        shown = []
+        for line in lines:
+            if said and _DASHES.match(line):
+                framed = not framed
+                continue
+            if framed:
+                continue
+            said = said or line.rsplit(b"\r", 1)[-1].startswith(b"Error: ")
+            shown.append(line + b"\n")
+        if pending and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
+            shown.append(pending)   # a progress line redrawn with \r: shown now, not at its newline
+            pending = b""
+        _write(sink, b"".join(shown))
+    if pending and not framed:
+        _write(sink, pending)
+
+
+def _write(sink, data):
+    if not data:
+        return
+    try:
+        try:
+            sink.write(data)
+        except TypeError:   # a text stream (a test runner's capture)
+            sink.write(data.decode("utf-8", "replace"))
+        sink.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _stop(child, grace=10.0):
@@ -138,7 +230,10 @@ def _stop(child, grace=10.0):
             return
         try:
             child.send_signal(sig)
-            child.communicate(timeout=grace)
+            if child.stdout is None:
+                child.wait(timeout=grace)   # stderr is read by the forwarder
+            else:
+                child.communicate(timeout=grace)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):   # Ctrl-C again: stop waiting politely
             continue
         except (OSError, ValueError):

@@ -16,7 +16,7 @@ from .. import output as atomic
 from ..errors import QuadselError, one_line
 from ..ingest.identity import meta_path  # noqa: F401 (ingest reads the library from it)
 from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
-from ..inputs import read_text
+from ..inputs import read_text, text_lines
 
 HEADER = ",".join(GENERIC_COLUMNS)
 # Adaptive measurement records what it did not measure as comment lines (every reader skips `#` lines):
@@ -51,6 +51,7 @@ class ResultFile:
         self.done = set()
         self.values = {}     # key -> (time_us, stddev_us or None, reps or None), as written
         self.skipped = set()  # the key text of every `# skipped` line
+        self.fatal = None     # called with the message when a write fails (the runner aborts the job)
         resume = resume or bool(os.environ.get(CONTINUED))   # a later launch never truncates the first's rows
         kind, target = atomic.check(self.path)     # no folder is created; a stream is written in place
         self.stream = kind in ("stdout", "fd", "special")
@@ -59,18 +60,21 @@ class ResultFile:
                            else os.fdopen(os.dup(target), "w", newline=""))
             if not os.environ.get(CONTINUED):
                 self._write(HEADER + "\n")
-        elif resume and os.path.exists(self.path) and os.path.getsize(self.path) > 0:
-            _drop_partial_line(self.path)
-            self._read_existing()
+        else:
+            # Opened for appending (never truncated before the lock is ours), then locked: a second run on the
+            # same file, or one started while the ranks of a killed run still write, is refused.
             self.handle = open(self.path, "a", newline="")
+            lock(self.handle, self.path)
+            if resume and os.path.getsize(self.path) > 0:
+                _drop_partial_line(self.path)
+                self._read_existing()
+            else:
+                self.handle.truncate(0)
             if os.path.getsize(self.path) == 0:
                 self._write(HEADER + "\n")
-        else:
-            self.handle = open(self.path, "w", newline="")
-            self._write(HEADER + "\n")
 
     def _read_existing(self):
-        lines = read_text(self.path, what="measure output").splitlines()
+        lines = text_lines(read_text(self.path, what="measure output"))
         self.skipped.update(_skip_key(text) for text in lines if text.startswith(SKIPPED))
         numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
         if not numbered:
@@ -90,8 +94,29 @@ class ResultFile:
             raise QuadselError(f"{one_line(self.path)}:{line}: malformed row; fix it or use --no-resume") from None
 
     def _write(self, text):
-        self.handle.write(text)
-        self.handle.flush()     # one row per write + flush: a killed run keeps every finished row
+        """One row per write + flush: a killed run keeps every finished row. A failed write (a full disk) is cut
+        off again, so the file ends with whole rows and resumes; then `fatal` (the job's abort) or an error."""
+        if self.stream:
+            self.handle.write(text)
+            self.handle.flush()
+            return
+        self.handle.flush()
+        fd = self.handle.fileno()
+        end = os.lseek(fd, 0, os.SEEK_END)
+        data = memoryview(text.encode("utf-8"))
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, end)
+            except OSError:
+                pass   # _drop_partial_line cuts it at the next resume
+            message = (f"cannot write {one_line(self.path)}: {exc.strerror or exc}; the {len(self.done)} rows written "
+                       "so far are kept: make room and run the same command again to resume")
+            if self.fatal is not None:
+                self.fatal(message)
+            raise QuadselError(message) from None
 
     def append(self, key, mean_us, stddev_us, reps):
         """Write one row; returns the values as written (rounded), which is what a resumed run reads."""
@@ -126,6 +151,72 @@ class ResultFile:
         self.handle.close()
 
 
+def lock(handle, path):
+    """An exclusive lock on the open output for as long as it is open (released when the process dies)."""
+    import fcntl
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise QuadselError(f"{one_line(path)} is being written by another quadsel measure (still running, or the MPI "
+                           "ranks of one that was killed): wait for it to end, or use another -o") from None
+    except OSError:
+        pass   # a file system without locks: nothing to guard with
+
+
+def check_unlocked(path):
+    """Refuse (QuadselError) at once when a live run holds `path`: before any MPI job is started."""
+    if atomic.is_stream(path) or not os.path.isfile(path):
+        return
+    try:
+        handle = open(path, "a")
+    except OSError:
+        return   # output.check reports what is wrong with the path
+    with handle:
+        lock(handle, path)
+
+
+def check_resume(path, collective, library, grid):
+    """A resumed output holds this collective, library and grid, or it is refused in one line (never appended to
+    or its metadata replaced). `grid`: {"comm_sizes", "msg_sizes", "methods", "datatype"} of the new run, any of
+    them None when not known yet."""
+    if atomic.is_stream(path) or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    shown = one_line(path)
+    found = set()
+    content = read_text(path, what="measure output")
+    lines = text_lines(content)
+    if lines and not content.endswith("\n"):
+        lines.pop()   # a row torn by a kill: cut off when the file is resumed
+    for line, text in enumerate(lines, 1):
+        if line > 1 and text and not text.startswith("#"):
+            found.add(text.split(",", 1)[0])
+    if found - {collective}:
+        raise QuadselError(f"{shown} holds {', '.join(sorted(map(one_line, found)))[:80]} measurements, not "
+                           f"{collective}: use another -o (--no-resume would replace them)")
+    old = read_meta(path)
+    if not old:
+        return
+    if old.get("collective", collective) != collective:
+        raise QuadselError(f"{shown} is a {one_line(old.get('collective'))} run (its metadata), not {collective}: "
+                           "use another -o")
+    if library is not None and old.get("library") not in (None, library):
+        raise QuadselError(f"{shown} holds {one_line(old.get('library'))} data and this is {library}; use another -o "
+                           "or --no-resume")
+    recorded = old.get("grid") if isinstance(old.get("grid"), dict) else {}
+    for key, what in (("comm_sizes", "communicator sizes"), ("msg_sizes", "message sizes"), ("methods", "methods"),
+                      ("datatype", "datatype")):
+        new, had = grid.get(key), recorded.get(key)
+        if new is not None and had is not None and new != had:
+            raise QuadselError(f"{shown} was measured with other {what} ({_short(had)}; this run: {_short(new)}): "
+                               "resume continues one grid; use another -o, or the same grid options")
+
+
+def _short(value):
+    text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    return one_line(text, 60)
+
+
 def _optional(cell, kind):
     return None if cell in ("", None) else kind(cell)
 
@@ -142,7 +233,7 @@ class Journal:
         self.rounds = {}   # key -> {round: (samples, wall)}
         if self.path is not None and resume and os.path.exists(self.path):
             _drop_partial_line(self.path)
-            for text in read_text(self.path, what="measure output").splitlines():
+            for text in text_lines(read_text(self.path, what="measure output")):
                 try:
                     entry = json.loads(text)
                     key = tuple(entry["key"])
@@ -169,11 +260,16 @@ class Journal:
 
     def record(self, key, round_, samples, wall):
         if self.path is not None:
-            if self.handle is None:
-                self.handle = open(self.path, self._mode)
-            self.handle.write(json.dumps({"key": list(key), "round": round_,
-                                          "samples_us": [round(x, 4) for x in samples], "wall_s": wall}) + "\n")
-            self.handle.flush()
+            try:
+                if self.handle is None:
+                    self.handle = open(self.path, self._mode)
+                self.handle.write(json.dumps({"key": list(key), "round": round_,
+                                              "samples_us": [round(x, 4) for x in samples], "wall_s": wall}) + "\n")
+                self.handle.flush()
+            except OSError:
+                # A full disk: the journal only saves rounds of unfinished points; the rows are what count, and
+                # the next row's write reports the problem. A torn entry is skipped when resumed.
+                self.path = None
         self.rounds.setdefault(key, {})[round_] = (list(samples), wall)
 
     def close(self, remove=False):
@@ -208,7 +304,7 @@ def interrupted_note(path):
         return (f"quadsel measure: interrupted; the rows measured so far went to {'stdout' if path == '-' else shown}, "
                 "which cannot be resumed: run the command again (with -o FILE a rerun resumes)")
     try:
-        lines = read_text(path, what="measure output").splitlines()
+        lines = text_lines(read_text(path, what="measure output"))
     except QuadselError:
         return f"quadsel measure: interrupted before any row was written to {shown}; run the command again"
     rows = sum(1 for text in lines[1:] if text.strip() and not text.startswith("#"))

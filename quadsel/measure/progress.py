@@ -21,7 +21,7 @@ class Progress:
     """`total` units (points by default); `total_weight` (default: one per unit) is the expected cost used for
     the ETA."""
 
-    def __init__(self, total, label, stream=None, enabled=True, total_weight=None, unit="points"):
+    def __init__(self, total, label, stream=None, enabled=True, total_weight=None, unit="points", clock=time.monotonic):
         self.total, self.label, self.done, self.unit = total, label, 0, unit
         self.total_weight = total_weight if total_weight else total
         self.weight_done = 0.0
@@ -29,7 +29,9 @@ class Progress:
         self.enabled = enabled and total > 0
         self.tty = (hasattr(self.stream, "isatty") and self.stream.isatty()) or \
             os.environ.get("QUADSEL_MEASURE_TTY") == "1"
-        self.start = time.monotonic()
+        self.clock = clock
+        self.start = clock()
+        self._first = None    # (time, weight done) after the first visit
         self._last_decile = -1
         self._last_line = self.start
 
@@ -39,18 +41,22 @@ class Progress:
         if not self.enabled:
             return
         fraction = self.done / self.total
-        elapsed = time.monotonic() - self.start
+        now = self.clock()
+        elapsed = now - self.start
+        if self._first is None:
+            # The first visit carries the start-up (communicators, warm-up, forcing): the rate is measured after it.
+            self._first = (now, self.weight_done)
         left = max(0.0, self.total_weight - self.weight_done)
-        eta = elapsed / self.weight_done * left if self.weight_done else 0.0
+        since, weight_since = now - self._first[0], self.weight_done - self._first[1]
+        eta = _clock(since / weight_since * left) if weight_since > 0 and since > 0 else "--"
         text = (f"{self.label} {self.done}/{self.total} {self.unit} ({fraction:4.0%}) "
-                f"elapsed {_clock(elapsed)} ETA {_clock(eta)} {where}")
+                f"elapsed {_clock(elapsed)} ETA {eta} {where}")
         if self.tty:
             width = 24
             filled = int(round(width * fraction))
             self.stream.write("\r[" + "#" * filled + "." * (width - filled) + "] " + text + "\033[K")
         else:
             decile = int(fraction * 10)
-            now = time.monotonic()
             if decile == self._last_decile and now - self._last_line < LINE_EVERY:
                 return
             self._last_decile, self._last_line = decile, now

@@ -98,10 +98,12 @@ def run_replay(spec, files):
     comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
     planned = spec.adaptive or spec.sample
     plan = make_plan(spec, comms, msgs, methods) if planned else FullSweep(comms, msgs, methods)
-    old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
-    if old and old.get("library") != "replay":
-        raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is a replay; "
-                           "use another --output or --no-resume")
+    old = None
+    if spec.resume and os.path.exists(spec.output):
+        output.check_resume(spec.output, spec.collective, "replay",
+                            {"comm_sizes": comms, "msg_sizes": msgs,
+                             "methods": [method_label(a, s) for a, s in methods], "datatype": None})
+        old = output.read_meta(spec.output)
     try:
         results = output.ResultFile(spec.output, spec.resume)
     except OSError as exc:

@@ -26,6 +26,7 @@ from .progress import Progress
 from .point import POINT_DELAY, MethodComms, call_for, heartbeat, time_point
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from ..ingest.identity import oversubscribed_note
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 
@@ -175,6 +176,7 @@ def run(spec):
                                dict(timing_requested=requested_timing, timing_reason=timing_reason,
                                     wtime_is_global=wtime_is_global))
             results = output.ResultFile(spec.output, spec.resume)
+            results.fatal = lambda message: _abort(world, message)
             journal = output.Journal(output.journal_path(spec.output), spec.resume)
             state = (results.done, journal.rounds, None)
         except QuadselError as exc:
@@ -193,6 +195,8 @@ def run(spec):
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
+        if meta["oversubscribed"]:
+            sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
         results.write_meta(meta)
 
     count = max(m for m in spec.msg_sizes) // dtype_size
@@ -301,17 +305,32 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
     wait_quietly(world)
 
 
+def _abort(world, message):
+    """A write of rank 0 failed (a full disk): one line, then the whole job ends (the others wait in a call)."""
+    sys.stderr.write(f"Error: {message}\n")
+    sys.stderr.flush()
+    world.Abort(2)
+
+
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def resume_grid(spec, methods, dtype_name=None):
+    """What a resumed output must have been measured with (output.check_resume)."""
+    # one launch per method (environment forcing) measures one method of the grid per launch
+    return {"comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "datatype": dtype_name,
+            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods]}
 
 
 def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
     from mpi4py import MPI
     import mpi4py
-    old = output.read_meta(spec.output) if spec.resume and os.path.exists(spec.output) else None
-    if old and old.get("library") != library.name:
-        raise QuadselError(f"{spec.output} holds {old.get('library')} data and this is {library.name}; "
-                           "use another --output or --no-resume")
+    old = None
+    if spec.resume and os.path.exists(spec.output):
+        output.check_resume(spec.output, spec.collective, library.name,
+                            resume_grid(spec, methods, dtype_name))
+        old = output.read_meta(spec.output)
     if old:
         # metadata from before --timing existed (quadsel <= the first examples) was always `local`
         old_timing = (old.get("methodology") or {}).get("timing", "local")

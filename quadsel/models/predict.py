@@ -13,8 +13,11 @@ from dataclasses import replace
 import numpy as np
 
 from ..decision.decision_map import DecisionMap
+from ..decision.tree_file import MAX_CELLS
 from ..errors import QuadselError
 from .fit import fit_methods
+
+MAX_TIMES = 1 << 24      # predicted times (points x methods): 128 MiB per cube of float64
 
 
 def predict_decision_map(dmap, form, comm_sizes=None, msg_sizes=None):
@@ -26,6 +29,10 @@ def predict_decision_map(dmap, form, comm_sizes=None, msg_sizes=None):
     comm = np.array(sorted(set(dmap.comm_sizes.tolist() if comm_sizes is None else comm_sizes)), dtype=np.int64)
     msg = np.array(sorted(set(dmap.msg_sizes.tolist() if msg_sizes is None else msg_sizes)), dtype=np.int64)
     shape = (len(comm), len(msg), len(dmap.methods))
+    if 4 * shape[0] * shape[1] > MAX_CELLS or shape[0] * shape[1] * shape[2] > MAX_TIMES:
+        # the tree's cells (sizes and the gaps between them) must stay within what a tree file may hold
+        raise QuadselError(f"a predicted grid of {shape[0]} comm sizes x {shape[1]} msg sizes x {shape[2]} methods is "
+                           f"too large (at most {MAX_CELLS // 4} points and {MAX_TIMES} times): give fewer sizes")
     cost, cost_se = np.full(shape, np.nan), np.full(shape, np.nan)
     default = np.full(shape[:2], np.nan)
     (ci, cj), (mi, mj) = _common(comm, dmap.comm_sizes), _common(msg, dmap.msg_sizes)

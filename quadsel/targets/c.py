@@ -4,8 +4,10 @@ import re
 from typing import NamedTuple, Optional
 
 from .. import __version__
-from ..errors import QuadselError
-from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part  # noqa: F401 (c's interface)
+from ..decision.decision_map import Method
+from ..errors import QuadselError, escaped
+from ..libraries.base import DEFAULT_ALGORITHM
+from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part, reserved_c_name  # noqa: F401
 from .templating import render
 
 LIBRARIES = ("openmpi", "mpich")
@@ -34,6 +36,9 @@ def algorithm_ids(methods, collective, library=None):
     gets an id 1..n in method-table order and a #define with a sanitized identifier.
     """
     names = list(dict.fromkeys(m.algorithm for m in methods))
+    if DEFAULT_ALGORITHM in names:     # a region handed back to the library: 0, "no decision" (Open MPI 0, MPICH auto)
+        names.remove(DEFAULT_ALGORITHM)
+        return {DEFAULT_ALGORITHM: _plain_id(0), **algorithm_ids([Method(n) for n in names], collective, library)}
     if library == "openmpi":
         from ..libraries import openmpi
         return {name: _plain_id(openmpi.algorithm_id(collective, name)) for name in names}
@@ -66,6 +71,11 @@ def id_legend(ids, library, collective):
     scheme = {"openmpi": f"Open MPI coll_tuned_{identifier_part(collective).lower()}_algorithm",
               "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM"}.get(library)
     names = {name: name for name in ids}
+    if DEFAULT_ALGORITHM in ids:
+        rest = {n: a for n, a in ids.items() if n != DEFAULT_ALGORITHM}
+        text = id_legend(rest, library, collective) if rest else "Algorithm ids: ."
+        return text[:-1] + (", " if rest else "") + "0 = no decision: the library's own choice (Open MPI's " \
+            "algorithm 0, MPICH's auto)."
     if scheme is None and any(aid.define for aid in ids.values()):
         scheme = "quadsel's numbering"
     elif scheme is None:
@@ -85,15 +95,18 @@ def id_legend(ids, library, collective):
 
 def function_name(collective, name=None):
     name = name or f"quadsel_{identifier_part(collective).lower()}_decision"
-    if not C_IDENTIFIER.match(name) or name in C_KEYWORDS:
-        raise QuadselError(f"--name {name!r} is not a valid C identifier")
+    why = reserved_c_name(name)
+    if why:
+        raise QuadselError(f"--name {escaped(name)!r} {why}: choose another function name")
     return name
 
 
 def measured_range(fn):
-    """The header line that says which sizes the tree was measured on (outside them it extrapolates)."""
+    """The header line that says which sizes the tree was measured on and who decides outside them."""
+    outside = ("the library decides (0 is returned)" if fn.options.outside == "default"
+               else "the nearest measured size decides (extrapolated)")
     return (f"measured: comm sizes {int(fn.comm_sizes[0])}-{int(fn.comm_sizes[-1])}, message sizes "
-            f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them the nearest measured size decides")
+            f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them {outside}")
 
 
 def size_argument(fn):
@@ -112,6 +125,7 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
+            "outside": fn.options.outside,
             "source_lines": [size_argument(fn), measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),

@@ -14,6 +14,7 @@ import re
 from ..errors import InputError, QuadselError, printable
 from ..inputs import INT_MAX, fits, read_bytes, shorten
 from ..libraries import mpich, sizes
+from ..libraries.base import DEFAULT_ALGORITHM
 from .json_lines import JObject
 from .rule_list import rule_lists
 
@@ -47,23 +48,36 @@ def _condition(collective, key, leaf):
     return {"is_op_built_in=yes": {"count<pow2": other, "count=any": leaf}, "is_op_built_in=no": other}
 
 
-def selection(rl):
+def _own_selection(collective, base):
+    """MPICH's own intra-communicator selection of `collective` (its `auto`), for a region handed back to it."""
+    own = (base or {}).get(f"collective={collective.lower()}", {})
+    intra = own.get("comm_type=intra") if isinstance(own, dict) else None
+    if not isinstance(intra, dict):
+        raise QuadselError(f"the {collective} tree hands regions back to MPICH's own selection: give --mpich-base "
+                           "(MPICH's libmpi.so or tuning JSON) so that the file can carry it there")
+    return json.loads(json.dumps(intra))
+
+
+def selection(rl, base=None):
     """The `collective=...` subtree of one rule list: comm_size<= upper ends, then <key><= upper ends where the
     key is what csel computes for the collective (avg_msg_size or total_msg_size, libraries/sizes.py); a
-    collective csel keys on no message size gets its container straight under the comm size."""
+    collective csel keys on no message size gets its container straight under the comm size. A region of the
+    library default gets MPICH's own selection from `base` (its `auto`)."""
     by_comm = {}
     key = sizes.key(mpich.NAME, rl.collective).name
     for lo, hi, msgs in rl.ranges():
         inner = {}
         for m_lo, m_hi, method in msgs:
+            leaf = (_own_selection(rl.collective, base) if method.algorithm == DEFAULT_ALGORITHM
+                    else _container(rl.collective, method))
             if key is None:
-                inner = _container(rl.collective, method)
+                inner = leaf
                 break
             if m_hi is not None and m_hi > INT_MAX:
                 raise QuadselError(f"{rl.collective}: MPICH reads {key} bounds as a C int, and {m_hi} (comm sizes "
                                    f"{lo}-{hi if hi else 'up'}) is beyond {INT_MAX}: measure smaller messages or "
                                    f"fewer ranks for this file")
-            inner[f"{key}=any" if m_hi is None else f"{key}<={m_hi}"] = _container(rl.collective, method)
+            inner[f"{key}=any" if m_hi is None else f"{key}<={m_hi}"] = leaf
         by_comm["comm_size=any" if hi is None else f"comm_size<={hi}"] = inner
     inter = {f"algorithm={mpich.INTER[rl.collective]}": {}} if rl.collective in mpich.INTER else None
     return {"comm_type=intra": by_comm, **({"comm_type=inter": inter} if inter else {})}
@@ -77,7 +91,7 @@ def document(fns, base=None):
     """
     ours = {}
     for rl in rule_lists(fns, mpich.NAME):
-        ours[f"collective={rl.collective.lower()}"] = selection(rl)
+        ours[f"collective={rl.collective.lower()}"] = selection(rl, base)
     if base is None:
         return ours
     merged = {}

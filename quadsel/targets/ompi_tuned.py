@@ -7,6 +7,7 @@ The quadtree's nested if/else-if (c.py) chooses the algorithm; the function then
 from .. import __version__
 from ..errors import QuadselError
 from ..libraries import openmpi
+from ..libraries.base import DEFAULT_ALGORITHM
 from .c import algorithm_ids, comment_text, function_name, measured_range
 from .c_branches import emit_branches
 from .templating import render
@@ -35,6 +36,9 @@ def generate(fn, name=None, merge=True):
     if coll not in SIGNATURES:
         raise QuadselError(f"--flavor ompi-tuned supports {', '.join(SIGNATURES)}, not "
                            f"{comment_text(fn.collective)!r}")
+    if any(m.algorithm == DEFAULT_ALGORITHM for m in fn.methods):
+        raise QuadselError("--flavor ompi-tuned replaces coll/tuned's fixed decision, so it cannot hand regions back "
+                           "to it: build the tree with --extrapolate --no-keep-default for this flavour")
     ids = algorithm_ids(fn.methods, coll, library="openmpi")
     body = emit_branches(fn, ids, merge)
     sig = SIGNATURES[coll]

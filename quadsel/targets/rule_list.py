@@ -49,6 +49,7 @@ class RuleList:
     constraint: str = "exact"
     sources: List[str] = field(default_factory=list)
     measured: Tuple[int, int, int, int] = (0, 0, 0, 0)    # smallest/largest measured comm size, message size
+    outside: str = "extrapolate"      # "default": the rules hand sizes outside `measured` back to the library
     units: str = "bytes per rank"   # what msg_size counts: the decision map's, or a library's key (library_rule_list)
     notes: List[str] = field(default_factory=list)        # what a conversion to a library's key could not keep
 
@@ -101,14 +102,18 @@ def build_rule_list(fn, merge_comm_sizes=True):
     the first key with the first rule); every other key is its cell's first size.
     """
     painted, comm_rules = fn.cell_methods(), []
+    below = fn.comm_axis.below          # outside=default: row 0 holds the comm sizes below the measured ones
     for row in range(len(fn.comm_axis)):
+        if below and row == 0 and int(fn.comm_sizes[0]) <= 1:
+            continue   # no communicator has fewer than 1 rank
         msg_rules = msg_rules_of_row(fn, painted, row)
         if merge_comm_sizes and comm_rules and comm_rules[-1].msg_rules == msg_rules:
             continue   # the floor rule already gives this comm size the previous size's rules
-        key = int(fn.comm_sizes[0]) if row == 0 else int(fn.comm_axis.lo[row])
+        key = (1 if below else int(fn.comm_sizes[0])) if not comm_rules else int(fn.comm_axis.lo[row])
         comm_rules.append(CommRule(key, msg_rules))
     measured = (int(fn.comm_sizes[0]), int(fn.comm_sizes[-1]), int(fn.msg_sizes[0]), int(fn.msg_sizes[-1]))
-    return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured)
+    return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured,
+                    fn.options.outside)
 
 
 def library_rule_list(fn, library):
@@ -157,7 +162,8 @@ def _per_comm_size(rl, library, collective):
     out = []
     for i, comm in enumerate(rl.comm_rules):
         last = rl.comm_rules[i + 1].comm_size - 1 if i + 1 < len(rl.comm_rules) else comm.comm_size
-        for size in range(comm.comm_size, (min(last, hi) if expand else comm.comm_size) + 1):
+        top = min(last, hi) if expand else comm.comm_size
+        for size in range(comm.comm_size, max(top, comm.comm_size) + 1):   # a rule above the range keeps its own
             out.append(CommRule(size, tuple(MsgRule(sizes.lower_bound(library, collective, r.msg_size, size), r.method)
                                             for r in comm.msg_rules)))
     return out
@@ -180,8 +186,10 @@ def header_lines(rule_lists):
         sources = ", ".join(comment_text(s) for s in rl.sources) or "unknown"
         lines.append(f"{comment_text(rl.collective)}: {comment_text(rl.constraint)} tree; sources: {sources}")
         c0, c1, m0, m1 = rl.measured
+        outside = ("the library decides (algorithm 0 / MPICH's own selection)" if rl.outside == "default"
+                   else "the nearest measured size's rules apply (extrapolated)")
         lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1} bytes per "
-                     f"rank; outside them the nearest measured size's rules apply")
+                     f"rank; outside them {outside}")
         if rl.units != "bytes per rank":
             lines.append(f"{comment_text(rl.collective)}: message keys are {rl.units} (docs/collectives.md)")
         lines.extend(comment_text(note) for note in rl.notes)

@@ -98,6 +98,7 @@ def current_library_version():
         version = MPI.Get_library_version()
     else:
         version = launch.library_without_init()
+    version = version.replace("\0", "")   # MPICH pads its version string with NULs
     kind = detect(version)
     if kind is None:
         raise QuadselError("verify needs Open MPI or MPICH (mpi4py loads neither)")
@@ -131,18 +132,21 @@ def _us(value):
 
 
 def format_table(rows, summaries, checks, notes=()):
-    out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | vs best | quadsel | best |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | interval | verdict | "
+           "vs best | quadsel | best |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|"]
     for r in rows:
         vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
-        out.append(f"| {r['collective']} | {r['comm_size']} | {r['msg_size']} | {_us(r['default_us'])} | "
-                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {vs_best} | "
-                   f"{r['quadsel']} | {r['best'] or '—'} |")
+        ci = "—" if r.get("speedup_low") is None else f"[{r['speedup_low']:.2f}, {r['speedup_high']:.2f}]"
+        comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
+        out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
+                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
+                   f"{r.get('verdict', '—')} | {vs_best} | {r['quadsel']} | {r['best'] or '—'} |")
     out.append("")
     for coll, s in summaries.items():
         low = s["lowest_speedup"]
-        line = (f"{coll}: {s['points']} points; geometric-mean speed-up over default {s['geomean_speedup']:.2f}x; "
-                f"faster than default at {100 * s['faster_than_default']:.0f} %; ")
+        line = (f"{coll}: {s['points']} points; significantly faster than default at "
+                f"{100 * s['faster_than_default']:.0f} %; ")
         w = s["worst_vs_best"]
         if w is None:
             line += "best arm skipped (a rules file: give --measurements to time each point's measured best); "

@@ -6,12 +6,13 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from ..ingest.identity import oversubscribed_note
 from ..output import write_text
 from ..targets import mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, follow, speed
+from . import command, follow, speed, statistics
 from .selection import load_inputs
 
 
@@ -20,6 +21,7 @@ class Outcome:
     table: str          # the Markdown table and summary lines
     document: dict      # the same as JSON (--json)
     failed: dict        # rules file -> why the library could not be shown to follow it
+    slower: list = None  # rows significantly slower than the default (verify/statistics.py)
 
 
 def job_size(np_):
@@ -35,19 +37,24 @@ def job_size(np_):
 
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo):
+               mpiexec, echo, confidence=statistics.CONFIDENCE):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
     loaded = load_inputs(inputs, library, library_version,
                          mpich_builtin=(lambda: mpich_json.load_base(mpich_library())) if library == "mpich" else None)
+    oversubscribed = np_ > (os.cpu_count() or 1)   # verify runs all its ranks on this host
     if launch.job_rank() == 0:
         for note in loaded.notes:
             echo(note)
+        if oversubscribed:
+            echo(oversubscribed_note("verify", {"ranks_per_node": {"this host": np_},
+                                                "machine": {"cpus": os.cpu_count()}}))
     comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
-    summaries, all_rows, plans = {}, [], {}
+    summaries, all_rows, plans, results = {}, [], {}, {}
+    load_before = statistics.load_average()
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
     measured = command.best_measured(measurement_files) if measurement_files else {}
     for sel in loaded.selections:
@@ -62,9 +69,11 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         if result is None:   # a rank other than 0 inside an MPI job
             return None
         result["collective"] = sel.collective
+        results[sel.collective] = result
         rows, summaries[sel.collective] = speed.summarize(result)
         summaries[sel.collective]["timing"] = result.get("timing")
         all_rows += rows
+    stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
     checks, failed = None, {}
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if check_rules and not inside:
@@ -93,16 +102,19 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
+        "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
         "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
                   [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
                     "warnings": r.warnings} for r in loaded.rules_files],
-        "summary": summaries, "points": all_rows,
+        "summary": summaries, "points": all_rows, "statistics": stats,
         "rules_followed": None if checks is None else {
             "counts": follow.summary([x for c in checks.values() for x in c]),
             "files": {source: follow.summary(c) for source, c in checks.items()},
             "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
             "failed": failed}}
-    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed)
+    notes = statistics.format_lines(stats, summaries) + notes
+    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed,
+                   statistics.regression(all_rows))
 
 
 def mpich_library():

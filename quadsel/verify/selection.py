@@ -11,7 +11,7 @@ from typing import List
 
 from ..errors import QuadselError
 from ..inputs import read_text
-from ..libraries import label_of
+from ..libraries import DEFAULT_ALGORITHM, label_of
 from ..targets.library_call import Pick
 from ..targets.rules_file import VERIFIABLE, detect_format, read_rules_file
 
@@ -26,6 +26,8 @@ class TreeSelection:
         self.msg_sizes = [int(m) for m in fn.msg_sizes.tolist()]
 
     def method_pick(self, method):
+        if method.algorithm == DEFAULT_ALGORITHM:      # a region handed back to the library
+            return Pick(DEFAULT_ALGORITHM, 0)
         return Pick(label_of(self.library, self.collective, method),
                     int(method.segsize) if self.library == "openmpi" else 0)
 

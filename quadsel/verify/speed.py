@@ -72,6 +72,7 @@ def run(spec):
     biggest = max(p["msg"] for p in points)
     send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
     samples = {}   # (n, m, key) -> [µs]
+    ends = {}      # (n, m, key) -> number of samples at the end of each round (verify/statistics.py)
     spent = {}
     from ..measure.progress import Progress
     progress = Progress(rounds * len(points), f"verify {collective}", enabled=rank == 0 and spec.get("progress", True),
@@ -105,6 +106,7 @@ def run(spec):
                     for k in keys:
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
+                        ends.setdefault(k, []).append(len(got[k[2]]))
                     progress.advance(1, f"[round {round_}/{rounds} n={n} msg={p['msg']}]",
                                      weight=n * (1 + p["msg"] / 32768) * len(arms))
                 if not library.carries_forcing:
@@ -121,11 +123,18 @@ def run(spec):
     for p in points:
         times = {}
         for m in _arms(p):
-            mean, sd, count = rule.summarize(samples[(p["comm"], p["msg"], _key(m))])
-            times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count}
+            k = (p["comm"], p["msg"], _key(m))
+            mean, sd, count = rule.summarize(samples[k])
+            times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count,
+                              "rounds_us": round_medians(samples[k], ends[k])}
         out.append(dict(p, times=times))
     return {"points": out, "library": library.name, "library_version": library.version, "rounds": rounds,
             "ranks": world.Get_size(), "timing": timing, "timing_reason": timing_reason}
+
+
+def round_medians(samples, ends):
+    """The median of each round's samples (`ends`: the sample count at the end of each round)."""
+    return [float(np.median(samples[a:b])) for a, b in zip([0] + ends[:-1], ends) if b > a]
 
 
 def summarize(result):

@@ -111,3 +111,12 @@ def test_orfeo_model_build_at_a_quarter_of_the_cost(tmp_path, orfeo):
     assert report.exit_code == 0, report.output
     row = next(r for r in json.loads(report.stdout)["rows"] if r["method"] == "tree")
     assert row["points"] == 160 and row["penalty_mean"] < 2.6     # the full sweep's default build: 2.60 %
+
+
+def test_a_larger_budget_extends_the_sample(tmp_path):
+    grown, fresh = tmp_path / "grown.csv", tmp_path / "fresh.csv"
+    replay(grown, "--sample", "model", "--budget", "10%")
+    replay(grown, "--sample", "model", "--budget", "20%")
+    replay(fresh, "--sample", "model", "--budget", "20%")
+    rows = lambda p: sorted(line for line in p.read_text().splitlines() if not line.startswith("#"))  # noqa: E731
+    assert rows(grown) == rows(fresh)

@@ -75,3 +75,47 @@ def test_ctrl_c_keeps_the_rows_says_how_to_resume_and_exits_130(tmp_path):
     assert again.returncode == 0, again.stderr
     final = keys(out)
     assert len(final) == len(set(final)) == 3 * 21 and final[:len(kept)] == kept
+
+
+def _locked(path):
+    from quadsel.errors import QuadselError
+    from quadsel.measure.output import check_unlocked
+    try:
+        check_unlocked(str(path))
+    except QuadselError:
+        return True
+    return False
+
+
+def _processes_naming(text):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if text.encode() in handle.read():
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@needs_openmpi
+def test_kill_9_of_the_launcher_ends_the_ranks_and_frees_the_output(tmp_path):
+    """Issue 22: after `kill -9` of `quadsel measure --np 2` the ranks end with it (their lock on the output is
+    released), and a second run started while they still write is refused in one line."""
+    out = tmp_path / "k.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *TINY, "--msg-sizes", "1-64:pow2",
+                             "--rounds", "3", "-o", str(out)], start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=_env(QUADSEL_MEASURE_POINT_DELAY="0.5"))
+    try:
+        assert _until(lambda: _locked(out), 120), proc.stderr.read() if proc.poll() is not None else "no lock"
+        second = _quadsel([*TINY, "-o", str(out)])
+        assert second.returncode == 2 and "being written by another quadsel measure" in second.stderr
+        assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+        proc.kill()                                   # kill -9 of the launcher alone
+        proc.wait(timeout=30)
+        assert _until(lambda: not _locked(out), 60), "the ranks still hold the output"
+        assert _until(lambda: not _processes_naming(str(out)), 60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)

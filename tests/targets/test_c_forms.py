@@ -39,6 +39,18 @@ def random_rows(seed, n_comm, n_msg, n_methods, names=None):
     return random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods, names=names)[0]
 
 
+def default_rows(seed, n_comm, n_msg, n_methods, names=None):
+    """Random rows with the library default measured too (regions of the tree hand back to it)."""
+    rng = np.random.default_rng(seed)
+    rows, comm, msg = random_table(rng, n_comm, n_msg, n_methods, names=names)
+    return list(rows) + list(table_from_cube(rng.uniform(1.0, 100.0, (len(comm), len(msg), 1)), comm, msg,
+                                             [("default", 0)]))
+
+
+HAND_BACK = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "keep_default": True,
+             "outside": "default"}
+
+
 ZOO_SPECS = [
     (lambda: random_rows(1, 1, 1, 1), {}),
     (lambda: random_rows(2, 2, 2, 1), {}),
@@ -53,6 +65,10 @@ ZOO_SPECS = [
     (structured_rows, {}),
     (structured_rows, {"split": "measured", "between": "least-bad"}),
     (wide_rows, {"split": "measured"}),
+    (lambda: default_rows(11, 6, 9, 3), HAND_BACK),
+    (lambda: default_rows(12, 1, 1, 2, NASTY), HAND_BACK),
+    (lambda: default_rows(13, 8, 12, 4), dict(HAND_BACK, max_leaves=6)),
+    (structured_rows, {"outside": "default"}),
 ]
 
 
@@ -141,7 +157,7 @@ def test_every_form_runs_clean_under_address_and_undefined_sanitizers(c_program,
 
 OPTIONS = [{}, {"max_depth": 1}, {"max_depth": 2, "pad_mode": "edge"}, {"accuracy_threshold": 0.6},
            {"split": "measured"}, {"split": "measured", "between": "least-bad"},
-           {"split": "measured", "max_leaves": 5, "leaf_rule": "penalty"}]
+           {"split": "measured", "max_leaves": 5, "leaf_rule": "penalty"}, HAND_BACK, {"outside": "default"}]
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -149,7 +165,8 @@ OPTIONS = [{}, {"max_depth": 1}, {"max_depth": 2, "pad_mode": "edge"}, {"accurac
 @given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 12), st.integers(1, 5), st.sampled_from(OPTIONS),
        st.booleans())
 def test_every_form_of_random_trees_equals_python(c_program, seed, n_comm, n_msg, n_methods, options, named):
-    fn = build_decision_function(build_decision_map(random_rows(seed, n_comm, n_msg, n_methods,
-                                                                NASTY if named else None)), **options)
+    rows = (default_rows if options.get("keep_default") else random_rows)(seed, n_comm, n_msg, n_methods,
+                                                                        NASTY if named else None)
+    fn = build_decision_function(build_decision_map(rows), **options)
     program = c_program(sources([fn]), [emit("blob", [fn])])
     check(program, [fn], [boundary_queries(fn)])

@@ -13,24 +13,26 @@ from quadsel.cli import main
 from quadsel.errors import QuadselError
 
 from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
-from helpers import COLL_ID, OMPI_IDS, mpich_fns, ompi_fns, probe_points, random_fn
+from helpers import COLL_ID, MPICH_BASE, OMPI_IDS, mpich_fns, ompi_fns, probe_points, random_fn
 
 HERE = Path(__file__).resolve().parent
 
 
 def expected_ompi(fn, comm, msg):
     method = fn.query(comm, msg)
-    alg = int(method.algorithm)
+    alg = 0 if method.algorithm == "default" else int(method.algorithm)   # a region handed back: coll/tuned's own
     faninout = 4 if alg == 2 and fn.collective in ("bcast", "reduce") else 0
     return alg, faninout, method.segsize
 
 
 # -- every emitter agrees with `quadsel query` at every probe point --------------------------------------------
 @given(st.integers(0, 10**6), st.sampled_from([["bcast"], ["reduce"], ["bcast", "reduce"], ["bcast", "reduce", "allreduce"]]),
-       st.integers(1, 6), st.integers(1, 8), st.integers(1, 5), st.sampled_from([None, 1, 2]), st.sampled_from([None, 0, 8]))
+       st.integers(1, 6), st.integers(1, 8), st.integers(1, 5), st.sampled_from([None, 1, 2]), st.sampled_from([None, 0, 8]),
+       st.booleans())
 @settings(max_examples=40, deadline=None)
-def test_ompi_classic_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth, max_requests):
-    fns = ompi_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth)
+def test_ompi_classic_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth, max_requests,
+                                            library_default):
+    fns = ompi_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth, library_default)
     rules = OmpiClassicRules(ompi_rules.emit(fns, max_requests=max_requests))
     assert rules.version == (1 if max_requests is None else 2)
     assert not rules.ignored                       # every first message rule is for size 0
@@ -42,10 +44,10 @@ def test_ompi_classic_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_
 
 
 @given(st.integers(0, 10**6), st.sampled_from([["bcast"], ["bcast", "reduce", "allreduce"]]),
-       st.integers(1, 6), st.integers(1, 8), st.integers(1, 5), st.sampled_from([None, 1]))
+       st.integers(1, 6), st.integers(1, 8), st.integers(1, 5), st.sampled_from([None, 1]), st.booleans())
 @settings(max_examples=30, deadline=None)
-def test_ompi_json_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth):
-    fns = ompi_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth)
+def test_ompi_json_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth, library_default):
+    fns = ompi_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth, library_default)
     rules = OmpiJsonRules(ompi_json.emit(fns))
     for fn in fns:
         for comm, msg in probe_points(fn):
@@ -53,15 +55,17 @@ def test_ompi_json_rules_follow_the_tree(seed, collectives, n_comm, n_msg, n_met
 
 
 @given(st.integers(0, 10**6), st.sampled_from([["bcast"], ["reduce"], ["bcast", "reduce", "allreduce"]]),
-       st.integers(1, 6), st.integers(1, 8), st.integers(1, 4), st.sampled_from([None, 1]))
+       st.integers(1, 6), st.integers(1, 8), st.integers(1, 4), st.sampled_from([None, 1]), st.booleans())
 @settings(max_examples=30, deadline=None)
-def test_mpich_selection_follows_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth):
-    fns = mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth)
-    selection = MpichSelection(mpich_json.emit(fns))
+def test_mpich_selection_follows_the_tree(seed, collectives, n_comm, n_msg, n_methods, max_depth, library_default):
+    fns = mpich_fns(seed, collectives, n_comm, n_msg, n_methods, max_depth, library_default)
+    selection = MpichSelection(mpich_json.emit(fns, base=MPICH_BASE if library_default else None))
     for fn in fns:
         for comm, msg in probe_points(fn):
             name, params = selection.lookup(fn.collective, comm, msg)
             algorithm = fn.query(comm, msg).algorithm
+            if algorithm == "default":     # handed back: MPICH's own selection (the test base: binomial)
+                algorithm = "binomial"
             if algorithm == "smp" and comm == 1:   # no node hierarchy: the documented guard's fallback
                 algorithm = mpich.HIERARCHY_FALLBACK[fn.collective]
             assert name == f"MPIR_{fn.collective.capitalize()}_intra_{algorithm}", (comm, msg)

@@ -84,23 +84,23 @@ def test_allgather_at_4_ranks_and_1_kib_per_rank_is_an_open_mpi_boundary_at_4_ki
     assert "bytes per rank" in generate_c(fn)
 
 
-def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS):
+def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS, outside="extrapolate"):
     """A random tree of the default build (between rule, cuts at measured sizes) or the paper's (floor)."""
     from quadsel.decision.decision_function import build_decision_function
     from quadsel.decision.decision_map import build_decision_map
     from helpers import random_table
     rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods, names=names, collective=coll)
     split = "measured" if between == "least-bad" else "midpoint"
-    return build_decision_function(build_decision_map(rows, coll), split=split, between=between)
+    return build_decision_function(build_decision_map(rows, coll), split=split, between=between, outside=outside)
 
 
 @pytest.mark.parametrize("coll", sorted(OMPI_KEY))
 @given(seed=st.integers(0, 10**6), n_comm=st.integers(1, 5), n_msg=st.integers(1, 7), n_methods=st.integers(1, 3),
-       between=st.sampled_from(["floor", "least-bad"]))
+       between=st.sampled_from(["floor", "least-bad"]), outside=st.sampled_from(["extrapolate", "default"]))
 @settings(max_examples=8, deadline=None)
 def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(tmp_path_factory, coll, seed, n_comm, n_msg,
-                                                                    n_methods, between):
-    fn = between_fn(seed, n_comm, n_msg, n_methods, coll, between)
+                                                                    n_methods, between, outside):
+    fn = between_fn(seed, n_comm, n_msg, n_methods, coll, between, outside=outside)
     text = ompi_rules.emit([fn])
     classic, json_rules = OmpiClassicRules(text), OmpiJsonRules(ompi_json.emit([fn]))
     assert not classic.ignored
@@ -109,12 +109,13 @@ def test_open_mpi_rules_follow_the_tree_at_every_measured_comm_size(tmp_path_fac
     verify_reader = read_rules_file(str(path), library_version="Open MPI v5.0.11")
     key = OMPI_KEY[coll]
     for comm, msg in probe_points(fn):
-        if not fn.comm_sizes[0] <= comm <= fn.comm_sizes[-1]:
+        if not fn.comm_sizes[0] <= comm <= fn.comm_sizes[-1] and outside == "extrapolate":
             continue            # exact at every communicator size of the measured range (docs/collectives.md)
-        want = int(fn.query(comm, msg).algorithm)
+        chosen = fn.query(comm, msg).algorithm
+        want = 0 if chosen == "default" else int(chosen)       # handed back to the library: algorithm 0
         assert classic.lookup(OMPI_COLL_ID[coll], comm, key(msg, comm))[0] == want, (comm, msg)
         assert json_rules.lookup(coll, comm, key(msg, comm))[0] == want, (comm, msg)
-        assert verify_reader.pick(coll, comm, msg).label == str(want), (comm, msg)     # converted back
+        assert verify_reader.pick(coll, comm, msg).label == (chosen if want == 0 else str(want)), (comm, msg)
 
 
 @pytest.mark.parametrize("coll", OMPI_NO_KEY)

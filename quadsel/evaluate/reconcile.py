@@ -1,0 +1,48 @@
+"""How `report`'s penalty of the library default relates to `verify`'s speed-up over it (docs/report.md).
+
+The report's `default` row is the mean over points of (T_default - T_best) / T_best, against the best *measured*
+method at each point -- an arithmetic mean of percentages, relative to a best that no rule reaches exactly.
+`quadsel verify` measures something else: the geometric mean over points of T_default / T_selected, the
+selected method being the tree's. This module computes that figure from the measurements, so the two can be
+compared: it is what verify would report if the machine behaved as when it was measured.
+"""
+
+import math
+
+import numpy as np
+
+
+def speedup_over_default(dmap, choice, penalty_of_default):
+    """{points, geomean, lowest, highest, faster, default_penalty_mean} of a rule's choice against the measured
+    default, or None when the data has no default. `choice`: (C, M) indices into dmap.methods (-2: the default
+    itself, speed-up 1; -1 or unmeasured: left out)."""
+    if dmap.default_cost is None:
+        return None
+    k = np.maximum(np.asarray(choice), 0)
+    chosen = np.take_along_axis(dmap.cost, k[:, :, None], axis=2)[:, :, 0]
+    chosen = np.where(np.asarray(choice) == -2, dmap.default_cost, np.where(np.asarray(choice) < 0, np.nan, chosen))
+    ok = dmap.measured & ~np.isnan(chosen) & ~np.isnan(dmap.default_cost)
+    if not ok.any():
+        return None
+    ratio = dmap.default_cost[ok] / chosen[ok]
+    pen = penalty_of_default[dmap.measured & ~np.isnan(penalty_of_default)]
+    return {"points": int(ok.sum()), "geomean": float(math.exp(np.mean(np.log(ratio)))),
+            "lowest": float(ratio.min()), "highest": float(ratio.max()), "faster": int((ratio > 1).sum()),
+            "default_penalty_mean": float(pen.mean()) if pen.size else None}
+
+
+def lines(name, figures):
+    """The report's paragraph on the default build against the library default."""
+    if figures is None:
+        return []
+    f = figures
+    return ["", f"Against the library default (what `quadsel verify` measures): on the {f['points']} measured points "
+            f"where the default was measured, {name} is {f['geomean']:.2f}x as fast as the default (geometric mean "
+            f"of T_default / T_tree; per point {f['lowest']:.2f}x to {f['highest']:.2f}x; faster at {f['faster']}). "
+            f"The `default` row's {f['default_penalty_mean']:.2f} % is another quantity: the arithmetic mean of "
+            "(T_default - T_best) / T_best against the best measured method at each point, which a few points where "
+            "the default is several times slower dominate, and whose best -- the fastest of many methods each "
+            "timed once -- is biased low (the winner's curse). verify re-times the tree's method and the default "
+            "interleaved, on the real MPI, at its own points, and reports the geometric mean with its interval: "
+            "expect about the figure above on a machine that behaves as when it was measured, less where the "
+            "measurement's winners were noise (docs/report.md)."]

@@ -1,0 +1,140 @@
+"""`quadsel trace`: trace a forced algorithm rank by rank (measure/trace.py), then print its breakdown."""
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+
+import click
+
+from ..errors import Interrupted, QuadselError, one_line
+from ..libraries import COLLECTIVES
+from ..output import check as check_output
+from . import launch
+from .grid import parse_list
+
+
+@click.command("trace")
+@click.option("-c", "--collective", type=click.Choice(COLLECTIVES), required=True, help="Collective to trace.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE", required=True,
+              help="Trace file (JSON, docs/trace.md); rewritten atomically after every run, resumed by a rerun.")
+@click.option("--algorithms", metavar="LIST", default="default", show_default=True,
+              help="Comma list of algorithms (Open MPI id or name, MPICH name, `default`), each traced in turn.")
+@click.option("--msg-sizes", metavar="LIST", default="64K", show_default=True,
+              help="Message sizes in bytes (list, ranges, K/M suffixes).")
+@click.option("--segment", metavar="BYTES", default="0", show_default=True,
+              help="Segment size for the Open MPI algorithms that segment.")
+@click.option("--calls", type=click.IntRange(min=1, max=1_000_000), default=100, show_default=True,
+              help="Traced calls per algorithm and message size (as many untraced ones measure the overhead).")
+@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Untraced calls before the traced ones.")
+@click.option("--batch", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Calls per block; traced and untraced blocks alternate.")
+@click.option("--comm-size", type=click.IntRange(min=2), default=None,
+              help="Trace on the first N ranks (default: all of the job).")
+@click.option("--np", "np_", type=click.IntRange(min=2), default=None,
+              help="Outside an MPI job: start `mpiexec -n NP` yourself.")
+@click.option("--map-by", metavar="SPEC", default=None,
+              help="Passed to mpiexec as --map-by SPEC (with --np), e.g. core or socket; recorded in the file.")
+@click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside --python).")
+@click.option("--python", "python", default=None, metavar="PATH",
+              help="Python whose mpi4py the ranks load (--np only), e.g. an MPICH venv's; default this one.")
+@click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              help="Abort the job when one run (algorithm x message size) takes longer than this (0: never).")
+@click.option("--resume/--no-resume", default=True, show_default=True,
+              help="Keep the runs already in OUTPUT and trace only the missing ones.")
+@click.option("--quiet", is_flag=True, help="No progress lines and no breakdown table at the end.")
+def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, batch, comm_size, np_, map_by, mpiexec,
+          python, hang_timeout, resume, quiet):
+    """Trace every rank's entry and exit of a forced collective algorithm, call by call.
+
+    Each listed algorithm (forced as `measure` forces it) is called --calls times at each message size, with
+    a barrier before every call; every rank reads the clock right before and after the call. The timestamps
+    go, on one clock, into a trace file, and the per-rank breakdown (arrival wait, departure wait, time
+    inside, critical path, tree position) is printed; `quadsel breakdown` analyses trace files further and
+    compares configurations side by side:
+
+    \b
+        quadsel trace --np 4 -c bcast --algorithms 6,3 --msg-sizes 64K -o bcast.trace.json
+        quadsel breakdown bcast.trace.json --timemap bcast-timemap.png
+    """
+    from ..inputs import parse_size
+    spec = {"collective": collective, "output": os.path.abspath(output) if output != "-" else output,
+            "algorithms": [a.strip() for a in algorithms.split(",") if a.strip()] or None,
+            "msg_sizes": parse_list(msg_sizes, "message size"), "segment": parse_size(segment, "segment size"),
+            "calls": calls, "warmup": warmup, "batch": batch, "comm_size": comm_size, "map_by": map_by,
+            "resume": resume, "progress": not quiet, "hang_timeout": hang_timeout, "command": _command_line()}
+    if collective != "bcast" and 0 in spec["msg_sizes"]:
+        raise QuadselError(f"message size 0: {collective} needs data")
+    check_output(output)
+    if launch.inside_mpi_job():
+        if np_ is not None or map_by or python:
+            raise QuadselError("--np, --map-by and --python start a job: drop them under your own launcher")
+        from types import SimpleNamespace
+        from . import trace as job
+        try:
+            doc = job.run(SimpleNamespace(**spec))
+        except QuadselError:
+            if launch.job_rank() != 0:
+                sys.exit(2)
+            raise
+        if doc is not None and not quiet:
+            _print_breakdown(output)
+        return
+    if np_ is None:
+        raise QuadselError("give --np N (or run under mpiexec)")
+    if comm_size and comm_size > np_:
+        raise QuadselError(f"--comm-size {comm_size} is larger than --np {np_}")
+    if python is None:       # this interpreter's MPI: unknown algorithms fail here, before mpiexec
+        from ..libraries import open_library
+        open_library(launch.library_without_init()).resolve(collective, spec["algorithms"])
+    try:
+        _self_launch(spec, np_, mpiexec, python, map_by)
+    except KeyboardInterrupt:    # the file holds every message size finished before: say so (exit 130)
+        raise Interrupted(f"quadsel trace: interrupted; the runs finished so far are in {one_line(output)}: "
+                          "run the same command again to trace the rest") from None
+    if not quiet:
+        _print_breakdown(output)
+
+
+def _self_launch(spec, np_, mpiexec, python, map_by):
+    python = python or sys.executable
+    if mpiexec is None:
+        beside = os.path.join(os.path.dirname(python), "mpiexec")
+        mpiexec = beside if os.access(beside, os.X_OK) else None
+    exe = launch.find_mpiexec(mpiexec)
+    flavor = launch.mpiexec_flavor(exe)
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    extra = {"PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    if flavor == "openmpi":
+        extra["OMPI_MCA_coll_tuned_use_dynamic_rules"] = "1"
+    env = launch.launch_env(flavor, extra, spec["command"])
+    with tempfile.TemporaryDirectory(prefix="quadsel-trace-") as workdir:
+        spec_path, status_path = os.path.join(workdir, "spec.json"), os.path.join(workdir, "status.json")
+        with open(spec_path, "w") as handle:
+            json.dump(spec, handle)
+        cmd = [exe]
+        if flavor == "openmpi" and np_ > (os.cpu_count() or 1):
+            cmd.append("--oversubscribe")
+        if map_by:
+            cmd += ["--map-by" if flavor != "mpich" else "-map-by", map_by]
+        cmd += ["-n", str(np_), python, "-m", "quadsel.measure.trace", spec_path, status_path]
+        code = launch.run(cmd, env)
+        if os.path.exists(status_path):
+            with open(status_path) as handle:
+                raise QuadselError(json.load(handle).get("error", "the trace failed"))
+        if code:
+            raise QuadselError(f"the trace launch failed (exit status {code})")
+
+
+def _print_breakdown(output):
+    if output == "-":
+        return
+    from ..evaluate.breakdown_report import render_text
+    from .trace_file import load_trace
+    click.echo(render_text([(output, load_trace(output))]), err=True)
+
+
+def _command_line():
+    return os.environ.get("QUADSEL_MEASURE_COMMAND") or shlex.join(["quadsel"] + sys.argv[1:])

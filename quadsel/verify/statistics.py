@@ -1,0 +1,232 @@
+"""Is the tuned selection faster than the library default beyond the noise? verify's statistics.
+
+The unit of replication is the *round*: `quadsel verify` visits every point once per round, and within a
+visit the default and the selected method are timed interleaved (shuffled batches, speed.py), so one round
+gives one paired comparison made under the same state of the machine. Samples within a round are not
+independent (consecutive calls share caches, the scheduler's mood, the neighbours' load); rounds, spread over
+the whole run, are much closer to it. Hence (docs/deploy.md, "The statistics"):
+
+- per point and round r: d_r = ln(median of the default's calls in r / median of the selected method's calls
+  in r) -- the median, because timing noise only ever adds time and one descheduled call must not move it;
+- per point: the speed-up exp(mean d_r) and its paired Student-t interval over the R rounds,
+  exp(mean ± t(R-1) · sd / √R); verdict `faster` when the whole interval is above 1, `slower` when it is
+  below 1, else `indistinguishable`; a point where the selection *is* the library default is `default`
+  (speed-up 1 exactly, nothing to test);
+- per collective: the geometric mean over its points, with the interval of the per-round means over its
+  points (so the correlation between points of one round is accounted for, not assumed away);
+- overall: the point-weighted mean of the collectives' log speed-ups, its variance the weighted sum of theirs,
+  degrees of freedom by Welch-Satterthwaite;
+- the deployment line: `do not deploy` when any point is significantly slower (prune it first:
+  `quadsel codegen --verified`), `deploy` when no point is and the overall interval lies above 1, else
+  `do not deploy` for want of a gain beyond the noise.
+
+With P points at 95 % about 5 % of truly indistinguishable points are flagged by chance; the table says so.
+"""
+
+import math
+import os
+
+import numpy as np
+
+VERDICTS = ("faster", "slower", "indistinguishable", "default")
+CONFIDENCE = 0.95
+MIN_ROUNDS = 2          # an interval needs at least two rounds
+
+
+def _t(confidence, dof):
+    from ..measure.timing import t_quantile
+    return t_quantile(confidence, dof) if dof >= 1 and math.isfinite(dof) else (
+        math.inf if dof < 1 else _normal(confidence))
+
+
+def _normal(confidence):
+    from scipy import stats
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def log_ratios(point, key):
+    """Per round: ln(default / selected) of the rounds' medians; an empty array when the selection is the default."""
+    default, chosen = key(point["default"]), key(point["quadsel"])
+    if default == chosen:
+        return np.zeros(0)
+    d = point["times"][default].get("rounds_us") or [point["times"][default]["mean_us"]]
+    q = point["times"][chosen].get("rounds_us") or [point["times"][chosen]["mean_us"]]
+    n = min(len(d), len(q))
+    return np.log(np.asarray(d[:n], dtype=float)) - np.log(np.asarray(q[:n], dtype=float))
+
+
+def interval(values, confidence=CONFIDENCE):
+    """(mean, low, high, standard error, dof) of the mean of `values` (Student t); low/high infinite below 2."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    mean = float(values.mean()) if n else 0.0
+    if n < MIN_ROUNDS:
+        return mean, -math.inf, math.inf, math.inf, 0
+    se = float(values.std(ddof=1)) / math.sqrt(n)
+    half = _t(confidence, n - 1) * se
+    return mean, mean - half, mean + half, se, n - 1
+
+
+def verdict(low, high, same=False):
+    if same:
+        return "default"
+    if low > 0:
+        return "faster"
+    if high < 0:
+        return "slower"
+    return "indistinguishable"
+
+
+def _exp(x):
+    return None if not math.isfinite(x) else float(math.exp(x))
+
+
+def point_statistics(point, key, confidence=CONFIDENCE):
+    """{"speedup", "speedup_low", "speedup_high", "verdict", "rounds"} of one verified point."""
+    ratios = log_ratios(point, key)
+    same = key(point["default"]) == key(point["quadsel"])
+    if same:
+        return {"speedup": 1.0, "speedup_low": 1.0, "speedup_high": 1.0, "verdict": "default", "rounds": 0}
+    mean, low, high, _, _ = interval(ratios, confidence)
+    return {"speedup": _exp(mean), "speedup_low": _exp(low), "speedup_high": _exp(high),
+            "verdict": verdict(low, high), "rounds": int(len(ratios))}
+
+
+def collective_statistics(points, key, confidence=CONFIDENCE):
+    """Geometric mean over one collective's points and its interval over rounds (log mean, se and dof too)."""
+    rows = [log_ratios(p, key) for p in points]
+    rounds = min((len(r) for r in rows if len(r)), default=0)
+    if rounds == 0:      # every point is the default: speed-up 1 exactly
+        per_round = np.zeros(1)
+        mean, low, high, se, dof = 0.0, 0.0, 0.0, 0.0, math.inf
+    else:
+        matrix = np.array([r[:rounds] if len(r) else np.zeros(rounds) for r in rows])
+        per_round = matrix.mean(axis=0)
+        mean, low, high, se, dof = interval(per_round, confidence)
+    return {"geomean_speedup": _exp(mean), "geomean_low": _exp(low), "geomean_high": _exp(high),
+            "log_mean": mean, "log_se": se, "dof": dof, "points": len(points)}
+
+
+def overall_statistics(collectives, confidence=CONFIDENCE):
+    """The point-weighted geometric mean over collectives (Welch-Satterthwaite degrees of freedom)."""
+    total = sum(c["points"] for c in collectives.values())
+    if not total:
+        return {"geomean_speedup": None, "geomean_low": None, "geomean_high": None}
+    w = {name: c["points"] / total for name, c in collectives.items()}
+    mean = sum(w[n] * c["log_mean"] for n, c in collectives.items())
+    parts = {n: (w[n] * c["log_se"]) ** 2 for n, c in collectives.items()}
+    var = sum(parts.values())
+    if not math.isfinite(var):
+        low, high = -math.inf, math.inf
+    elif var == 0:
+        low = high = mean
+    else:
+        denominator = sum(v ** 2 / collectives[n]["dof"] for n, v in parts.items()
+                          if v > 0 and math.isfinite(collectives[n]["dof"]))
+        dof = var ** 2 / denominator if denominator > 0 else math.inf
+        half = _t(confidence, dof) * math.sqrt(var)
+        low, high = mean - half, mean + half
+    return {"geomean_speedup": _exp(mean), "geomean_low": _exp(low), "geomean_high": _exp(high)}
+
+
+def decide(rows, overall):
+    """("deploy" | "do not deploy", the reason in one line)."""
+    slower = [r for r in rows if r["verdict"] == "slower"]
+    gm, lo, hi = overall["geomean_speedup"], overall["geomean_low"], overall["geomean_high"]
+    shown = "—" if gm is None else f"{gm:.3f}x [{_num(lo)}, {_num(hi)}]"
+    if slower:
+        where = ", ".join(f"{r['collective']} comm {r['comm_size']} msg {r['msg_size']}" for r in slower[:4])
+        more = f" and {len(slower) - 4} more" if len(slower) > 4 else ""
+        return "do not deploy", (f"{len(slower)} point(s) significantly slower than the default ({where}{more}); "
+                                 f"overall {shown}; prune them: quadsel codegen --verified THIS.json")
+    if lo is not None and lo > 1.0:
+        return "deploy", f"faster than the default overall ({shown}), no point significantly slower"
+    return "do not deploy", f"no gain over the default beyond the noise (overall {shown}); no point significantly slower"
+
+
+def _num(x):
+    return "—" if x is None else f"{x:.3f}"
+
+
+def cores():
+    """Cores this process may run on (the affinity mask, else the CPU count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def oversubscription(ranks, n_cores=None):
+    """Ranks per core when more ranks than cores run (None when not oversubscribed)."""
+    n_cores = n_cores or cores()
+    return round(ranks / n_cores, 2) if ranks > n_cores else None
+
+
+def load_average():
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_before=None):
+    """Add the statistics to verify's rows and summaries (in place); return the document's `statistics`.
+
+    results: {collective: the speed run's result (points with their per-round medians)}, rows in the same order
+    as their points, collective after collective.
+    """
+    from .speed import _key
+    n_cores = cores()
+    by_point = [(coll, p) for coll, result in results.items() for p in result["points"]]
+    for row, (coll, point) in zip(rows, by_point):
+        row.update(point_statistics(point, _key, confidence))
+        row["oversubscription"] = oversubscription(point["comm"], n_cores)
+    collectives = {}
+    for coll, result in results.items():
+        stats = collective_statistics(result["points"], _key, confidence)
+        mine = [r for r in rows if r["collective"] == coll]
+        counts = {v: sum(r["verdict"] == v for r in mine) for v in VERDICTS}
+        collectives[coll] = stats
+        summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high")},
+                               verdicts=counts)
+        if mine:
+            slowest = min(mine, key=lambda r: r["speedup"])
+            summaries[coll]["lowest_speedup"] = {k: slowest[k] for k in
+                                                 ("comm_size", "msg_size", "quadsel", "speedup")}
+            summaries[coll]["faster_than_default"] = counts["faster"] / len(mine)
+    overall = overall_statistics(collectives, confidence)
+    decision, reason = decide(rows, overall)
+    return {"method": "paired t-interval over rounds of ln(default / selected), per round the median of each arm",
+            "confidence": confidence, "overall": overall, "decision": decision, "reason": reason,
+            "machine": {"cores": n_cores, "np": np_, "oversubscription": oversubscription(np_ or 0, n_cores),
+                        "load_average_before": load_before, "load_average_after": load_average()}}
+
+
+def regression(rows):
+    """The rows significantly slower than the default (--fail-on-regression exits non-zero on any)."""
+    return [r for r in rows if r.get("verdict") == "slower"]
+
+
+def format_lines(statistics, summaries):
+    """The statistics part of verify's table output."""
+    out = []
+    for coll, s in summaries.items():
+        counts = s.get("verdicts", {})
+        out.append(f"{coll}: geometric-mean speed-up {s['geomean_speedup']:.3f}x, "
+                   f"{100 * statistics['confidence']:.0f} % interval [{_num(s['geomean_low'])}, "
+                   f"{_num(s['geomean_high'])}]; points faster {counts.get('faster', 0)}, slower "
+                   f"{counts.get('slower', 0)}, indistinguishable {counts.get('indistinguishable', 0)}, "
+                   f"the default itself {counts.get('default', 0)}")
+    o = statistics["overall"]
+    out.append(f"overall: geometric-mean speed-up {_num(o['geomean_speedup'])}x, interval "
+               f"[{_num(o['geomean_low'])}, {_num(o['geomean_high'])}]")
+    m = statistics["machine"]
+    over = (f"{m['np']} ranks on {m['cores']} cores: oversubscribed {m['oversubscription']}x (points with comm > "
+            f"{m['cores']} share cores)" if m["oversubscription"] else f"{m['np']} ranks on {m['cores']} cores: "
+            "not oversubscribed")
+    load = m.get("load_average_before")
+    out.append(f"machine: {over}; load average (1/5/15 min) before {load}, after {m.get('load_average_after')}")
+    out.append(f"method: {statistics['method']}; {100 * statistics['confidence']:.0f} % intervals per point "
+               f"(about {100 - 100 * statistics['confidence']:.0f} % of truly equal points are flagged by chance)")
+    out.append(f"DECISION: {statistics['decision']}: {statistics['reason']}")
+    return out

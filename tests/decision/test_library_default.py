@@ -1,0 +1,137 @@
+"""Regions handed back to the library (decision/library_default.py): where the measured default is not beaten,
+and outside the measured range -- in the Python query, the C and every rules target alike."""
+
+import numpy as np
+import pytest
+
+from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
+from quadsel.decision.grid import Axis
+from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
+from quadsel.evaluate.penalty import LIBRARY_DEFAULT, penalty_grid
+from quadsel.targets import emit
+
+from helpers import MPICH_BASE, table_from_cube
+from library_readers import MpichSelection, OmpiClassicRules, OmpiJsonRules
+
+COMMS = [2, 3, 4, 6, 8]
+MSGS = [8, 64, 512, 4096, 32768]
+
+
+def default_best_for_large_comms(noise=0.0, seed=0):
+    """Open MPI bcast: binomial (6) best below 6 ranks; the library default best from 6 ranks up."""
+    rng = np.random.default_rng(seed)
+    shape = (len(COMMS), len(MSGS))
+    big = np.asarray(COMMS)[:, None] >= 6
+    six = np.where(big, 12.0, 5.0) * (1 + noise * rng.standard_normal(shape))
+    one = np.full(shape, 20.0)
+    default = np.where(big, 6.0, 10.0) * (1 + noise * rng.standard_normal(shape))
+    cost = np.stack([one, six], axis=2)
+    return table_from_cube(cost, COMMS, MSGS, [("1", 0), ("6", 0)], default=default)
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+                                   between="least-bad", leaf_rule="penalty", max_leaves="auto", tolerance="ci",
+                                   keep_default=True, outside="default")
+
+
+def test_the_region_where_the_default_is_best_is_the_default(tree):
+    for comm in (2, 3, 4, 6, 7, 8):      # 5 lies between the regions: either is the least bad there
+        for msg in (8, 100, 4096, 32768):
+            want = DEFAULT_METHOD if comm >= 6 else tree.methods[[m.algorithm for m in tree.methods].index("6")]
+            assert tree.query(comm, msg) == want, (comm, msg)
+
+
+def test_outside_the_measured_range_the_library_decides(tree):
+    for comm, msg in [(1, 64), (9, 64), (1000, 8), (3, 0), (3, 7), (3, 32769), (2, 1 << 40)]:
+        assert tree.query(comm, msg) == DEFAULT_METHOD, (comm, msg)
+    assert tree.query(2, 8).algorithm == "6" and tree.query(4, 32768).algorithm == "6"
+
+
+def test_extrapolate_keeps_the_nearest_rules():
+    fn = build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+                                 between="least-bad", leaf_rule="penalty", keep_default=True)
+    assert fn.query(1, 64).algorithm == "6" and fn.query(3, 1 << 40).algorithm == "6"
+    assert fn.query(1000, 8) == DEFAULT_METHOD         # the kept default region extends like any other
+
+
+def test_every_target_hands_the_region_back(tree, compile_decision):
+    probes = [(c, m) for c in (1, 2, 3, 5, 6, 7, 8, 9, 64) for m in (0, 7, 8, 9, 500, 4096, 32768, 32769, 1 << 30)]
+    expected = {(c, m): tree.query(c, m) for c, m in probes}
+    classic = OmpiClassicRules(emit("ompi-rules", [tree]))
+    js = OmpiJsonRules(emit("ompi-json", [tree]))
+    mpich_tree = build_decision_function(build_decision_map(
+        [r.__class__(r.collective, {"1": "binomial", "6": "smp"}.get(r.algorithm, r.algorithm), r.segsize, r.comm_size,
+                     r.msg_size, r.time) for r in default_best_for_large_comms()]),
+        split="measured", between="least-bad", leaf_rule="penalty", keep_default=True, outside="default")
+    selection = MpichSelection(emit("mpich-json", [mpich_tree], mpich_base=MPICH_BASE))
+    ask = {flavor: compile_decision(emit("c", [tree], flavor=flavor, name=f"f_{flavor}"), f"f_{flavor}")
+           for flavor in ("plain", "table")}
+    answers = {flavor: dict(zip(probes, ask[flavor](probes))) for flavor in ask}
+    for (c, m), method in expected.items():
+        alg = 0 if method == DEFAULT_METHOD else int(method.algorithm)
+        assert classic.lookup(7, c, m)[0] == alg, ("classic", c, m)
+        assert js.lookup("bcast", c, m)[0] == alg, ("json", c, m)
+        for flavor in ask:
+            assert answers[flavor][(c, m)] == (alg, 0), (flavor, c, m)
+        name, _ = selection.lookup("bcast", c, m)
+        want = mpich_tree.query(c, m)
+        assert (want == DEFAULT_METHOD) == (method == DEFAULT_METHOD)
+        assert name == ("MPIR_Bcast_intra_binomial" if want == DEFAULT_METHOD or want.algorithm == "binomial"
+                        else "MPIR_Bcast_intra_smp"), ("mpich", c, m)
+    header = emit("ompi-rules", [tree])
+    assert "outside them the library decides" in header
+    assert "0 = no decision" in emit("c", [tree])
+
+
+def test_mpich_needs_its_own_selection_to_hand_back(tree):
+    from quadsel.errors import QuadselError
+    fn = build_decision_function(build_decision_map(
+        [r.__class__(r.collective, {"1": "binomial", "6": "smp"}.get(r.algorithm, r.algorithm), r.segsize, r.comm_size,
+                     r.msg_size, r.time) for r in default_best_for_large_comms()]), outside="default")
+    with pytest.raises(QuadselError, match="--mpich-base"):
+        emit("mpich-json", [fn])
+
+
+def test_penalty_of_the_default_regions_is_the_defaults(tree):
+    dmap = build_decision_map(default_best_for_large_comms())
+    choice = choice_on(QuadtreeSelector.of(tree), dmap)
+    assert (choice[np.asarray(COMMS) >= 6] == LIBRARY_DEFAULT).all()
+    grid = penalty_grid(dmap, choice)
+    assert np.allclose(grid[np.asarray(COMMS) >= 6], (6.0 - 12.0) / 12.0 * 100)   # faster than every forced method
+
+
+def test_a_gain_within_the_noise_goes_to_the_default_and_a_clear_gain_does_not():
+    from quadsel.ingest.table import Measurement
+
+    def rows(gain):
+        out = []
+        for comm in COMMS:
+            for msg in MSGS:
+                out.append(Measurement("bcast", "6", 0, comm, msg, 10.0 / gain, 1.0, 25))    # se 0.2 µs
+                out.append(Measurement("bcast", "1", 0, comm, msg, 30.0, 1.0, 25))
+                out.append(Measurement("bcast", "default", 0, comm, msg, 10.0, 1.0, 25))
+        return out
+
+    for gain, kept in ((1.02, True), (1.5, False)):    # 0.2 µs faster: within 1.96 se of the difference; 3.3 µs
+        fn = build_decision_function(build_decision_map(rows(gain)), split="measured", between="least-bad",
+                                     leaf_rule="penalty", max_leaves="auto", tolerance="ci", keep_default=True)
+        assert (fn.query(4, 512) == DEFAULT_METHOD) == kept, gain
+
+
+def test_the_tree_file_keeps_the_outside_cells(tree, tmp_path):
+    path = tmp_path / "t.qt.json"
+    tree.save(path)
+    again = DecisionFunction.load(path)
+    assert again.options.outside == "default" and again.options.keep_default
+    probes = [(c, m) for c in (1, 2, 6, 9) for m in (0, 8, 40000)]
+    assert [again.query(*p) for p in probes] == [tree.query(*p) for p in probes]
+
+
+def test_axis_outside_cells():
+    axis = Axis.of([8, 64, 512], "least-bad", outside=True)
+    assert axis.lo.tolist() == [0, 8, 9, 64, 65, 512, 513]
+    assert axis.is_measured.tolist() == [False, True, False, True, False, True, False]
+    assert Axis.of([0, 8], "floor", outside=True).lo.tolist() == [0, 8, 9]
