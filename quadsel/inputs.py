@@ -17,6 +17,12 @@ INT_MAX = (1 << 31) - 1     # C int: communicator sizes, segment sizes, algorith
 INT64_MAX = (1 << 63) - 1   # message sizes and repetition counts: int64 in the decision map, size_t in C
 BUILD_OPTION_MAX = 10 ** 6  # --max-depth, --max-leaves: the largest the tree file's `builder` may record
 TIME_MIN_US, TIME_MAX_US = 1e-6, 1e12   # 1 ps .. 11.6 days: outside, the penalty ratios lose all meaning
+# What a decision map may span (docs/formats-input.md, "Limits"): beyond, the build cannot be held in reasonable
+# memory (its cubes are points x methods floats), and with the between rule the query cells (about 4 per
+# point) would pass the tree file's 4,194,304 cells. Checked while the files are read, before they all are.
+MAX_GRID_POINTS = 1 << 20               # communicator sizes x message sizes
+MAX_CUBE = 1 << 25                      # communicator sizes x message sizes x methods
+MAX_COLUMNS = 1024                      # cells of one CSV line (a measurement table has about ten)
 
 
 def fits(digits, maximum):

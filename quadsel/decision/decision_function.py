@@ -117,27 +117,19 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
+    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
+                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         from .size import choose_budget
-        same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
-                    leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-        max_leaves, scores = choose_budget(dmap, lambda d, b: build_decision_function(d, max_leaves=b, **same),
-                                           budget_rule or DEFAULT_RULE)
+        exact = build_decision_function(dmap, max_leaves=None, **same)
+        max_leaves, scores = choose_budget(dmap, lambda d, budgets: budget_functions(d, budgets, **same),
+                                           exact.tree.n_leaves, budget_rule or DEFAULT_RULE)
         size_info = {"size_rule": f"auto ({budget_rule or DEFAULT_RULE}): mean held-out penalty % per leaf budget "
                                   "(null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
-    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
-                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
-                           size_rule="auto" if size_info else "fixed",
-                           tolerance=tolerance if tolerance == "ci" else float(tolerance),
-                           keep_default=bool(keep_default), outside=outside)
-    options.check()
-    work = dmap
-    if keep_default:      # the measured library default is one more method (decision/library_default.py)
-        from .library_default import with_default_column
-        work = with_default_column(dmap)
-    grid = build_grid(work, between, tolerance=tolerance)
+    options = _options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside, **same)
+    work, grid = _grid(dmap, between, tolerance, keep_default)
     paper = None
     if split == "midpoint":
         from .midpoint import build_padded, paper_stats, region_tree
@@ -149,12 +141,53 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     else:
         from .split import grow_exact
         tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold)
+    return _function(dmap, work, tree, options, provenance, size_info, paper)
+
+
+def budget_functions(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
+                     leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
+                     provenance=None):
+    """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map,
+    from one best-first growth (decision/split.py, Growth): the same trees as building each budget."""
+    from .split import Growth, grow_exact
+    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
+                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
+    work, grid = _grid(dmap, between, tolerance, keep_default)
+    finite = [b for b in budgets if b is not None]
+    growth = Growth(grid, leaf_rule, max_depth, max(finite)) if finite else None
+    out = []
+    for budget in budgets:
+        tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold) if budget is None else growth.tree(budget)
+        out.append(_function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance))
+    return out
+
+
+def _options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
+             keep_default=False, outside="extrapolate", size_rule="fixed"):
+    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
+                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
+                           size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
+                           keep_default=bool(keep_default), outside=outside)
+    options.check()
+    return options
+
+
+def _grid(dmap, between, tolerance, keep_default):
+    """(the map the tree is built on, its DecisionGrid)."""
+    work = dmap
+    if keep_default:      # the measured library default is one more method (decision/library_default.py)
+        from .library_default import with_default_column
+        work = with_default_column(dmap)
+    return work, build_grid(work, between, tolerance=tolerance)
+
+
+def _function(dmap, work, tree, options, provenance=None, size_info=None, paper=None):
     methods = list(work.methods)
-    if outside == "default":
+    if options.outside == "default":
         from .library_default import hand_back_outside, with_default
         methods, default = with_default(methods)
-        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, between, True), Axis.of(dmap.msg_sizes, between, True),
-                                 default)
+        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True),
+                                 Axis.of(dmap.msg_sizes, options.between, True), default)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),

@@ -13,7 +13,6 @@ import numpy as np
 from ..errors import QuadselError
 from ..ingest.aggregate import aggregate
 from ..ingest.names import normalise_collective
-from ..ingest.table import Measurement
 
 
 def method_label(algorithm, segsize):
@@ -104,7 +103,10 @@ def build_decision_map(measurements, collective=None):
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
     # several rows of one method and point (rows not from ingest): their median (aggregate), never the last one
-    method_rows = pool_identical(aggregate([m for m in rows if not m.is_default]), collective, library)
+    method_rows = [m for m in rows if not m.is_default]
+    if not getattr(measurements, "aggregated", False):     # an ingest Table is pooled already
+        method_rows = aggregate(method_rows)
+    method_rows = pool_identical(method_rows, collective, library)
     if not method_rows:
         raise QuadselError(f"no algorithm measurements for '{collective}' (only 'default' rows)")
 
@@ -113,15 +115,18 @@ def build_decision_map(measurements, collective=None):
     methods = sorted({Method(m.algorithm, m.segsize) for m in method_rows}, key=_method_sort_key)
     ci = {v: i for i, v in enumerate(comm_sizes.tolist())}
     mi = {v: i for i, v in enumerate(msg_sizes.tolist())}
-    ki = {v: i for i, v in enumerate(methods)}
+    ki = {(v.algorithm, v.segsize): i for i, v in enumerate(methods)}
 
     cost = np.full((len(comm_sizes), len(msg_sizes), len(methods)), np.nan)
     cost_se = np.full(cost.shape, np.nan)
-    for m in method_rows:
-        at = (ci[m.comm_size], mi[m.msg_size], ki[Method(m.algorithm, m.segsize)])
-        cost[at] = m.time
-        if m.stddev is not None and m.reps:
-            cost_se[at] = m.stddev / math.sqrt(m.reps)
+    at = (np.fromiter((ci[m.comm_size] for m in method_rows), np.int64, len(method_rows)),
+          np.fromiter((mi[m.msg_size] for m in method_rows), np.int64, len(method_rows)),
+          np.fromiter((ki[m.algorithm, m.segsize] for m in method_rows), np.int64, len(method_rows)))
+    cost[at] = np.fromiter((m.time for m in method_rows), float, len(method_rows))
+    se = [(i, m.stddev / math.sqrt(m.reps)) for i, m in enumerate(method_rows) if m.stddev is not None and m.reps]
+    if se:
+        which = np.array([i for i, _ in se], dtype=np.int64)
+        cost_se[tuple(a[which] for a in at)] = [v for _, v in se]
 
     default_cost = default_se = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
@@ -132,42 +137,53 @@ def build_decision_map(measurements, collective=None):
                              (((ci[m.comm_size], mi[m.msg_size]), m.stddev / math.sqrt(m.reps))
                               for m in default_rows if m.stddev is not None and m.reps))
 
+    sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
+    return map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library,
+                         default_se)
+
+
+def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None, default_cost=None, sources=(),
+                  library=None, default_se=None):
+    """The DecisionMap of a cost cube (NaN = not measured): points where nothing was measured filled along
+    the message axis, the best method per point (a method not measured at a measured point never wins)."""
     filled = np.all(np.isnan(cost), axis=2)
     cost_filled = interpolate_message_axis(cost, msg_sizes)
-    # a method not measured at a measured point must never win there
     ranking = np.where(filled[:, :, None], cost_filled, cost)
     ranking = np.where(np.isnan(ranking), np.inf, ranking)
     best = np.argmin(ranking, axis=2)
-    sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
-    return DecisionMap(collective, comm_sizes, msg_sizes, methods, cost, cost_filled, filled, best,
-                       default_cost, sources, cost_se if not np.all(np.isnan(cost_se)) else None, library,
-                       default_se=None if default_se is None or np.all(np.isnan(default_se)) else default_se)
+    if cost_se is not None and np.all(np.isnan(cost_se)):
+        cost_se = None
+    if default_se is not None and np.all(np.isnan(default_se)):
+        default_se = None
+    return DecisionMap(collective, comm_sizes, msg_sizes, list(methods), cost, cost_filled, filled, best,
+                       default_cost, tuple(sources), cost_se, library, default_se=default_se)
 
 
 def training_map(dmap, test):
     """The decision map of the measurements outside `test` ((C, M) bool), rebuilt from them: axes, fill and
-    best anew (a held-out size is then absent from the axes, so its queries fall between training sizes)."""
-    rows = []
-    for c, comm in enumerate(dmap.comm_sizes.tolist()):
-        for m, msg in enumerate(dmap.msg_sizes.tolist()):
-            if test[c, m]:
-                continue
-            for k, method in enumerate(dmap.methods):
-                time = dmap.cost[c, m, k]
-                if np.isnan(time):
-                    continue
-                se = None if dmap.cost_se is None or np.isnan(dmap.cost_se[c, m, k]) else float(dmap.cost_se[c, m, k])
-                # the standard error travels as (stddev = se, reps = 1): the training map's ties are the full map's
-                rows.append(Measurement(dmap.collective, method.algorithm, method.segsize, comm, msg, float(time),
-                                        se, None if se is None else 1))
-            time = np.nan if dmap.default_cost is None else dmap.default_cost[c, m]
-            if not np.isnan(time):     # the library default travels too (decision/library_default.py)
-                se = None if dmap.default_se is None or np.isnan(dmap.default_se[c, m]) else float(dmap.default_se[c, m])
-                rows.append(Measurement(dmap.collective, DEFAULT_METHOD.algorithm, 0, comm, msg, float(time),
-                                        se, None if se is None else 1))
-    train = build_decision_map(rows, dmap.collective)
-    train.sources, train.library = dmap.sources, dmap.library
-    return train
+    best anew (a held-out size is then absent from the axes, so its queries fall between training sizes).
+    The standard errors travel with the times (the training map's ties are the full map's), and so does the
+    library default (decision/library_default.py)."""
+    cost = np.where(test[:, :, None], np.nan, dmap.cost)
+    known = ~np.isnan(cost)
+    rows, cols, ks = known.any(axis=(1, 2)), known.any(axis=(0, 2)), known.any(axis=(0, 1))
+    if not ks.any():
+        raise QuadselError(f"no algorithm measurements for '{dmap.collective}' (only 'default' rows)")
+    pick = np.ix_(rows, cols, ks)
+    cost_se = None
+    if dmap.cost_se is not None:
+        cost_se = np.where(known, dmap.cost_se, np.nan)[pick]
+    methods = [m for m, keep in zip(dmap.methods, ks.tolist()) if keep]
+    plane = np.ix_(rows, cols)
+    default_cost = default_se = None
+    if dmap.default_cost is not None:
+        default_cost = np.where(test, np.nan, dmap.default_cost)[plane]
+        if np.all(np.isnan(default_cost)):
+            default_cost = None
+        elif dmap.default_se is not None:
+            default_se = np.where(test | np.isnan(dmap.default_cost), np.nan, dmap.default_se)[plane]
+    return map_from_cube(dmap.collective, dmap.comm_sizes[rows], dmap.msg_sizes[cols], methods, cost[pick], cost_se,
+                         default_cost, dmap.sources, dmap.library, default_se)
 
 
 def penalty_cube(dmap):

@@ -38,9 +38,9 @@ def held_out_penalty(dmap, fn, test, cube):
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
     index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
+    to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
-    k = np.array([index[fn.methods[c]] for c in chosen], dtype=np.int64)
-    values = _with_default(cube, dmap)[rows, cols, k]
+    values = _with_default(cube, dmap)[rows, cols, to_full[chosen]]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
 
@@ -67,17 +67,24 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-def choose_budget(dmap, build, rule=DEFAULT_RULE):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `build(dmap, max_leaves)`;
-    `rule` picks the budget from the curve (decision/budget_rule.py)."""
+def fold_scores(dmap, trees, budgets):
+    """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
+    function of every budget of one training map (from one best-first growth, decision/split.py)."""
     from .decision_map import penalty_cube, training_map
-    exact = build(dmap, None)
-    budgets = candidate_budgets(exact.tree.n_leaves)
-    splits = folds(dmap)
-    if not splits or len(budgets) == 1:
-        return None, {}
-    trains = [(training_map(dmap, test), test) for test in splits]
     cube = penalty_cube(dmap)
-    per_fold = {budget: [held_out_penalty(dmap, build(train, budget), test, cube) for train, test in trains]
-                for budget in budgets}
-    return choose(per_fold, rule)
+    scores = {b: [] for b in budgets}
+    for test in folds(dmap):
+        train = training_map(dmap, test)
+        for budget, fn in zip(budgets, trees(train, budgets)):
+            scores[budget].append(held_out_penalty(dmap, fn, test, cube))
+    return scores
+
+
+def choose_budget(dmap, trees, exact_leaves, rule=DEFAULT_RULE):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)` (the
+    decision functions of every budget of one map, from one growth); `rule` picks the budget from the curve
+    (decision/budget_rule.py)."""
+    budgets = candidate_budgets(exact_leaves)
+    if not folds(dmap) or len(budgets) == 1:
+        return None, {}
+    return choose(fold_scores(dmap, trees, budgets), rule)

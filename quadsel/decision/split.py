@@ -15,7 +15,11 @@ Two ways to grow:
                                         goes first, each split scored with a look-ahead of one level (its
                                         children's best splits), so that a plateau -- a checkerboard, a lone
                                         column, where no single split helps -- does not stop the growth.
-The penalty of a block for a method is the sum over its cells of weight × penalty (decision/grid.py).
+                                        A split's score does not depend on the budget, so one growth
+                                        (`Growth`) gives the tree of every budget: its splits in their
+                                        order, each kept when it fits (decision/size.py uses that).
+The penalty of a block for a method is the sum over its cells of weight × penalty (decision/grid.py); every
+candidate cut of a block is scored at once from the prefix sums (O(cells of the block x methods)).
 """
 
 import heapq
@@ -77,14 +81,42 @@ class BlockCosts:
         return method, float(totals[method]), float(votes.max() / max(votes.sum(), EPS))
 
 
-def _candidates(block):
-    """Every (comm cut, msg cut) of a block, -1 = no cut on that axis; both absent is not a split."""
+def _min(array):
+    return array.min(axis=-1)
+
+
+def split_table(costs, block):
+    """Every split of a block at once: (comm cuts, msg cuts, penalty left after it, children), in the order
+    comm cut (-1 first) then msg cut (-1 first), the split with neither cut left out.
+
+    Each child's penalty sum is read from the 2-D prefix sums by the same four-term formula as
+    BlockCosts.cost, over slices of the table (no per-candidate gathers)."""
     r0, r1, c0, c1 = block
-    comm = np.concatenate([[-1], np.arange(r0 + 1, r1)])
-    msg = np.concatenate([[-1], np.arange(c0 + 1, c1)])
-    cc, mm = np.meshgrid(comm, msg, indexing="ij")
-    keep = (cc >= 0) | (mm >= 0)
-    return cc[keep], mm[keep]
+    S = costs.sums
+    nr, nc = r1 - r0 - 1, c1 - c0 - 1
+    top, bottom = S[r0, c0 + 1:c1], S[r1, c0 + 1:c1]            # (nc, K) at the message cuts
+    left, right = S[r0 + 1:r1, c0], S[r0 + 1:r1, c1]            # (nr, K) at the communicator cuts
+    d00, d01, d10, d11 = S[r0, c0], S[r0, c1], S[r1, c0], S[r1, c1]
+    after = np.empty((nr + 1, nc + 1))
+    after[0, 0] = np.inf
+    after[0, 1:] = _min(bottom - top - d10 + d00) + _min(d11 - d01 - bottom + top)        # west + east
+    after[1:, 0] = _min(right - d01 - left + d00) + _min(d11 - right - d10 + left)        # north + south
+    step = max(1, (1 << 21) // max(1, nc * S.shape[2]))       # rows per chunk: bounded temporaries
+    for i in range(0, nr, step):
+        rows = slice(r0 + 1 + i, min(r1, r0 + 1 + i + step))
+        a = S[rows, c0 + 1:c1]                                   # (rows, nc, K) corner at both cuts
+        lf, rt = left[i:i + step, None], right[i:i + step, None]
+        after[1 + i:1 + i + step, 1:] = ((_min(a - top - lf + d00) + _min(rt - d01 - a + top))
+                                         + _min(bottom - a - d10 + lf)) + _min(d11 - rt - bottom + a)
+    comm = np.arange(r0, r1)
+    comm[0] = -1
+    msg = np.arange(c0, c1)
+    msg[0] = -1
+    cc = np.broadcast_to(comm[:, None], (nr + 1, nc + 1)).ravel()[1:]
+    mm = np.broadcast_to(msg, (nr + 1, nc + 1)).ravel()[1:]
+    n = np.full((nr + 1, nc + 1), 4)
+    n[0, :] = n[:, 0] = 2
+    return cc, mm, after.ravel()[1:], n.ravel()[1:]
 
 
 def _children(block, comm_cut, msg_cut):
@@ -95,27 +127,12 @@ def _children(block, comm_cut, msg_cut):
     return [(a, b, c, d) for a, b in rows for c, d in cols]
 
 
-def _split_costs(costs, block, cc, mm):
-    """Penalty left after each candidate split (children at their best method) and its number of children."""
-    r0, r1, c0, c1 = block
-    north_hi = np.where(cc >= 0, cc, r1)
-    west_hi = np.where(mm >= 0, mm, c1)
-    after = costs.cost(r0, north_hi, c0, west_hi)                        # NW (or the north / west half)
-    has_comm, has_msg = cc >= 0, mm >= 0
-    sc, sm = np.where(has_comm, cc, r1), np.where(has_msg, mm, c1)
-    after = after + np.where(has_msg, costs.cost(r0, north_hi, sm, c1), 0.0)                 # NE
-    after = after + np.where(has_comm, costs.cost(sc, r1, c0, west_hi), 0.0)                  # SW
-    after = after + np.where(has_comm & has_msg, costs.cost(sc, r1, sm, c1), 0.0)             # SE
-    return after, (1 + has_comm) * (1 + has_msg)
-
-
 def best_split(costs, block):
     """The split leaving the least penalty (ties: fewer children, then the most central cuts), or None."""
-    cc, mm = _candidates(block)
-    if cc.size == 0:
-        return None
-    after, n = _split_costs(costs, block, cc, mm)
     r0, r1, c0, c1 = block
+    if r1 - r0 == 1 and c1 - c0 == 1:
+        return None
+    cc, mm, after, n = split_table(costs, block)
     off_centre = np.abs(np.where(cc >= 0, cc, (r0 + r1) / 2) - (r0 + r1) / 2) / max(r1 - r0, 1) + \
         np.abs(np.where(mm >= 0, mm, (c0 + c1) / 2) - (c0 + c1) / 2) / max(c1 - c0, 1)
     i = np.lexsort((off_centre, n, np.round(after, 9)))[0]
@@ -127,102 +144,153 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     a majority share >= accuracy_threshold)."""
     costs, builder = BlockCosts(grid), TreeBuilder()
     rows, cols = grid.shape
-
-    def grow(block, depth):
-        method, cost, share = costs.leaf(block, leaf_rule)
+    stack = [((0, rows, 0, cols), 0, None, None)]      # (block, depth, parent, slot among its children)
+    pending = {}                                       # parent -> its children in NW..SE order, as they come
+    order = []
+    while stack:                                        # depth-first, children in NW..SE order (as recursion)
+        block, depth, parent, slot = stack.pop()
+        method, _, share = costs.leaf(block, leaf_rule)
         exact = costs.exact(block)
         if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
             method = costs.exact_method(block)
         node = builder.node(method, depth)
+        if parent is not None:
+            pending[parent][slot] = node
         single = block[1] - block[0] == 1 and block[3] - block[2] == 1
         limited = (max_depth is not None and depth >= max_depth) or \
             (accuracy_threshold < 1.0 and share >= accuracy_threshold)
         if single or limited or exact:
-            return node
+            continue
         _, comm_cut, msg_cut = best_split(costs, block)
-        kids = [grow(child, depth + 1) for child in _children(block, comm_cut, msg_cut)]
-        builder.split(node, comm_cut, msg_cut, kids)
-        return node
-
-    grow((0, rows, 0, cols), 0)
+        kids = _children(block, comm_cut, msg_cut)
+        pending[node] = [None] * len(kids)
+        order.append((node, comm_cut, msg_cut))
+        stack.extend((kid, depth + 1, node, i) for i, kid in reversed(list(enumerate(kids))))
+    for node, comm_cut, msg_cut in order:
+        builder.split(node, comm_cut, msg_cut, pending[node])
     return builder.tree()
 
 
-def _one_level(costs, block, budget_left):
-    """(gain per added leaf, comm cut, msg cut, added leaves) of the best single split that fits, or None."""
-    cc, mm = _candidates(block)
-    if cc.size == 0:
-        return None
-    after, n = _split_costs(costs, block, cc, mm)
-    added = n - 1
-    ratio = np.where(added <= budget_left, (costs.cost(*block) - after) / added, -np.inf)
-    i = int(np.argmax(ratio))
-    return None if ratio[i] == -np.inf else (float(ratio[i]), int(cc[i]), int(mm[i]), int(added[i]))
+class Growth:
+    """One best-first growth and the log of its splits, from which the tree of any leaf budget is read.
 
+    The split that removes the most penalty per added leaf goes first (ties: the block nearest the top-left
+    corner, so that the order never depends on node numbering); its score is the better of its own gain per
+    added leaf and its gain together with its children's best single splits (a look-ahead of one level,
+    LOOKAHEAD candidates, every candidate on a plateau). Scores do not depend on the budget: the tree of a
+    budget B is the log's splits in their order, each kept when its parent is in the tree and it fits in B
+    -- exactly what growing with the budget B would give. `max_leaves` stops the growth once that many
+    leaves are reached (the log then serves every budget up to it).
+    """
 
-def _gain_per_leaf(costs, block, budget_left):
-    """The most useful split of a block that fits the budget: each split is scored by the better of its own
-    gain per added leaf and its gain per added leaf together with its children's best splits (two levels),
-    so that a plateau -- where no single split helps but two do -- is crossed."""
-    cc, mm = _candidates(block)
-    if cc.size == 0:
-        return None
-    here = costs.cost(*block)
-    after, n = _split_costs(costs, block, cc, mm)
-    added = n - 1
-    fits = np.flatnonzero(added <= budget_left)
-    if fits.size == 0:
-        return None
-    one = (here - after[fits]) / added[fits]
-    if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
-        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
-    best = None
-    for j in fits:
-        gain = (here - after[j]) / added[j]
-        total_added, left = int(added[j]), 0.0
-        for child in _children(block, int(cc[j]), int(mm[j])):
-            inner = _one_level(costs, child, budget_left - total_added)
-            child_cost = costs.cost(*child)
-            if inner is not None and inner[0] > EPS:
-                total_added += inner[3]
-                left += child_cost - inner[0] * inner[3]
-            else:
-                left += child_cost
-        gain = max(gain, (here - left) / total_added)
-        if best is None or gain > best[0] + EPS:
-            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
-    return best
+    def __init__(self, grid, leaf_rule="penalty", max_depth=None, max_leaves=None):
+        self.costs = costs = BlockCosts(grid)
+        self.leaf_rule = leaf_rule
+        self._level = {}                                         # block -> its best single split (cache)
+        rows, cols = grid.shape
+        root = (0, rows, 0, cols)
+        self.method, self.depth, self.splits = [costs.leaf(root, leaf_rule)[0]], [0], []
+        blocks, heap, leaves = [root], [], 1
+
+        def push(node):
+            if max_depth is not None and self.depth[node] >= max_depth:
+                return
+            found = self._gain_per_leaf(blocks[node])
+            if found is not None and found[0] > EPS:
+                heapq.heappush(heap, (-found[0], blocks[node], node, found))
+
+        push(0)
+        while heap and (max_leaves is None or leaves < max_leaves):
+            _, block, node, (gain, comm_cut, msg_cut, added, alt) = heapq.heappop(heap)
+            kids = None
+            if max_leaves is None or leaves + added <= max_leaves:
+                kids = []
+                for child in _children(block, comm_cut, msg_cut):
+                    kids.append(len(blocks))
+                    blocks.append(child)
+                    self.method.append(costs.leaf(child, leaf_rule)[0])
+                    self.depth.append(self.depth[node] + 1)
+                leaves += added
+            elif alt is not None:           # one leaf left: the best two-way split, its halves stay leaves
+                leaves += 1
+            self.splits.append((node, comm_cut, msg_cut, kids, alt))
+            for kid in kids or ():
+                push(kid)
+        self._level = None
+
+    def tree(self, max_leaves=None):
+        """The tree of a leaf budget (None: the whole growth; at most the growth's own `max_leaves`)."""
+        builder = TreeBuilder()
+        ids = {0: builder.node(self.method[0], 0)}
+        leaves = 1
+        for node, comm_cut, msg_cut, kids, alt in self.splits:
+            if node not in ids:
+                continue
+            if kids is not None and (max_leaves is None or leaves + len(kids) - 1 <= max_leaves):
+                for kid in kids:
+                    ids[kid] = builder.node(self.method[kid], self.depth[kid])
+                builder.split(ids[node], comm_cut, msg_cut, [ids[kid] for kid in kids])
+                leaves += len(kids) - 1
+            elif alt is not None and (max_leaves is None or leaves < max_leaves):
+                halves = [builder.node(m, self.depth[node] + 1) for m in alt[2]]
+                builder.split(ids[node], alt[0], alt[1], halves)
+                leaves += 1
+        return builder.tree()
+
+    def _one_level(self, block):
+        """(gain per added leaf, comm cut, msg cut, added leaves) of a block's best single split, or None."""
+        if block not in self._level:
+            found = None
+            if block[1] - block[0] > 1 or block[3] - block[2] > 1:
+                cc, mm, after, n = split_table(self.costs, block)
+                ratio = (self.costs.cost(*block) - after) / (n - 1)
+                i = int(np.argmax(ratio))
+                found = (float(ratio[i]), int(cc[i]), int(mm[i]), int(n[i] - 1))
+            self._level[block] = found
+        return self._level[block]
+
+    def _gain_per_leaf(self, block):
+        """The most useful split of a block: each split is scored by the better of its own gain per added leaf
+        and its gain per added leaf together with its children's best splits (two levels), so that a plateau
+        -- where no single split helps but two do -- is crossed. A candidate whose two-level gain cannot beat
+        the best found so far (bounded by the block's penalty above its cells' own least, over one more
+        leaf) is not looked ahead: the result is the same, found sooner."""
+        if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+            return None
+        costs = self.costs
+        cc, mm, after, n = split_table(costs, block)
+        here = costs.cost(*block)
+        added = n - 1
+        one = (here - after) / added
+        fits = np.arange(one.size)
+        if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
+            fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
+        room = max(here - costs._box(costs.floor, *block), 0.0) * (1 + 1e-9) + 1e-9
+        best, alt = None, None
+        two_way = np.flatnonzero(added == 1)
+        if two_way.size and one[two_way].max() > EPS:     # what a budget with one leaf left takes instead
+            k = int(two_way[np.argmax(one[two_way])])
+            alt = (int(cc[k]), int(mm[k]), [costs.leaf(child, self.leaf_rule)[0]
+                                            for child in _children(block, int(cc[k]), int(mm[k]))])
+        for j in fits:
+            gain = float(one[j])
+            if best is not None and max(gain, room / (added[j] + 1)) <= best[0] + EPS:
+                continue
+            total_added, left = int(added[j]), 0.0
+            for child in _children(block, int(cc[j]), int(mm[j])):
+                inner = self._one_level(child)
+                child_cost = costs.cost(*child)
+                if inner is not None and inner[0] > EPS:
+                    total_added += inner[3]
+                    left += child_cost - inner[0] * inner[3]
+                else:
+                    left += child_cost
+            gain = max(gain, (here - left) / total_added)
+            if best is None or gain > best[0] + EPS:
+                best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
+        return best + (alt,)
 
 
 def grow_best_first(grid, max_leaves, leaf_rule="penalty", max_depth=None):
     """Best-first growth to at most `max_leaves` leaves (fewer when no split removes any penalty)."""
-    costs, builder = BlockCosts(grid), TreeBuilder()
-    rows, cols = grid.shape
-    root = (0, rows, 0, cols)
-    blocks = {builder.node(costs.leaf(root, leaf_rule)[0], 0): root}
-    depth = {0: 0}
-    leaves, heap = 1, []
-
-    def push(node):
-        if max_depth is not None and depth[node] >= max_depth:
-            return
-        found = _gain_per_leaf(costs, blocks[node], max_leaves - leaves)
-        if found is not None and found[0] > EPS:
-            heapq.heappush(heap, (-found[0], node, found))
-
-    push(0)
-    while heap and leaves < max_leaves:
-        _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(heap)
-        if leaves + added > max_leaves:       # the budget shrank since it was scored: score it again
-            push(node)
-            continue
-        kids = []
-        for child in _children(blocks[node], comm_cut, msg_cut):
-            kid = builder.node(costs.leaf(child, leaf_rule)[0], depth[node] + 1)
-            blocks[kid], depth[kid] = child, depth[node] + 1
-            kids.append(kid)
-        builder.split(node, comm_cut, msg_cut, kids)
-        leaves += added
-        for kid in kids:
-            push(kid)
-    return builder.tree()
+    return Growth(grid, leaf_rule, max_depth, max_leaves).tree(max_leaves)

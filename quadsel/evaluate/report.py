@@ -65,18 +65,20 @@ def selector_row(selector, dmap, mask=None, holdout=None):
 
 
 def quadsel_functions(dmap):
-    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree."""
+    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
+    (every budget from one best-first growth, decision/split.py)."""
+    from ..decision.decision_function import budget_functions
     options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
     chosen = build_decision_function(dmap, **DEFAULT_BUILD)
     exact = build_decision_function(dmap, **options)
-    fns, budget = [chosen], 2
+    budgets, budget = [], 2
     while budget < exact.tree.n_leaves:
-        if budget == chosen.options.max_leaves:      # the same tree as the default build's: not built again
-            fns.append(dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed")))
-        else:
-            fns.append(build_decision_function(dmap, max_leaves=budget, **options))
+        budgets.append(budget)
         budget *= 2
-    return fns + [exact]
+    fns = budget_functions(dmap, budgets, **options) if budgets else []
+    fns = [dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed"))
+           if b == chosen.options.max_leaves else fn for b, fn in zip(budgets, fns)]
+    return [chosen] + fns + [exact]
 
 
 def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):

@@ -9,7 +9,7 @@ from ..errors import QuadselError, one_line
 from . import csvfile, detail, identity, imb, occ, osu, skampi
 from .aggregate import aggregate
 from .columns import FIELDS
-from .common import Context, OtherCollective, read_lines
+from .common import Context, Extent, OtherCollective, read_lines
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement, Table  # noqa: F401
@@ -22,13 +22,14 @@ __all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Ta
            "read_measurements", "detect_format", "aggregate"]
 
 
-def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None):
+def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None, library=None):
     """Read one or more files into one aggregated, sorted Table of Measurement (with .notes and .library).
 
     collective: used when a file does not name it, and keeps only that collective's rows otherwise; a file
     whose content or name names another collective is left out with a note (an error if nothing is left).
     comm_size: for files that do not record it (OSU). column_map: {field: column name} for CSV headers
-    (--map). fmt "auto" detects each file by content. Identity rules (library, method names): identity.py.
+    (--map). fmt "auto" detects each file by content. library: the MPI library of every file (--library; any
+    name, see libraries.library_name), over metadata and labels. Identity rules (library, method names): identity.py.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -41,10 +42,10 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     for field in column_map or {}:
         if field not in FIELDS:
             raise QuadselError(f"--map field {field!r} is not one of {', '.join(FIELDS)}")
-    files, left_out, notes = [], [], []
+    files, left_out, notes, extent = [], [], [], Extent()
     for path in paths:
         try:
-            files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map)))
+            files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map, extent)))
         except OtherCollective as exc:
             left_out.append(exc)
     if left_out:
@@ -56,9 +57,9 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             raise QuadselError(f"no {wanted} measurements in any input file: {shown}")
         notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
-    rows, library = identity.resolve(files, notes)
+    rows, library = identity.resolve(files, notes, library)
     rows = aggregate(rows)
-    return Table(rows, notes + identity.indistinguishable(rows), library)
+    return Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
 
 
 def _collective_option(collective):
@@ -70,11 +71,11 @@ def _collective_option(collective):
     return name
 
 
-def _read_file(path, fmt, collective, comm_size, column_map):
+def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
     lines = read_lines(path)
     if fmt == "auto":
         fmt = detect_format(path, lines)
-    ctx = Context(path, lines, collective=collective, comm_size=comm_size, column_map=column_map)
+    ctx = Context(path, lines, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent)
     rows = READERS[fmt](ctx)
     if not rows:
         raise ctx.error(None, f"no data rows (read as {fmt})")
@@ -83,4 +84,5 @@ def _read_file(path, fmt, collective, comm_size, column_map):
         rows = [m for m in rows if m.collective == collective]
         if not rows:
             raise OtherCollective(path, f"no {collective} measurements (the file has {', '.join(found)})", found)
+    ctx.extent.update(path, None, rows)
     return lines, rows

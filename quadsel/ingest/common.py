@@ -4,7 +4,8 @@ import math
 import re
 
 from ..errors import InputError
-from ..inputs import INT64_MAX, INT_MAX, TIME_MAX_US, TIME_MIN_US, fits, read_text, shorten, text_lines
+from ..inputs import (INT64_MAX, INT_MAX, MAX_CUBE, MAX_GRID_POINTS, TIME_MAX_US, TIME_MIN_US, fits, read_text,
+                      shorten, text_lines)
 from ..libraries.sizes import BENCHMARK_TOTALS, per_rank
 from .names import FileName, normalise_collective
 from .table import DEFAULT_ALGORITHM, Measurement
@@ -29,6 +30,25 @@ def read_lines(path):
     return text_lines(text)
 
 
+class Extent:
+    """The sizes and methods read so far, over every file: a map too large to build in reasonable memory is
+    refused as soon as the rows read show it (inputs.MAX_GRID_POINTS, MAX_CUBE), before the rest is read."""
+
+    def __init__(self):
+        self.comm, self.msg, self.methods = set(), set(), set()
+
+    def update(self, path, line, rows):
+        self.comm.update(m.comm_size for m in rows)
+        self.msg.update(m.msg_size for m in rows)
+        self.methods.update((m.algorithm, m.segsize) for m in rows)
+        points = len(self.comm) * len(self.msg)
+        if points > MAX_GRID_POINTS or points * len(self.methods) > MAX_CUBE:
+            raise InputError(path, line, f"the measurements read so far span {len(self.comm)} communicator sizes x "
+                                         f"{len(self.msg)} message sizes x {len(self.methods)} methods: beyond "
+                                         f"{MAX_GRID_POINTS} points or {MAX_CUBE} point-methods, more than a decision "
+                                         "map can be built from in reasonable memory (docs/formats-input.md, Limits)")
+
+
 class OtherCollective(InputError):
     """A file whose collective (from its content or its name) is not the one asked for: it is left out,
     never relabelled (an error when nothing else is read). `found`: the collectives it holds."""
@@ -41,7 +61,8 @@ class OtherCollective(InputError):
 class Context:
     """One file being read: its lines, the caller's options, and the facts its name carries."""
 
-    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None):
+    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None, extent=None):
+        self.extent = extent if extent is not None else Extent()
         self.path = str(path)
         self.lines = lines
         self.collective = collective
@@ -96,6 +117,10 @@ class Context:
     # -- checked values -------------------------------------------------------------------------
     def integer(self, line, what, text, minimum, maximum=INT64_MAX, why="a 64-bit integer"):
         """A whole number in [minimum, maximum]; `why` names what the maximum is the limit of."""
+        if type(text) is str and len(text) < 19 and text.isascii() and text.isdigit():   # the common case, fast
+            value = int(text)
+            if minimum <= value <= maximum:
+                return value
         if isinstance(text, int):
             value, shown = text, shorten(text)
         else:

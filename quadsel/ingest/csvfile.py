@@ -3,10 +3,15 @@
 import csv
 
 from . import columns
+from ..inputs import MAX_COLUMNS
+
+CHECK_EVERY = 1 << 16    # rows between two checks of the map's extent (common.Extent)
 
 
 def _cells(ctx, line, text):
     # One physical line is one row: keeps line numbers exact (no quoted newlines in measurement tables).
+    if text.count(",") >= MAX_COLUMNS:     # counted before it is split: a line of millions of commas
+        raise ctx.error(line, f"more than {MAX_COLUMNS} cells in one line: not a measurement table")
     try:
         return [cell.strip() for cell in next(csv.reader([text]))]
     except csv.Error as exc:   # e.g. a cell beyond csv.field_size_limit() (131,072 characters)
@@ -33,6 +38,8 @@ def read(ctx):
         if total:
             values["msg_size"] = values.pop("msg_total")
         rows.append(ctx.measurement(line, scale=found["time"][1], stddev_scale=stddev_scale, total=total, **values))
+        if len(rows) % CHECK_EVERY == 0:
+            ctx.extent.update(ctx.path, line, rows[-CHECK_EVERY:])
     if header is None:
         raise ctx.error(None, "no header line")
     return rows

@@ -10,6 +10,7 @@
 - Two methods whose times are within 5 % at nearly every point they share get a warning (a relabelled copy).
 """
 
+import functools
 import json
 import os
 import re
@@ -18,7 +19,7 @@ from dataclasses import replace
 
 from ..errors import InputError, QuadselError, one_line
 from ..inputs import read_text
-from ..libraries import LIBRARIES, canonical_label, label_evidence
+from ..libraries import LIBRARIES, canonical_label, label_evidence, library_name, title
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
 # Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
@@ -41,7 +42,7 @@ def where(source):
 
 
 def _title(library):
-    return LIBRARIES[library].TITLE
+    return title(library)
 
 
 def file_library(path, lines, rows, notes):
@@ -49,20 +50,25 @@ def file_library(path, lines, rows, notes):
 
     The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
     they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
-    meta, how = None, None
+    meta, how, source = None, None, path
     for text in lines:
         if text.startswith(META_COMMENT):
             meta, how = _parse_meta(text[len(META_COMMENT):], path, notes), "its # quadsel-meta line"
     beside = meta_path(path)
     if meta is None and os.path.exists(beside):
         try:
-            meta, how = _parse_meta(read_text(beside, what="metadata"), beside, notes), os.path.basename(beside)
+            meta, how, source = (_parse_meta(read_text(beside, what="metadata"), beside, notes),
+                                 os.path.basename(beside), beside)
         except InputError as exc:
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
     if isinstance(meta, dict) and meta.get("oversubscribed") is True:
         notes.append(oversubscribed_note(os.path.basename(path), meta))
-    if library in LIBRARIES:
+    if isinstance(library, str) and library.strip() and library != "replay":
+        try:
+            library = library_name(library, where='"library"')
+        except QuadselError as exc:
+            raise InputError(source, None, str(exc)) from None
         grid = meta.get("grid")
         listed = grid.get("algorithms") if isinstance(grid, dict) else None
         return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()
@@ -102,23 +108,30 @@ def _parse_meta(text, path, notes):
     return meta
 
 
-def resolve(files, notes):
+def resolve(files, notes, library=None):
     """Rows of every file with one identity per method; `files` is [(path, lines, rows)].
 
-    Returns (rows, library or None); appends notes (one line each) to `notes`.
+    `library` (--library): the library of every file, over what metadata or labels say (a note where they
+    differ). Returns (rows, library or None); appends notes (one line each) to `notes`.
     """
     known, listed = {}, []
     for path, lines, rows in files:
-        library, how, labels = file_library(path, lines, rows, notes)
+        found, how, labels = file_library(path, lines, rows, notes if library is None else [])
+        if library is not None:
+            if found and found != library:
+                notes.append(f"note: {one_line(path)}: read as {_title(library)} (--library) although {how} "
+                             f"says {_title(found)}")
+            found, how, labels = library, "--library", set()
         listed.append(labels)
-        if library:
-            known.setdefault(library, (path, how))
+        if found:
+            known.setdefault(found, (path, how))
     if len(known) > 1:
         (lib_a, (path_a, how_a)), (lib_b, (path_b, how_b)) = sorted(known.items())
         raise QuadselError(f"{one_line(path_a)} holds {_title(lib_a)} measurements ({how_a}) and {one_line(path_b)} "
                            f"{_title(lib_b)} ones ({how_b}): a decision map is one library's; build one per library")
     library = next(iter(known), None)
     out, renamed, unresolved, default_segments = [], {}, set(), defaultdict(set)
+    canonical = functools.lru_cache(maxsize=None)(canonical_label)     # one look-up per distinct label
     for (_, _, rows), labels in zip(files, listed):
         for m in rows:
             if m.algorithm in labels and not m.is_default:
@@ -129,7 +142,7 @@ def resolve(files, notes):
                     default_segments[where(m.source)[0]].add(m.segsize)
                 out.append(replace(m, segsize=0) if m.segsize else m)
                 continue
-            label = canonical_label(library, m.collective, m.algorithm) if library else None
+            label = canonical(library, m.collective, m.algorithm) if library else None
             if label is None:
                 _check_unresolved(library, m)
                 unresolved.add((m.collective, m.algorithm))
@@ -137,22 +150,24 @@ def resolve(files, notes):
                 continue
             if label != m.algorithm:
                 renamed[(m.collective, m.algorithm)] = label
-            out.append(replace(m, algorithm=label))
+                m = replace(m, algorithm=label)
+            out.append(m)
     _identity_notes(library, renamed, unresolved, default_segments, notes)
     return out, library
 
 
 def _check_unresolved(library, m):
     """An id the known library does not have is an error at its line (it would be forced as something else)."""
-    if library is None or not (m.algorithm.isascii() and m.algorithm.isdigit()):
-        return
+    if library not in LIBRARIES or not (m.algorithm.isascii() and m.algorithm.isdigit()):
+        return   # a library quadsel has no tables for: its ids are its own
     path, line = where(m.source)
     module = LIBRARIES[library]
     if library == "mpich":
-        why = "MPICH names its algorithms; ids are Open MPI's"
+        why = "MPICH names its algorithms; ids are Open MPI's or Intel MPI's"
     else:
         table = module.ALGORITHMS.get(m.collective, {})
-        why = "known: 0 (the fixed decision), " + ", ".join(f"{k} {v}" for k, v in table.items())
+        zero = "" if 0 in table else "0 (the fixed decision), "
+        why = "known: " + zero + ", ".join(f"{k} {v}" for k, v in table.items())
     raise InputError(path, line, f"algorithm id {m.algorithm} is not one of {module.TITLE}'s {m.collective} algorithms ({why})")
 
 
@@ -177,29 +192,41 @@ def _identity_notes(library, renamed, unresolved, default_segments, notes):
 
 def indistinguishable(rows):
     """Warnings about pairs of methods (not merely two segment sizes of one algorithm) that agree within
-    SAME_WITHIN at >= SAME_SHARE of >= SAME_MIN_POINTS shared points: one file may be a relabelled copy."""
-    times, sources = defaultdict(dict), defaultdict(set)
+    SAME_WITHIN at >= SAME_SHARE of >= SAME_MIN_POINTS shared points: one file may be a relabelled copy.
+    (One matrix of times per collective, point x method; each pair compared as two columns.)"""
+    import numpy as np
+    index, points, sources, cells = {}, {}, defaultdict(set), []
     for m in rows:
         if not m.is_default:
             key = (m.collective, m.algorithm, m.segsize)
-            times[key][(m.comm_size, m.msg_size)] = m.time
-            sources[key].add(where(m.source)[0])
-    keys = sorted(times, key=str)
+            k = index.setdefault(key, len(index))
+            p = points.setdefault((m.collective, m.comm_size, m.msg_size), len(points))
+            cells.append((p, k, m.time))
+            sources[key].add(m.source.split(" (+")[0].rpartition(":")[0] or m.source)
+    if not index:
+        return []
+    times = np.full((len(points), len(index)), np.nan)
+    p, k, t = zip(*cells)
+    times[list(p), list(k)] = t
+    keys = sorted(index, key=str)
     warnings = []
     for i, a in enumerate(keys):
         for b in keys[i + 1:]:
             if a[0] != b[0] or a[1] == b[1]:
                 continue
-            shared = times[a].keys() & times[b].keys()
-            if len(shared) < SAME_MIN_POINTS:
+            ta, tb = times[:, index[a]], times[:, index[b]]
+            shared = ~np.isnan(ta) & ~np.isnan(tb)
+            n_shared = int(shared.sum())
+            if n_shared < SAME_MIN_POINTS:
                 continue
-            same = sum(abs(times[a][p] - times[b][p]) <= SAME_WITHIN * min(times[a][p], times[b][p]) for p in shared)
-            if same >= SAME_SHARE * len(shared):
+            ta, tb = ta[shared], tb[shared]
+            same = int(np.count_nonzero(np.abs(ta - tb) <= SAME_WITHIN * np.minimum(ta, tb)))
+            if same >= SAME_SHARE * n_shared:
                 label = lambda k: one_line(k[1] if not k[2] else f"{k[1]}/seg{k[2]}")
                 paths = sources[a] | sources[b]
                 files = ", ".join(sorted(one_line(os.path.basename(s)) for s in paths))[:200]
                 alike = (f"{a[0]} methods {label(a)} and {label(b)} are within {SAME_WITHIN:.0%} of each other at "
-                         f"{same} of their {len(shared)} shared points")
+                         f"{same} of their {n_shared} shared points")
                 if len(paths) == 1 and _measured_by_quadsel(next(iter(paths))):
                     # one `quadsel measure` run forced each algorithm itself: no copy, two algorithms alike here
                     warnings.append(f"note: {alike} of one quadsel measure run ({files}): they time alike on this "

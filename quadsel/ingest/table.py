@@ -15,8 +15,9 @@ class Table(list):
     """What read_measurements returns: the Measurements, with the notes reading them produced (one line each,
     for stderr) and their MPI library ("openmpi", "mpich", or None when it cannot be told)."""
 
-    def __init__(self, rows=(), notes=(), library=None):
+    def __init__(self, rows=(), notes=(), library=None, aggregated=False):
         super().__init__(rows)
+        self.aggregated = aggregated      # one row per (collective, method, point): ingest.aggregate applied
         self.notes = list(notes)
         self.library = library
 

@@ -16,9 +16,11 @@ COLLECTIVES = ("bcast", "reduce", "allreduce")
 
 
 def detect(version_string):
-    """'openmpi', 'mpich' (also MPICH derivatives) or None, from MPI_Get_library_version()."""
+    """'openmpi', 'intelmpi', 'mpich' (also other MPICH derivatives) or None, from MPI_Get_library_version()."""
     if "Open MPI" in version_string:
         return "openmpi"
+    if "Intel(R) MPI" in version_string or "Intel MPI" in version_string:
+        return "intelmpi"   # before MPICH: Intel MPI derives from it
     if "MPICH" in version_string:
         return "mpich"
     return None

@@ -8,6 +8,7 @@ import click
 
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
+from ..cli.options import library_option
 from ..libraries import COLLECTIVES, open_library
 from . import launch
 from .grid import DATATYPES, TIMINGS, parse_list
@@ -86,6 +87,7 @@ from .output import CONTINUED, interrupted_note
 @click.option("--replay", is_flag=True,
               help="Answer measurements from the recorded full sweeps FILES (any format `build` reads) instead "
                    "of running MPI; the grid is what they record unless the grid options narrow it.")
+@library_option()   # --replay: the library of the recorded FILES (quadsel.cli.options)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,

@@ -143,6 +143,12 @@ def run(spec):
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
+    if getattr(library, "env_only", False) and spec.env_method is None:
+        if spec.adaptive:
+            fail(f"{library.version}: --adaptive needs in-process forcing (MPI_T); this library reads its "
+                 "algorithm at start-up only: measure without --adaptive")
+        fail(f"{library.version} reads its algorithm at start-up only; self-launch with --np to measure one "
+             "launch per method", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms)
         methods = library.methods(spec.collective, labels, spec.segments)

@@ -35,6 +35,10 @@ class PointCheck:
 
 
 def file_environment(library, rules_path):
+    if library == "intelmpi":   # what `. FILE` exports: its I_MPI_ADJUST_<COLL> variables
+        from ..inputs import read_text
+        from ..targets.impi_adjust import environment
+        return environment(read_text(rules_path, what="rules file"), rules_path)
     if library == "openmpi":
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 "OMPI_MCA_coll_tuned_dynamic_rules_filename": os.path.abspath(rules_path)}
@@ -96,7 +100,10 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
                               python, mpiexec, timeout, workdir)
-            by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+            if library in _env_only():   # read at start-up only: one launch per forced arm, the library deciding
+                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir)
+            else:
+                by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
                 name = arm_key(chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
@@ -112,6 +119,24 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "follows"
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
     return checks
+
+
+def _env_only():
+    """{library: forcing_env(collective, label)} of the libraries forced by a launch's environment only."""
+    from ..libraries import intelmpi
+    return {intelmpi.NAME: intelmpi.forcing_env}
+
+
+def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir):
+    """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment."""
+    out = {}
+    for arm in forced:
+        env = _env_only()[library](spec["collective"], norm_arm(arm)[0])
+        got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
+        for point, arms in got.items():
+            if "library" in arms:
+                out.setdefault(point, {})[arm_key(arm)] = arms["library"]
+    return out
 
 
 def summary(checks):

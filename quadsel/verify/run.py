@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
 from ..output import write_text
-from ..targets import mpich_json, ompi_rules
+from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
@@ -65,7 +65,11 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
-        result = command.run_speed(spec, np_, mpiexec)
+        if library == "intelmpi":
+            from ..libraries.intelmpi import forcing_env
+            result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
+        else:
+            result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return None
         result["collective"] = sel.collective
@@ -94,6 +98,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 fns = [t.fn for t in loaded.trees]
                 if library == "openmpi":
                     text = ompi_rules.emit(fns)
+                elif library == "intelmpi":
+                    text = impi_adjust.emit(fns)
                 else:
                     text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
                 write_text(path, text)

@@ -74,7 +74,7 @@ def test_exact_tree_reproduces_the_map(grid):
 
 
 @given(maps(), st.integers(0, 5), st.floats(0.05, 1.0))
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 def test_constraints_and_shape_invariants(grid, max_depth, threshold):
     tree = build_quadtree(grid, max_depth=max_depth, accuracy_threshold=threshold)
     internal = int((~tree.is_leaf).sum())
@@ -131,7 +131,7 @@ def test_rejects_unpadded_maps_and_bad_constraints():
 
 
 @given(maps(max_methods=3), st.integers(0, 4), st.floats(0.05, 1.0), st.integers(0, 10**6))
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 def test_penalty_leaf_rule_picks_the_least_penalty_and_keeps_the_exact_tree(grid, max_depth, threshold, seed):
     rng = np.random.default_rng(seed)
     side = grid.shape[0]

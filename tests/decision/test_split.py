@@ -113,3 +113,37 @@ def test_a_leaf_budget_and_a_threshold_do_not_combine():
     rows, _, _ = random_table(np.random.default_rng(0), 3, 4, 2)
     with pytest.raises(OptionError, match="do not combine"):
         build_decision_function(build_decision_map(rows), split="measured", max_leaves=4, accuracy_threshold=0.5)
+
+
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))
+@settings(max_examples=60, deadline=None)
+def test_every_split_of_a_block_is_scored_as_its_children_sum(seed, rows, cols, k):
+    """split_table scores all cuts at once; each must be the sum of its children's least penalty sums."""
+    from quadsel.decision.split import _children, split_table
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    costs = BlockCosts(grid)
+    rng = np.random.default_rng(seed)
+    r0, c0 = int(rng.integers(0, rows)), int(rng.integers(0, cols))
+    block = (r0, int(rng.integers(r0 + 1, rows + 1)), c0, int(rng.integers(c0 + 1, cols + 1)))
+    if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+        return
+    cc, mm, after, n = split_table(costs, block)
+    assert len(set(zip(cc.tolist(), mm.tolist()))) == cc.size
+    for c, m, a, children in zip(cc.tolist(), mm.tolist(), after.tolist(), n.tolist()):
+        kids = _children(block, c, m)
+        assert children == len(kids)
+        assert a == pytest.approx(sum(float(costs.cost(*kid)) for kid in kids), abs=1e-9)
+
+
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 30))
+@settings(max_examples=60, deadline=None)
+def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budget):
+    """The tree of a budget read from one unlimited growth is the tree grown with that budget."""
+    from quadsel.decision.split import Growth
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    full = Growth(grid)
+    direct = grow_best_first(grid, budget)
+    read = full.tree(budget)
+    assert read.n_leaves <= budget
+    for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+        assert np.array_equal(getattr(read, name), getattr(direct, name))

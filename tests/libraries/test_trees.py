@@ -21,6 +21,7 @@ def test_known_shapes_of_coll_base_topo():
     assert trees.chain(4, 1) == [-1, 0, 1, 2]
     # in-order binary tree of 7: root 6; right part 0..2 under 2, left part 3..5 under 5
     assert trees.in_order_bintree(7) == [2, 2, 6, 5, 5, 6, -1]
+    assert trees.in_order_bintree(4) == [1, 3, 3, -1]          # docs/trace.md's table
 
 
 def test_root_shift():
