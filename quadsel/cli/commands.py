@@ -78,6 +78,10 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
+    from ..ingest.replaced import replaced_note
+    note = replaced_note(files, dmap.collective)
+    if note:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
                    "builder": fn.options.to_json(), **stats}
@@ -220,6 +224,9 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
+    from ..ingest.replaced import replaced_note
+    if replaced_note(files, dmap.collective):
+        result.notes.append(replaced_note(files, dmap.collective))
     for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
         model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
         if model:

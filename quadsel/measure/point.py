@@ -77,21 +77,6 @@ def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
                         heartbeat=heartbeat, sync=sync, **options)
 
 
-def call_for(MPI, collective, send, recv, count, datatype):
-    """The collective call at one message size, on any communicator of the method (`.buffer`: bcast's)."""
-    if collective == "bcast":
-        spec = [send, count, datatype]
-
-        def bcast(comm):
-            comm.Bcast(spec, root=0)
-        bcast.buffer = spec
-        return bcast
-    sspec, rspec = [send, count, datatype], [recv, count, datatype]
-    if collective == "reduce":
-        return lambda comm: comm.Reduce(sspec, rspec, op=MPI.SUM, root=0)
-    return lambda comm: comm.Allreduce(sspec, rspec, op=MPI.SUM)
-
-
 def heartbeat(watchdog, where):
     """What time_methods calls after every batch: the hang watchdog's beat (None without a watchdog)."""
     if watchdog is None:

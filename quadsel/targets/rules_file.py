@@ -17,12 +17,12 @@ from typing import List, Optional
 
 from ..errors import InputError, QuadselError
 from ..inputs import read_text
-from ..libraries import mpich, openmpi, sizes
+from ..libraries import COLLECTIVES, mpich, openmpi, sizes
 from . import impi_adjust, mpich_json, ompi_json, ompi_rules
 from .json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, CallModel, Pick
 
-VERIFIABLE = ("bcast", "reduce", "allreduce")
+VERIFIABLE = COLLECTIVES   # quadsel verify measures every collective quadsel measures
 
 
 # -- files ------------------------------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
     msgs = [int(m) for m in msgs]
     if not comms:
         raise QuadselError(f"{sel.collective}: no communicator size <= {np_} to verify (use --np or --comm-sizes)")
-    if sel.collective != "bcast" and 0 in msgs:
+    if sel.collective == "barrier":
+        msgs = [0]        # a barrier carries no data, whatever the grid says
+    elif sel.collective != "bcast" and 0 in msgs:
         msgs.remove(0)
     method_pick = getattr(sel, "method_pick", None) or (lambda m: _measured_pick(library, sel.collective, m))
     all_methods = [json_arm(m.arm()) for m in sel.methods()] if hasattr(sel, "methods") else None

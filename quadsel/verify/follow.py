@@ -100,8 +100,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
                               python, mpiexec, timeout, workdir)
-            if library in _env_only():   # read at start-up only: one launch per forced arm, the library deciding
-                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir)
+            if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
+                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
             else:
                 by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
@@ -127,11 +127,20 @@ def _env_only():
     return {intelmpi.NAME: intelmpi.forcing_env}
 
 
-def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir):
+def _env_forcing(library, collective):
+    """forcing_env(collective, label) when this collective of the library is forced by a launch's environment
+    only (Intel MPI; Open MPI 5.0.x allgatherv, whose variables are read-only through MPI_T), else None."""
+    from ..libraries import openmpi
+    if library == openmpi.NAME and collective in openmpi.MPIT_READONLY:
+        return lambda coll, label: dict(openmpi.OpenMPI("Open MPI").env_for(coll, label, 0), **{})
+    return _env_only().get(library)
+
+
+def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra=None):
     """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment."""
     out = {}
     for arm in forced:
-        env = _env_only()[library](spec["collective"], norm_arm(arm)[0])
+        env = dict(extra or {}, **_env_forcing(library, spec["collective"])(spec["collective"], norm_arm(arm)[0]))
         got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
         for point, arms in got.items():
             if "library" in arms:

@@ -7,6 +7,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
+from ..libraries import openmpi
 from ..output import write_text
 from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
@@ -68,6 +69,9 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         if library == "intelmpi":
             from ..libraries.intelmpi import forcing_env
             result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
+        elif library == "openmpi" and sel.collective in openmpi.MPIT_READONLY:   # read-only through MPI_T
+            result = command.run_speed_env(spec, np_, lambda coll, label: openmpi.OpenMPI("Open MPI").env_for(
+                coll, label, 0), mpiexec)
         else:
             result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
