@@ -208,7 +208,7 @@ int quadsel_tree_load(quadsel_tree **out, const void *data, size_t size)
     if (crc32_of(p, size - 4) != get_u32(p + size - 4)) {
         return QUADSEL_BLOB_ECHECKSUM;
     }
-    if (n_nodes == 0 || n_methods == 0 || id_scheme > QUADSEL_IDS_MPICH ||
+    if (n_nodes == 0 || n_methods == 0 || id_scheme > QUADSEL_IDS_INTELMPI ||
         n_comm > (node_bytes == 4 ? 0xFFu : 0xFFFFu) || n_msg > (node_bytes == 4 ? 0xFFu : 0xFFFFu)) {
         return QUADSEL_BLOB_ESTRUCTURE;
     }

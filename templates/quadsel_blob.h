@@ -26,9 +26,10 @@
 #define QUADSEL_BLOB_EIO (-8)         /* quadsel_tree_load_file: the file cannot be read */
 
 /* what the returned algorithm ids are (quadsel_tree_id_scheme) */
-#define QUADSEL_IDS_QUADSEL 0  /* the input's numeric names, or quadsel's 1..n numbering */
+#define QUADSEL_IDS_QUADSEL 0  /* the input's numeric names (another library's own ids), or quadsel's 1..n */
 #define QUADSEL_IDS_OPENMPI 1  /* Open MPI coll/tuned algorithm ids */
 #define QUADSEL_IDS_MPICH 2    /* values of MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM */
+#define QUADSEL_IDS_INTELMPI 3 /* Intel MPI I_MPI_ADJUST_<COLL> preset ids */
 
 typedef struct quadsel_tree quadsel_tree;
 

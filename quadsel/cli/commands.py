@@ -78,6 +78,10 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
+    from ..ingest.replaced import replaced_note
+    note = replaced_note(files, dmap.collective)
+    if note:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
                    "builder": fn.options.to_json(), **stats}
@@ -98,7 +102,7 @@ def _readable_tree(text):
 
 @main.command()
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json"]), default="c",
+@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust"]), default="c",
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
                                       "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
@@ -106,9 +110,11 @@ def _readable_tree(text):
                    "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("--no-merge", is_flag=True,
               help="If/else-if C: the paper's form (one `if` per quadrant, nothing merged) instead of the merged one.")
-@click.option("--library", type=click.Choice(["openmpi", "mpich"]),
+@click.option("--library", type=click.Choice(["openmpi", "mpich", "intelmpi"]),
               help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
-                   "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values) instead of quadsel's numbering.")
+                   "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values; Intel MPI I_MPI_ADJUST presets) instead of "
+                   "quadsel's numbering. The tree's own library (from its measurements) is the default; another one "
+                   "is an error.")
 @click.option("--runtime", "runtime_dir", type=click.Path(file_okay=False),
               help="blob: also write the C loader (quadsel_blob.h, quadsel_blob.c) into this directory.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
@@ -218,6 +224,9 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
+    from ..ingest.replaced import replaced_note
+    if replaced_note(files, dmap.collective):
+        result.notes.append(replaced_note(files, dmap.collective))
     for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
         model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
         if model:

@@ -45,10 +45,32 @@ def ingest_options(command, format_alias=True):
         click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
         click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
                      help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
+        library_option(),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def _library(ctx, param, value):
+    if value is not None:
+        from ..libraries import library_name
+        ctx.meta["quadsel.library"] = library_name(value)
+    return value
+
+
+def library_option():
+    """--library NAME: the MPI library the measurement files come from (stored in ctx.meta for the reader)."""
+    return click.option("--library", "input_library", metavar="NAME", expose_value=False, callback=_library,
+                        help="MPI library of the files (openmpi, mpich, intelmpi, or any other name), over what a "
+                             ".meta.json or the algorithm names say. Another library's numeric ids stay its own ids: "
+                             "the C returns them, and other libraries' rules files refuse the tree.")
+
+
+def input_library():
+    """The --library of the running command, or None."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get("quadsel.library") if ctx is not None else None
 
 
 def paper_tree_options(command):
@@ -165,7 +187,7 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     from ..decision.decision_map import build_decision_map
     from ..ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
-                             column_map=_parse_column_map(column_map))
+                             column_map=_parse_column_map(column_map), library=input_library())
     dmap = build_decision_map(rows, collective)
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
         click.echo(one_line(note, MESSAGE_LIMIT), err=True)

@@ -22,13 +22,14 @@ __all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Ta
            "read_measurements", "detect_format", "aggregate"]
 
 
-def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None):
+def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None, library=None):
     """Read one or more files into one aggregated, sorted Table of Measurement (with .notes and .library).
 
     collective: used when a file does not name it, and keeps only that collective's rows otherwise; a file
     whose content or name names another collective is left out with a note (an error if nothing is left).
     comm_size: for files that do not record it (OSU). column_map: {field: column name} for CSV headers
-    (--map). fmt "auto" detects each file by content. Identity rules (library, method names): identity.py.
+    (--map). fmt "auto" detects each file by content. library: the MPI library of every file (--library; any
+    name, see libraries.library_name), over metadata and labels. Identity rules (library, method names): identity.py.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -56,7 +57,7 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             raise QuadselError(f"no {wanted} measurements in any input file: {shown}")
         notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
-    rows, library = identity.resolve(files, notes)
+    rows, library = identity.resolve(files, notes, library)
     rows = aggregate(rows)
     return Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..errors import InputError, QuadselError, one_line
 from ..inputs import read_text
-from ..libraries import LIBRARIES, canonical_label, label_evidence
+from ..libraries import LIBRARIES, canonical_label, label_evidence, library_name, title
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
 # Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
@@ -42,7 +42,7 @@ def where(source):
 
 
 def _title(library):
-    return LIBRARIES[library].TITLE
+    return title(library)
 
 
 def file_library(path, lines, rows, notes):
@@ -50,20 +50,25 @@ def file_library(path, lines, rows, notes):
 
     The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
     they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
-    meta, how = None, None
+    meta, how, source = None, None, path
     for text in lines:
         if text.startswith(META_COMMENT):
             meta, how = _parse_meta(text[len(META_COMMENT):], path, notes), "its # quadsel-meta line"
     beside = meta_path(path)
     if meta is None and os.path.exists(beside):
         try:
-            meta, how = _parse_meta(read_text(beside, what="metadata"), beside, notes), os.path.basename(beside)
+            meta, how, source = (_parse_meta(read_text(beside, what="metadata"), beside, notes),
+                                 os.path.basename(beside), beside)
         except InputError as exc:
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
     if isinstance(meta, dict) and meta.get("oversubscribed") is True:
         notes.append(oversubscribed_note(os.path.basename(path), meta))
-    if library in LIBRARIES:
+    if isinstance(library, str) and library.strip() and library != "replay":
+        try:
+            library = library_name(library, where='"library"')
+        except QuadselError as exc:
+            raise InputError(source, None, str(exc)) from None
         grid = meta.get("grid")
         listed = grid.get("algorithms") if isinstance(grid, dict) else None
         return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()
@@ -103,17 +108,23 @@ def _parse_meta(text, path, notes):
     return meta
 
 
-def resolve(files, notes):
+def resolve(files, notes, library=None):
     """Rows of every file with one identity per method; `files` is [(path, lines, rows)].
 
-    Returns (rows, library or None); appends notes (one line each) to `notes`.
+    `library` (--library): the library of every file, over what metadata or labels say (a note where they
+    differ). Returns (rows, library or None); appends notes (one line each) to `notes`.
     """
     known, listed = {}, []
     for path, lines, rows in files:
-        library, how, labels = file_library(path, lines, rows, notes)
+        found, how, labels = file_library(path, lines, rows, notes if library is None else [])
+        if library is not None:
+            if found and found != library:
+                notes.append(f"note: {one_line(path)}: read as {_title(library)} (--library) although {how} "
+                             f"says {_title(found)}")
+            found, how, labels = library, "--library", set()
         listed.append(labels)
-        if library:
-            known.setdefault(library, (path, how))
+        if found:
+            known.setdefault(found, (path, how))
     if len(known) > 1:
         (lib_a, (path_a, how_a)), (lib_b, (path_b, how_b)) = sorted(known.items())
         raise QuadselError(f"{one_line(path_a)} holds {_title(lib_a)} measurements ({how_a}) and {one_line(path_b)} "
@@ -147,15 +158,16 @@ def resolve(files, notes):
 
 def _check_unresolved(library, m):
     """An id the known library does not have is an error at its line (it would be forced as something else)."""
-    if library is None or not (m.algorithm.isascii() and m.algorithm.isdigit()):
-        return
+    if library not in LIBRARIES or not (m.algorithm.isascii() and m.algorithm.isdigit()):
+        return   # a library quadsel has no tables for: its ids are its own
     path, line = where(m.source)
     module = LIBRARIES[library]
     if library == "mpich":
-        why = "MPICH names its algorithms; ids are Open MPI's"
+        why = "MPICH names its algorithms; ids are Open MPI's or Intel MPI's"
     else:
         table = module.ALGORITHMS.get(m.collective, {})
-        why = "known: 0 (the fixed decision), " + ", ".join(f"{k} {v}" for k, v in table.items())
+        zero = "" if 0 in table else "0 (the fixed decision), "
+        why = "known: " + zero + ", ".join(f"{k} {v}" for k, v in table.items())
     raise InputError(path, line, f"algorithm id {m.algorithm} is not one of {module.TITLE}'s {m.collective} algorithms ({why})")
 
 

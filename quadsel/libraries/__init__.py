@@ -1,20 +1,47 @@
 """The MPI libraries: one module each with everything quadsel knows about it (ids, names, variables, forcing)."""
 
-from . import mpich, openmpi
-from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, detect  # noqa: F401 (the package's interface)
+import re
 
-LIBRARIES = {openmpi.NAME: openmpi, mpich.NAME: mpich}
+from . import intelmpi, mpich, openmpi
+from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, detect, escape  # noqa: F401 (the package's interface)
+from ..errors import QuadselError
+
+LIBRARIES = {openmpi.NAME: openmpi, mpich.NAME: mpich, intelmpi.NAME: intelmpi}
+
+
+# Other spellings of the libraries quadsel has tables for (--library, .meta.json "library").
+_ALIASES = {"ompi": "openmpi", "open_mpi": "openmpi", "impi": "intelmpi", "intel": "intelmpi", "intel_mpi": "intelmpi"}
+_LIBRARY_NAME = re.compile(r"^[a-z][a-z0-9_.+-]{0,39}$")
+
+
+def library_name(text, where="--library"):
+    """The library a name means: one of LIBRARIES (aliases allowed: ompi, impi, ...) or, for a library quadsel
+    has no tables for, the name itself (lower case; letters, digits, `_.+-`, at most 40)."""
+    key = str(text).strip().lower().replace(" ", "_")
+    key = _ALIASES.get(key, key)
+    if not _LIBRARY_NAME.match(key):
+        raise QuadselError(f"{where}: {escape(str(text))!r} is not a library name (letters, digits, _.+- ; "
+                           f"known: {', '.join(LIBRARIES)}, or any other name)")
+    return key
+
+
+def title(library):
+    """Open MPI, MPICH, Intel MPI; another library's own name."""
+    return LIBRARIES[library].TITLE if library in LIBRARIES else escape(str(library))
 
 
 def open_library(version_string, mpit=None):
     """The Library object (forcing) of the MPI whose MPI_Get_library_version() is `version_string`."""
     module = LIBRARIES.get(detect(version_string))
-    cls = {openmpi: openmpi.OpenMPI, mpich: mpich.MPICH}.get(module, Library)
+    cls = {openmpi: openmpi.OpenMPI, mpich: mpich.MPICH, intelmpi: intelmpi.IntelMPI}.get(module, Library)
     return cls(version_string, mpit)
 
 
 def canonical_label(library, collective, label):
-    """The label `quadsel measure` writes for `label` in `library` (Open MPI id as text, MPICH CVAR name), or None."""
+    """The label `quadsel measure` writes for `label` in `library` (Open MPI / Intel MPI id as text, MPICH CVAR
+    name), or None. A library quadsel has no tables for keeps every label as written."""
+    if library not in LIBRARIES:
+        return str(label).strip()
     return LIBRARIES[library].canonical_label(collective, label)
 
 
@@ -37,4 +64,11 @@ def label_of(library, collective, method):
     """The label `quadsel measure` writes for a tree's method in `library` (Open MPI id as text, MPICH name)."""
     if library == openmpi.NAME:
         return str(openmpi.algorithm_id(collective, method.algorithm))
-    return mpich.container(collective, method.algorithm)[0]
+    if library == mpich.NAME:
+        return mpich.container(collective, method.algorithm)[0]
+    if library == intelmpi.NAME:
+        label = intelmpi.canonical_label(collective, method.algorithm)
+        if label is None:
+            raise QuadselError(f"algorithm {escape(method.algorithm)!r} is not an Intel MPI {collective} preset")
+        return label
+    raise QuadselError(f"quadsel cannot force algorithms of library {escape(library)!r}")

@@ -11,14 +11,24 @@ from ..errors import QuadselError, printable as escape  # noqa: F401 (escape: us
 
 # Rows whose algorithm is this (any case) are the library's own choice: the report's baseline, never a method.
 DEFAULT_ALGORITHM = "default"
-# The collectives quadsel measures and verifies.
-COLLECTIVES = ("bcast", "reduce", "allreduce")
+# The collectives quadsel measures and verifies: every one that Open MPI's coll/tuned and MPICH let a user
+# force on an intra-communicator (gatherv, scatterv and alltoallw have no coll/tuned algorithm to force).
+COLLECTIVES = ("allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier", "bcast", "exscan",
+               "gather", "reduce", "reduce_scatter", "reduce_scatter_block", "scan", "scatter")
+# The collectives that combine data with an operation (MPI_SUM in quadsel's calls); the others move bytes.
+REDUCTIONS = ("reduce", "allreduce", "scan", "exscan", "reduce_scatter", "reduce_scatter_block")
+
+
+def is_reduction(collective):
+    return collective in REDUCTIONS
 
 
 def detect(version_string):
-    """'openmpi', 'mpich' (also MPICH derivatives) or None, from MPI_Get_library_version()."""
+    """'openmpi', 'intelmpi', 'mpich' (also other MPICH derivatives) or None, from MPI_Get_library_version()."""
     if "Open MPI" in version_string:
         return "openmpi"
+    if "Intel(R) MPI" in version_string or "Intel MPI" in version_string:
+        return "intelmpi"   # before MPICH: Intel MPI derives from it
     if "MPICH" in version_string:
         return "mpich"
     return None
@@ -83,6 +93,10 @@ class Library:
         return out
 
     # -- forcing ----------------------------------------------------------------------------------
+    def mpit_forcing(self, collective):
+        """Can the collective's algorithm be forced through MPI_T in this process (else: the environment)?"""
+        return self.mpit is not None
+
     def prepare(self, collective):
         """Once per run, on every rank, before any communicator is created."""
 

@@ -13,16 +13,30 @@ from .base import DEFAULT_ALGORITHM, Library, escape
 NAME = "mpich"
 TITLE = "MPICH"
 
-# MPICH algorithm names: the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM besides `auto`.
+# MPICH algorithm names: the values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM besides `auto` (MPICH 5.0.x, in the
+# order of the CVAR's enumeration; src/mpi/coll/coll_algorithms.txt lists the same blocking intra algorithms).
 ALGORITHMS = {
-    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
-              "pipelined_tree", "tree"],
-    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
+    "allgather": ["brucks", "k_brucks", "nb", "recursive_doubling", "ring", "recexch_doubling", "recexch_halving"],
+    "allgatherv": ["brucks", "nb", "recursive_doubling", "ring"],
     "allreduce": ["nb", "smp", "recursive_doubling", "recursive_multiplying", "reduce_scatter_allgather", "tree",
                   "recexch", "ring", "k_reduce_scatter_allgather", "ccl"],
+    "alltoall": ["brucks", "k_brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"],
+    "alltoallv": ["nb", "pairwise_sendrecv_replace", "scattered"],
+    "barrier": ["nb", "smp", "k_dissemination", "recexch"],
+    "bcast": ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather",
+              "pipelined_tree", "tree"],
+    "exscan": ["nb", "recursive_doubling"],
+    "gather": ["binomial", "nb"],
+    "reduce": ["binomial", "nb", "smp", "reduce_scatter_gather"],
+    "reduce_scatter": ["nb", "noncommutative", "pairwise", "recursive_doubling", "recursive_halving"],
+    "reduce_scatter_block": ["noncommutative", "recursive_doubling", "pairwise", "recursive_halving", "nb"],
+    "scan": ["nb", "smp", "recursive_doubling"],
+    "scatter": ["binomial", "nb"],
 }
 # `ccl` needs an external CCL (NCCL/RCCL/oneCCL) and otherwise falls back: not swept unless asked for.
-NOT_BY_DEFAULT = {"ccl"}
+# pairwise_sendrecv_replace runs only in place (MPI_IN_PLACE), which quadsel's buffers are not: forced, MPICH
+# runs its own selection instead (FALLBACKS), so it is not swept unless asked for either.
+NOT_BY_DEFAULT = {"ccl", "pairwise_sendrecv_replace"}
 
 # Parameters a csel container must carry (the JSON does not fall back to the CVARs): MPICH 5.0.2's CVAR
 # defaults, i.e. what a forced measurement of the algorithm used.
@@ -34,6 +48,12 @@ PARAMETERS = {
     ("allreduce", "recexch"): {"k": 2, "single_phase_recv": 0},
     ("allreduce", "k_reduce_scatter_allgather"): {"k": 2, "single_phase_recv": 0},
     ("allreduce", "recursive_multiplying"): {"k": 2},
+    ("allgather", "k_brucks"): {"k": 2},
+    ("allgather", "recexch_doubling"): {"k": 2, "single_phase_recv": 0},
+    ("allgather", "recexch_halving"): {"k": 2, "single_phase_recv": 0},
+    ("alltoall", "k_brucks"): {"k": 2},
+    ("barrier", "k_dissemination"): {"k": 2},
+    ("barrier", "recexch"): {"k": 2, "single_phase_recv": 0},
 }
 # Algorithms MPICH may only run under conditions (its own selection guards them the same way): the
 # condition, and the algorithm used where it does not hold. A guard costs nothing where it holds.
@@ -47,14 +67,33 @@ GUARDS = {
     ("allreduce", "k_reduce_scatter_allgather"): ("commutative", "recursive_doubling"),
     ("allreduce", "recursive_multiplying"): ("commutative", "recursive_doubling"),
     ("bcast", "scatter_recursive_doubling_allgather"): ("pow2_comm", "scatter_ring_allgather"),
+    ("allgather", "recursive_doubling"): ("pow2_comm", "brucks"),
+    ("allgatherv", "recursive_doubling"): ("pow2_comm", "brucks"),
+    ("reduce_scatter", "pairwise"): ("commutative", "noncommutative"),
+    ("reduce_scatter", "recursive_halving"): ("commutative", "noncommutative"),
+    ("reduce_scatter_block", "noncommutative"): ("pow2_comm", "recursive_doubling"),
+    ("reduce_scatter_block", "pairwise"): ("commutative", "recursive_doubling"),
+    ("reduce_scatter_block", "recursive_halving"): ("commutative", "recursive_doubling"),
+    ("scan", "smp"): ("commutative", "recursive_doubling"),
 }
 # MPICH's smp algorithms run only on a parent communicator (one with node-level sub-communicators): on
 # its internal node communicators MPICH 5.0.2 asserts MPIR_Comm_is_parent_comm and aborts (found by
 # `quadsel verify`). Its own selection guards them with comm_hierarchy=parent; so do we.
-HIERARCHY_FALLBACK = {"bcast": "binomial", "reduce": "binomial", "allreduce": "recursive_doubling"}
+HIERARCHY_FALLBACK = {"bcast": "binomial", "reduce": "binomial", "allreduce": "recursive_doubling",
+                      "barrier": "k_dissemination", "scan": "recursive_doubling"}
+# The inter-communicator algorithm of each collective (coll_algorithms.txt; scan and exscan have none).
 INTER = {"bcast": "MPIR_Bcast_inter_remote_send_local_bcast",
-               "reduce": "MPIR_Reduce_inter_local_reduce_remote_send",
-               "allreduce": "MPIR_Allreduce_inter_reduce_exchange_bcast"}
+         "reduce": "MPIR_Reduce_inter_local_reduce_remote_send",
+         "allreduce": "MPIR_Allreduce_inter_reduce_exchange_bcast",
+         "allgather": "MPIR_Allgather_inter_local_gather_remote_bcast",
+         "allgatherv": "MPIR_Allgatherv_inter_remote_gather_local_bcast",
+         "alltoall": "MPIR_Alltoall_inter_pairwise_exchange",
+         "alltoallv": "MPIR_Alltoallv_inter_pairwise_exchange",
+         "barrier": "MPIR_Barrier_inter_bcast",
+         "gather": "MPIR_Gather_inter_linear",
+         "reduce_scatter": "MPIR_Reduce_scatter_inter_remote_reduce_local_scatter",
+         "reduce_scatter_block": "MPIR_Reduce_scatter_block_inter_remote_reduce_local_scatter",
+         "scatter": "MPIR_Scatter_inter_linear"}
 _NAME = re.compile(r"^[a-z0-9_]+$")
 
 

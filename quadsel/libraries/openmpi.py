@@ -24,29 +24,62 @@ COLLECTIVE_NAMES = {v: k for k, v in COLLECTIVE_IDS.items()}
 # 5.0.x: 0..16 as above, then the neighborhood collectives; COLLCOUNT = 22.
 COLLCOUNT = 22
 
-# coll_tuned_<coll>_algorithm ids of Open MPI 5.0.x (0 = the fixed decision; main adds reduce 8 knomial).
+# coll_tuned_<coll>_algorithm ids of Open MPI 5.0.x: the MPI_T enumeration of each variable (0 = "ignore",
+# the fixed decision) and the `case` of each coll_tuned_<coll>_intra_do_this (main adds reduce 8 knomial).
+# One spelling differs: allgatherv 1 is "default" in MPI_T (ompi_coll_base_allgatherv_intra_basic_default);
+# quadsel reserves `default` for the library's own choice, so it is `basic_default` here (MPIT_SPELLINGS).
 ALGORITHMS = {
-    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree", 5: "binary_tree",
-              6: "binomial", 7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
-    "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial", 6: "in-order_binary",
-               7: "rabenseifner"},
+    "allgather": {1: "linear", 2: "bruck", 3: "recursive_doubling", 4: "ring", 5: "neighbor", 6: "two_proc",
+                  7: "sparbit"},
+    "allgatherv": {1: "basic_default", 2: "bruck", 3: "ring", 4: "neighbor", 5: "two_proc", 6: "sparbit"},
     "allreduce": {1: "basic_linear", 2: "nonoverlapping", 3: "recursive_doubling", 4: "ring",
                   5: "segmented_ring", 6: "rabenseifner"},
+    "alltoall": {1: "linear", 2: "pairwise", 3: "modified_bruck", 4: "linear_sync", 5: "two_proc"},
+    "alltoallv": {1: "basic_linear", 2: "pairwise"},
+    "barrier": {1: "linear", 2: "double_ring", 3: "recursive_doubling", 4: "bruck", 5: "two_proc", 6: "tree"},
+    "bcast": {1: "basic_linear", 2: "chain", 3: "pipeline", 4: "split_binary_tree", 5: "binary_tree",
+              6: "binomial", 7: "knomial", 8: "scatter_allgather", 9: "scatter_allgather_ring"},
+    "exscan": {1: "linear", 2: "recursive_doubling"},
+    "gather": {1: "basic_linear", 2: "binomial", 3: "linear_sync"},
+    "reduce": {1: "linear", 2: "chain", 3: "pipeline", 4: "binary", 5: "binomial", 6: "in-order_binary",
+               7: "rabenseifner"},
+    "reduce_scatter": {1: "non-overlapping", 2: "recursive_halving", 3: "ring", 4: "butterfly"},
+    "reduce_scatter_block": {1: "basic_linear", 2: "recursive_doubling", 3: "recursive_halving", 4: "butterfly"},
+    "scan": {1: "linear", 2: "recursive_doubling"},
+    "scatter": {1: "basic_linear", 2: "binomial", 3: "linear_nb"},
 }
+MPIT_SPELLINGS = {("allgatherv", 1): "default"}
 ALGORITHM_IDS = {coll: {name: alg for alg, name in table.items()} for coll, table in ALGORITHMS.items()}
 # Other spellings seen in benchmark data and in the paper (Linear, Binary, Split-Binary, ...).
 ALIASES = {
     "bcast": {"linear": 1, "binary": 5, "bintree": 5, "splitbinary": 4, "splitbintree": 4, "bmtree": 6},
     "reduce": {"basiclinear": 1, "binarytree": 4, "binomialtree": 5, "inorderbinarytree": 6},
     "allreduce": {"linear": 1, "recursivedoubling": 3, "segmentedring": 5},
+    "allgather": {"basiclinear": 1, "recursivedoubling": 3, "neighborexchange": 5, "twoprocs": 6},
+    "allgatherv": {"basicdefault": 1, "neighborexchange": 4, "twoprocs": 5},
+    "alltoall": {"basiclinear": 1, "bruck": 3, "twoprocs": 5},
+    "alltoallv": {"linear": 1},
+    "barrier": {"basiclinear": 1, "doublering": 2, "twoprocs": 5},
+    "gather": {"linear": 1},
+    "scatter": {"linear": 1},
+    "reduce_scatter": {"nonoverlapping": 1},
+    "reduce_scatter_block": {"linear": 1},
 }
 # Chain algorithms read FANINOUT as their number of chains; a forced run (as `quadsel measure` does) uses
 # coll_tuned_<coll>_algorithm_chain_fanout, default coll_tuned_init_chain_fanout = 4. Others ignore it.
 CHAIN_IDS = {"bcast": {2}, "reduce": {2}}
 DEFAULT_CHAIN_FANOUT = 4
-# Algorithms whose 5.0.x implementation never reads the segment size (coll_tuned_*_do_this and
-# coll_base_*): measuring them at several segment sizes would repeat one measurement.
-UNSEGMENTED = {"bcast": {1, 8, 9}, "reduce": {1, 7, 8}, "allreduce": {1, 2, 3, 4, 6}}
+# Algorithms whose 5.0.x implementation reads the segment size (coll_tuned_<coll>_intra_do_this passes it
+# on: bcast and reduce trees, segmented ring, gather linear_sync's first segment); every other algorithm
+# ignores it, and measuring it at several segment sizes would repeat one measurement.
+SEGMENTED = {"bcast": {2, 3, 4, 5, 6, 7}, "reduce": {2, 3, 4, 5, 6}, "allreduce": {5}, "gather": {3}}
+UNSEGMENTED = {coll: set(table) - SEGMENTED.get(coll, set()) for coll, table in ALGORITHMS.items()}
+UNSEGMENTED["reduce"].add(8)   # main's knomial reduce (not in 5.0.x) takes no segment size either
+
+
+# Collectives whose coll_tuned variables Open MPI 5.0.x registers read-only (MPI_T refuses the write: error 64):
+# forced through the environment only, one launch per method (measure) or per arm (verify).
+MPIT_READONLY = {"allgatherv"}
 
 
 def algorithm_var(collective, suffix=""):
@@ -139,7 +172,18 @@ class OpenMPI(Library):
     def uses_segsize(self, collective, label):
         if self.mpit is not None and not self.mpit.has(algorithm_var(collective, "_segmentsize")):
             return False
-        return int(label) not in UNSEGMENTED[collective]
+        return int(label) in SEGMENTED.get(collective, ())
+
+    def mpit_forcing(self, collective):
+        """Open MPI 5.0.x registers coll_tuned_allgatherv_algorithm (and its segment size) read-only: MPI_T
+        refuses to write it (error 64), so allgatherv is forced through the environment, one launch per method."""
+        if self.mpit is None or not self.mpit.has(algorithm_var(collective)):
+            return False
+        try:
+            self.mpit.write_int(algorithm_var(collective), self.mpit.read_int(algorithm_var(collective)))
+        except QuadselError:
+            return False
+        return True
 
     def prepare(self, collective):
         if self.mpit is not None:
@@ -147,7 +191,7 @@ class OpenMPI(Library):
             self.mpit.write_int("coll_tuned_use_dynamic_rules", 1)
 
     def activate(self, collective, label, segsize):
-        if self.mpit is None:
+        if self.mpit is None or collective in MPIT_READONLY:
             return  # forced by the environment of this launch
         self.mpit.write_int(algorithm_var(collective), 0 if label == DEFAULT_ALGORITHM else int(label))
         if self.mpit.has(algorithm_var(collective, "_segmentsize")):

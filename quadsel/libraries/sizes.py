@@ -87,8 +87,15 @@ MPICH = {
     "gatherv": Key(NONE, "nothing (MPICH aborts on a message-size key)"),
     "scatterv": Key(NONE, "nothing (MPICH aborts on a message-size key)"),
 }
-TABLES = {"openmpi": OPENMPI, "mpich": MPICH}
-TITLES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+# Intel MPI 2021.x I_MPI_ADJUST_<COLL> conditions ("messages of size <l>"): the buffer of the call, count x datatype
+# size, for the three collectives quadsel measures and verifies on it (docs/deploy.md, Intel MPI).
+INTELMPI = {
+    "bcast": Key(RANK, "count x datatype size"),
+    "reduce": Key(RANK, "count x datatype size"),
+    "allreduce": Key(RANK, "count x datatype size"),
+}
+TABLES = {"openmpi": OPENMPI, "mpich": MPICH, "intelmpi": INTELMPI}
+TITLES = {"openmpi": "Open MPI", "mpich": "MPICH", "intelmpi": "Intel MPI"}
 
 # Benchmarks whose printed size is not per rank: the total vector of reduce_scatter (OSU's osu_reduce_scatter
 # prints sum(recvcounts) x 4; IMB-MPI1's Reduce_scatter splits #bytes over the ranks; SKaMPI reports the

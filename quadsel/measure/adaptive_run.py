@@ -18,9 +18,10 @@ from .sample import make_plan
 from .sweep import PlanRun
 from .timing import wait_quietly
 
-def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at):
-    """Run the adaptive plan; returns rank 0's PlanRun (None elsewhere). `call_at(msg_size)` is the
-    collective call at that size, `heartbeat_at(where)` the watchdog beat for time_methods."""
+def sweep_adaptive(world, spec, library, methods, results, replaced, call_at, heartbeat_at):
+    """Run the adaptive plan; returns rank 0's PlanRun (None elsewhere). `call_at(msg_size, comm_size)` is the
+    collective call at that point, `heartbeat_at(where)` the watchdog beat for time_methods; `replaced` the
+    keys where the library runs another algorithm (runner.replaced_keys): never timed."""
     from mpi4py import MPI
     rank = world.Get_rank()
     run = None
@@ -33,7 +34,7 @@ def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at
         if n is None:
             break
         comms = MethodComms(MPI, world, library, spec.collective, n, methods)
-        if comms.member and _measure_row(spec, comms, n, run, call_at, heartbeat_at) and rank == 0:
+        if comms.member and _measure_row(spec, comms, n, run, replaced, call_at, heartbeat_at) and rank == 0:
             run.row_finished(n)
         comms.free()
         wait_quietly(world)
@@ -42,17 +43,18 @@ def sweep_adaptive(world, spec, library, methods, results, call_at, heartbeat_at
     return run
 
 
-def _measure_row(spec, comms, n, run, call_at, heartbeat_at):
+def _measure_row(spec, comms, n, run, replaced, call_at, heartbeat_at):
     """Every message size of row n, ascending; False when the budget stopped it."""
     rank = comms.base.Get_rank()
     for m in spec.msg_sizes:
         todo = comms.base.bcast(run.todo(n, m) if rank == 0 else None, root=0)
         if todo is None:
             return False
+        todo = [k for k in todo if (spec.collective, k[0], k[1], n, m) not in replaced]
         measured = {}
         if todo:
             rng = random.Random(f"{spec.seed}:adaptive:{n}:{m}")
-            samples, _ = time_point(spec, comms, todo, call_at(m), rng,
+            samples, _ = time_point(spec, comms, todo, call_at(m, n), rng,
                                     heartbeat_at(f"comm size {n}, message size {m}"),
                                     decisive=not spec.sample,   # a model needs the times, not only the ranking
                                     candidates=[k for k in todo if not is_default(k)])

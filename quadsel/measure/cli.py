@@ -8,6 +8,7 @@ import click
 
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
+from ..cli.options import library_option
 from ..libraries import COLLECTIVES, open_library
 from . import launch
 from .grid import DATATYPES, TIMINGS, parse_list
@@ -29,7 +30,8 @@ from .output import CONTINUED, interrupted_note
 @click.option("--comm-sizes", metavar="LIST", default=None,
               help="Communicator sizes, e.g. `2-8` or `2,4,8`. Default: 2 to the job size.")
 @click.option("--msg-sizes", metavar="LIST", default="1-1M:pow2", show_default=True,
-              help="Message sizes in bytes: list, ranges, `A-B:pow2`, K/M suffixes.")
+              help="Message sizes in bytes per rank (docs/collectives.md): list, ranges, `A-B:pow2`, K/M "
+                   "suffixes; barrier: 0 only (its default).")
 @click.option("--np", "np_", type=click.IntRange(min=1), default=None,
               help="Outside an MPI job: start `mpiexec -n NP` on this command yourself.")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
@@ -54,7 +56,8 @@ from .output import CONTINUED, interrupted_note
                    "is measured in one visit; this only describes the full sweep a share --budget means).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the shuffled visiting order.")
 @click.option("--datatype", type=click.Choice(["auto"] + list(DATATYPES)), default="auto",
-              show_default=True, help="auto: byte for bcast; float for reductions (uint8 if a size is not 4k).")
+              show_default=True, help="auto: byte for the collectives that move data; float for reductions "
+                                      "(uint8 if a size is not 4k).")
 @click.option("--timing", type=click.Choice(TIMINGS), default="auto", show_default=True,
               help="span: latest end - earliest start over the ranks on the clock they share (one host "
                    "only); local: max over ranks of each rank's own call time (fooled by ranks leaving "
@@ -86,6 +89,7 @@ from .output import CONTINUED, interrupted_note
 @click.option("--replay", is_flag=True,
               help="Answer measurements from the recorded full sweeps FILES (any format `build` reads) instead "
                    "of running MPI; the grid is what they record unless the grid options narrow it.")
+@library_option()   # --replay: the library of the recorded FILES (quadsel.cli.options)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
@@ -128,6 +132,8 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     if replay_files:
         raise click.UsageError(f"unexpected argument {replay_files[0]!r}: measurement files are read only "
                                "with --replay")
+    if collective == "barrier" and ctx.get_parameter_source("msg_sizes") == click.core.ParameterSource.DEFAULT:
+        msg_sizes = "0"    # a barrier carries no data: its one message size
     try:
         spec = _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence,
                      min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
@@ -328,7 +334,8 @@ def _self_launch(ctx, spec, np_, mpiexec):
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
-    args = _child_args(ctx, skip=("mpiexec", "comm_sizes")) + ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
+    args = _child_args(ctx, skip=("mpiexec", "comm_sizes", "msg_sizes")) + [
+        "--comm-sizes", ",".join(map(str, spec.comm_sizes)), "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
     if spec.progress and sys.stderr.isatty():
         extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
     env = launch.launch_env(flavor, extra, spec.command)

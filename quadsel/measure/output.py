@@ -23,6 +23,9 @@ HEADER = ",".join(GENERIC_COLUMNS)
 #   # skipped bcast,1,0,256,1048576 behind: 3.10x the best at 524288 B, trend 2.95x
 # `*` stands for every value of a column (a whole communicator size left out).
 SKIPPED = "# skipped "
+# Points where the library replaces the forced algorithm by another (libraries/fallbacks.py) are not timed:
+#   # replaced allgather,3,0,3,1024 runs 2: comm size not a power of two (ompi/.../coll_base_allgather.c ...)
+REPLACED = "# replaced "
 
 
 def journal_path(path):
@@ -51,6 +54,7 @@ class ResultFile:
         self.done = set()
         self.values = {}     # key -> (time_us, stddev_us or None, reps or None), as written
         self.skipped = set()  # the key text of every `# skipped` line
+        self.replaced = set()  # ... and of every `# replaced` line
         self.fatal = None     # called with the message when a write fails (the runner aborts the job)
         resume = resume or bool(os.environ.get(CONTINUED))   # a later launch never truncates the first's rows
         kind, target = atomic.check(self.path)     # no folder is created; a stream is written in place
@@ -76,6 +80,7 @@ class ResultFile:
     def _read_existing(self):
         lines = text_lines(read_text(self.path, what="measure output"))
         self.skipped.update(_skip_key(text) for text in lines if text.startswith(SKIPPED))
+        self.replaced.update(_skip_key(text) for text in lines if text.startswith(REPLACED))
         numbered = [(n, text) for n, text in enumerate(lines, 1) if not text.startswith("#")]
         if not numbered:
             return
@@ -136,6 +141,14 @@ class ResultFile:
             return
         self._write(f"{SKIPPED}{text} {' '.join(str(reason).split())}\n")
         self.skipped.add(text)
+
+    def append_replaced(self, key, runs, reason):
+        """A `# replaced` line: at `key` the library runs `runs` instead of the forced algorithm; once per key."""
+        text = ",".join(str(v) for v in key)
+        if text in self.replaced:
+            return
+        self._write(f"{REPLACED}{text} runs {runs}: {' '.join(str(reason).split())}\n")
+        self.replaced.add(text)
 
     def append_note(self, text):
         self._write(f"# {' '.join(str(text).split())}\n")
@@ -222,7 +235,8 @@ def _optional(cell, kind):
 
 
 def _skip_key(line):
-    return line[len(SKIPPED):].split(" ", 1)[0]
+    """The key text of a `# skipped` or `# replaced` line."""
+    return line.split(" ", 3)[2]
 
 
 class Journal:

@@ -54,17 +54,6 @@ def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
                         span=span, clock=time.perf_counter if span else None, heartbeat=heartbeat, **options)
 
 
-def call_for(MPI, collective, send, recv, count, datatype):
-    """The collective call at one message size, on any communicator of the method."""
-    if collective == "bcast":
-        spec = [send, count, datatype]
-        return lambda comm: comm.Bcast(spec, root=0)
-    sspec, rspec = [send, count, datatype], [recv, count, datatype]
-    if collective == "reduce":
-        return lambda comm: comm.Reduce(sspec, rspec, op=MPI.SUM, root=0)
-    return lambda comm: comm.Allreduce(sspec, rspec, op=MPI.SUM)
-
-
 def heartbeat(watchdog, where):
     """What time_methods calls after every batch: the hang watchdog's beat (None without a watchdog)."""
     if watchdog is None:

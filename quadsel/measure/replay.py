@@ -28,8 +28,9 @@ from .timing import ranking_settled, t_quantile
 class Recording:
     """The recorded rows of one collective: {(algorithm, segsize, comm size, msg size): Measurement}."""
 
-    def __init__(self, files, collective):
-        rows = read_measurements(list(files), collective=collective)
+    def __init__(self, files, collective, library=None):
+        rows = read_measurements(list(files), collective=collective, library=library)
+        self.library = rows.library
         self.files = list(files)
         self.rows = {(m.algorithm, m.segsize, m.comm_size, m.msg_size): m for m in rows}
         self.methods = sorted({(m.algorithm, m.segsize) for m in rows}, key=_method_order)
@@ -94,7 +95,8 @@ def _half_width(rule, stddev, n):
 
 def run_replay(spec, files):
     """The replay of `spec` (full sweep, or --adaptive) from the recorded `files`; writes spec.output."""
-    recording = Recording(files, spec.collective)
+    from ..cli.options import input_library
+    recording = Recording(files, spec.collective, input_library())
     comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
     planned = spec.adaptive or spec.sample
     plan = make_plan(spec, comms, msgs, methods) if planned else FullSweep(comms, msgs, methods)

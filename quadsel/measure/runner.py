@@ -19,11 +19,12 @@ from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..inputs import INT_MAX
 from . import output
-from ..libraries import COLLECTIVES, open_library
+from ..libraries import COLLECTIVES, DEFAULT_ALGORITHM, open_library
 from .mpit import MPIT, MPITError
 from .grid import DATATYPES
 from .progress import Progress
-from .point import POINT_DELAY, MethodComms, call_for, heartbeat, time_point
+from .calls import buffer_bytes, call_for, check_sizes, is_reduction
+from .point import POINT_DELAY, MethodComms, heartbeat, time_point
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
 from ..ingest.identity import oversubscribed_note
@@ -61,16 +62,17 @@ class Spec:
 
 
 def choose_datatype(spec):
-    """(name, bytes): bytes for bcast; for reductions float unless a size is not a multiple of 4."""
+    """(name, bytes): bytes for the collectives that move data; for reductions float unless a size is not a
+    multiple of 4 (measure/calls.py)."""
     name = spec.datatype
     if name == "auto":
-        if spec.collective == "bcast":
+        if not is_reduction(spec.collective):
             name = "byte"
         else:
             name = "float" if all(m % 4 == 0 for m in spec.msg_sizes) else "uint8"
     if name not in DATATYPES:
         raise QuadselError(f"unknown datatype {name!r} (known: auto, {', '.join(DATATYPES)})")
-    if name == "byte" and spec.collective != "bcast":
+    if name == "byte" and is_reduction(spec.collective):
         raise QuadselError(f"{spec.collective} cannot sum MPI_BYTE; use --datatype uint8, float, ...")
     size = DATATYPES[name][1]
     for m in spec.msg_sizes:
@@ -90,8 +92,7 @@ def check_spec(spec, job_size=None):
         raise QuadselError("empty --comm-sizes or --msg-sizes")
     if min(spec.comm_sizes) < 1:
         raise QuadselError("communicator sizes must be >= 1")
-    if spec.collective != "bcast" and 0 in spec.msg_sizes:
-        raise QuadselError(f"message size 0: {spec.collective} needs data (start at 1 or more)")
+    check_sizes(spec.collective, spec.msg_sizes)
     if job_size is not None and max(spec.comm_sizes) > job_size:
         raise QuadselError(f"communicator size {max(spec.comm_sizes)} is larger than the job "
                            f"({job_size} rank{'s' if job_size != 1 else ''}): launch more ranks or use --np")
@@ -143,6 +144,18 @@ def run(spec):
             fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
                  "environment, one launch per method", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
+    if getattr(library, "env_only", False) and spec.env_method is None:
+        if spec.adaptive:
+            fail(f"{library.version}: --adaptive needs in-process forcing (MPI_T); this library reads its "
+                 "algorithm at start-up only: measure without --adaptive")
+        fail(f"{library.version} reads its algorithm at start-up only; self-launch with --np to measure one "
+             "launch per method", EXIT_NO_MPIT)
+    if mpit is not None and not library.mpit_forcing(spec.collective):
+        if spec.adaptive or spec.sample:
+            fail(f"{library.name} cannot force {spec.collective} through MPI_T (read-only variables): --adaptive "
+                 "and --sample need it; measure without them")
+        fail(f"{spec.collective} algorithms cannot be forced through MPI_T here; self-launch with --np to force "
+             "each method through the environment, one launch per method", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms)
         methods = library.methods(spec.collective, labels, spec.segments)
@@ -163,8 +176,10 @@ def run(spec):
     requested_timing = spec.timing
     spec = replace(spec, timing=timing)
 
+    replaced = replaced_keys(library.name, spec, methods, dtype_size)
     keys = [(spec.collective, label, seg, n, m)
-            for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods]
+            for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods
+            if (spec.collective, label, seg, n, m) not in replaced]
 
     # Rank 0 owns the files; everyone gets the same picture of what is done.
     state = None
@@ -195,13 +210,16 @@ def run(spec):
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
+        meta["replaced"] = [dict(zip(("algorithm", "segsize", "comm_size", "msg_size"), k[1:]), runs=r[0], when=r[1],
+                                 source=r[2]) for k, r in sorted(replaced.items(), key=lambda kv: kv[0][1:])]
+        for key, (runs, when, source) in sorted(replaced.items(), key=lambda kv: kv[0][1:]):
+            results.append_replaced(key, runs, f"{when} ({source})")
         if meta["oversubscribed"]:
             sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
         results.write_meta(meta)
 
-    count = max(m for m in spec.msg_sizes) // dtype_size
-    send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
-    recv = np.zeros_like(send)
+    send_bytes, recv_bytes = buffer_bytes(spec.collective, max(spec.msg_sizes), max(spec.comm_sizes))
+    send, recv = np.zeros(send_bytes, dtype=np.uint8), np.zeros(recv_bytes, dtype=np.uint8)
     datatype = getattr(MPI, DATATYPES[dtype_name][0])
 
     watchdog = None
@@ -209,8 +227,8 @@ def run(spec):
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
     if spec.adaptive or spec.sample:
         from .adaptive_run import sweep_adaptive
-        planned = sweep_adaptive(world, spec, library, methods, results,
-                                 lambda m: call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype),
+        planned = sweep_adaptive(world, spec, library, methods, results, replaced,
+                                 lambda m, n: call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n),
                                  lambda where: heartbeat(watchdog, where))
     else:
         _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
@@ -229,6 +247,24 @@ def run(spec):
         results.close()
     if mpit is not None:
         mpit.close()
+
+
+def replaced_keys(library_name, spec, methods, dtype_size):
+    """{key: (what runs, condition, source)} of the points where the library would run another algorithm than
+    the forced one (libraries/fallbacks.py): they are not timed, and recorded as `# replaced` lines."""
+    from ..libraries import fallbacks
+    out = {}
+    for n in spec.comm_sizes:
+        for m in spec.msg_sizes:
+            for label, seg in methods:
+                if label == DEFAULT_ALGORITHM:
+                    continue
+                call = fallbacks.Call(n, m // dtype_size, dtype_size, segsize=seg)
+                runs = fallbacks.replacement(library_name, spec.collective, label, call)
+                if runs is not None:
+                    first = fallbacks.why(library_name, spec.collective, label, call)
+                    out[(spec.collective, label, seg, n, m)] = (runs, first.when, first.source)
+    return out
 
 
 def _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
@@ -286,7 +322,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                 earlier = journal.prior((spec.collective, meth[0], meth[1], n, m), round_)
                 prior[meth], prior_time[meth] = earlier if earlier else ([], 0.0)
             rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}")
-            call = call_for(MPI, spec.collective, send, recv, m // dtype_size, datatype)
+            call = call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n)
             samples, spent = time_point(spec, comms, at_point, call, rng,
                                         heartbeat(watchdog, f"comm size {n}, message size {m}"),
                                         prior=prior, prior_time=prior_time, share=round_ / spec.rounds)

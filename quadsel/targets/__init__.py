@@ -4,7 +4,7 @@ import importlib
 
 from ..errors import QuadselError
 
-TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json")
+TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
@@ -13,7 +13,8 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
 
     c (one tree): flavour plain (if/else-if, merged unless merge=False: c.py, c_branches.py), table (the
     compact node table, c_table.py) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library`
-    (openmpi, mpich) makes plain and table return that library's algorithm ids. blob (one tree): the node
+    (openmpi, mpich, intelmpi) makes plain and table return that library's algorithm ids. impi-adjust: Intel
+    MPI's I_MPI_ADJUST_<COLL> strings (impi_adjust.py). blob (one tree): the node
     table as a binary file for templates/quadsel_blob.c (blob.py). ompi-rules / ompi-json: `max_requests` on
     every rule. mpich-json: `mpich_base` is MPICH's own selection (a dict, mpich_json.load_base) kept for
     the other collectives.
@@ -28,6 +29,7 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
         raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
         raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
+    check_library(target if flavor != "ompi-tuned" else "ompi-rules", fns)
     if target in ("c", "blob"):
         if len(fns) != 1:
             raise QuadselError(f"--target {target} takes exactly one TREE")
@@ -45,6 +47,21 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     if target == "mpich-json":
         return module.emit(fns, base=mpich_base)
     return module.emit(fns, max_requests=max_requests)
+
+
+def check_library(target, fns):
+    """One line when a tree's measurements come from another library than the one reading `target` (the library
+    of each rules file and of the ompi-tuned C flavour: method_ids.TARGET_LIBRARY)."""
+    from ..libraries import title
+    from .c import tree_library
+    from .method_ids import TARGET_LIBRARY
+    wanted = TARGET_LIBRARY.get(target)
+    for fn in fns if wanted else ():
+        own = tree_library(fn)
+        if own is not None and own != wanted:
+            raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
+                               f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
+                               f"from {title(wanted)} measurements, or emit -t c)")
 
 
 def conversion_notes(target, fns):

@@ -10,7 +10,7 @@ from ..libraries.base import DEFAULT_ALGORITHM
 from .escape import C_IDENTIFIER, C_KEYWORDS, comment_text, identifier_part, reserved_c_name  # noqa: F401
 from .templating import render
 
-LIBRARIES = ("openmpi", "mpich")
+LIBRARIES = ("openmpi", "mpich", "intelmpi")
 
 
 class AlgorithmId(NamedTuple):
@@ -19,12 +19,24 @@ class AlgorithmId(NamedTuple):
     number: int               # its value
 
 
+def tree_library(fn):
+    """The MPI library a tree's measurements came from (its provenance), normalised; None when unknown."""
+    from ..libraries import library_name
+    text = fn.provenance.get("library")
+    return library_name(text, where="tree provenance") if text else None
+
+
 def library_of(fn, library=None):
-    """The MPI library whose algorithm ids fn's C returns: `library`, else the tree's provenance, else None."""
-    text = re.sub(r"[^a-z]", "", str(library or fn.provenance.get("library") or "").lower())
-    if text.startswith(("openmpi", "ompi")):
-        return "openmpi"
-    return "mpich" if text.startswith("mpich") else None
+    """The MPI library whose algorithm ids fn's C returns: `library`, else the tree's provenance, else None.
+
+    A `library` other than the tree's own is an error: the tree's ids and names are its library's."""
+    from ..libraries import library_name, title
+    own = tree_library(fn)
+    wanted = library_name(library) if library else None
+    if wanted and own and wanted != own:
+        raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements; --library "
+                           f"{title(wanted)} differs (its ids would name other algorithms)")
+    return wanted or own
 
 
 def algorithm_ids(methods, collective, library=None):
@@ -46,9 +58,10 @@ def algorithm_ids(methods, collective, library=None):
         from ..libraries import mpich
         return {name: _plain_id(1 + mpich.ALGORITHMS[collective].index(mpich.container(collective, name)[0]))
                 for name in names}
-    if library is not None:
-        raise QuadselError(f"unknown library {library!r} (choose from {', '.join(LIBRARIES)})")
-    if all(name.isdigit() for name in names):
+    if library == "intelmpi":
+        from ..libraries import intelmpi
+        return {name: _plain_id(_intel_id(intelmpi, collective, name)) for name in names}
+    if all(name.isascii() and name.isdigit() for name in names):   # unknown or another library: ids as they are
         return {name: _plain_id(int(name)) for name in names}
     prefix = f"QUADSEL_{identifier_part(collective)}_ALG_"
     ids, used = {}, set()
@@ -62,6 +75,14 @@ def algorithm_ids(methods, collective, library=None):
     return ids
 
 
+def _intel_id(intelmpi, collective, name):
+    label = intelmpi.canonical_label(collective, name)
+    if label is None:
+        raise QuadselError(f"algorithm {comment_text(name)!r} is not an Intel MPI {collective} preset "
+                           f"(I_MPI_ADJUST_{identifier_part(collective)})")
+    return int(label)
+
+
 def _plain_id(number):
     return AlgorithmId(str(int(number)), None, int(number))
 
@@ -69,7 +90,8 @@ def _plain_id(number):
 def id_legend(ids, library, collective):
     """One comment line naming what every returned id is (no names from input files but escaped)."""
     scheme = {"openmpi": f"Open MPI coll_tuned_{identifier_part(collective).lower()}_algorithm",
-              "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM"}.get(library)
+              "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM",
+              "intelmpi": f"Intel MPI I_MPI_ADJUST_{identifier_part(collective)} presets"}.get(library)
     names = {name: name for name in ids}
     if DEFAULT_ALGORITHM in ids:
         rest = {n: a for n, a in ids.items() if n != DEFAULT_ALGORITHM}
@@ -78,6 +100,8 @@ def id_legend(ids, library, collective):
             "algorithm 0, MPICH's auto)."
     if scheme is None and any(aid.define for aid in ids.values()):
         scheme = "quadsel's numbering"
+    elif scheme is None and library is not None:
+        scheme = f"{comment_text(library)}'s own ids, as measured"
     elif scheme is None:
         from ..libraries import openmpi
         known = openmpi.ALGORITHMS.get(collective, {})
@@ -86,9 +110,9 @@ def id_legend(ids, library, collective):
             names = {name: known[aid.number] for name, aid in ids.items()}
         else:
             scheme = "the input's numeric names"
-    elif library == "openmpi":
-        from ..libraries import openmpi
-        names = {name: openmpi.algorithm_name(collective, aid.number) for name, aid in ids.items()}
+    elif library in ("openmpi", "intelmpi"):
+        from ..libraries import LIBRARIES
+        names = {name: LIBRARIES[library].algorithm_name(collective, aid.number) for name, aid in ids.items()}
     pairs = ", ".join(f"{aid.number} = {comment_text(names[name])}" for name, aid in ids.items())
     return f"Algorithm ids ({scheme}): {pairs}."
 

@@ -7,10 +7,8 @@ forces it. `CallModel` holds what an MPICH selection may test about a call (coun
 from dataclasses import dataclass, field
 from typing import Tuple
 
-from ..libraries.base import DEFAULT_ALGORITHM
-
-# Collectives verify calls with MPI_SUM on floats; every other one moves MPI_BYTE (measure/calls.py).
-REDUCTIONS = ("reduce", "allreduce", "scan", "exscan", "reduce_scatter", "reduce_scatter_block")
+# Collectives verify calls with MPI_SUM on floats (REDUCTIONS); every other one moves MPI_BYTE (measure/calls.py).
+from ..libraries.base import DEFAULT_ALGORITHM, REDUCTIONS, is_reduction  # noqa: F401 (REDUCTIONS: interface)
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class CallModel:
         (`type_size`, as verify_type_size chose it for the whole grid; None: float where msg allows it)."""
         if type_size is None:
             type_size = 4 if msg % 4 == 0 else 1
-        if collective not in REDUCTIONS or type_size == 1:      # the data movers move bytes
+        if not is_reduction(collective) or type_size == 1:
             return CallModel(count=msg, type_size=1)
         return CallModel(count=msg // type_size, type_size=type_size)
 
@@ -63,7 +61,8 @@ class CallModel:
 
 def verify_type_size(collective, msg_sizes):
     """Element size of verify's calls, by quadsel measure's `--datatype auto` rule over the same sizes: bytes
-    for bcast; for reductions float (4) when every size is a multiple of 4, else uint8 (1)."""
-    if collective not in REDUCTIONS:
+    for the collectives that move data; for reductions float (4) when every size is a multiple of 4, else
+    uint8 (1)."""
+    if not is_reduction(collective):
         return 1
     return 4 if all(m % 4 == 0 for m in msg_sizes) else 1

@@ -5,10 +5,11 @@ The error names the tree file and the line of the offending method (docs/convent
 """
 
 from ..errors import InputError, QuadselError
-from ..libraries import mpich, openmpi
+from ..libraries import intelmpi, mpich, openmpi
 from .c import library_of
 
-TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "mpich-json": mpich.NAME}
+TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "mpich-json": mpich.NAME,
+                  "impi-adjust": intelmpi.NAME}
 
 
 def output_library(fn, target, flavor="plain", library=None):
@@ -26,10 +27,16 @@ def check_method(library, collective, algorithm):
         openmpi.algorithm_id(collective, algorithm)
     elif library == mpich.NAME:
         mpich.container(collective, algorithm)
+    elif library == intelmpi.NAME and intelmpi.canonical_label(collective, algorithm) is None:
+        known = ", ".join(f"{k}={v}" for k, v in intelmpi.ALGORITHMS.get(collective, {}).items()) or "none"
+        raise QuadselError(f"algorithm {algorithm!r} is not an Intel MPI {collective} preset (known: {known})")
 
 
 def check_tree(fn, path, target, flavor="plain", library=None):
-    """InputError (file:line of the method in the tree file) at the first method the output's library lacks."""
+    """InputError (file:line of the method in the tree file) at the first method the output's library lacks;
+    before that, a tree of another library's measurements is refused as a whole (targets.check_library)."""
+    from . import check_library
+    check_library(target if flavor != "ompi-tuned" else "ompi-rules", [fn])
     lib = output_library(fn, target, flavor, library)
     if lib is None:
         return

@@ -188,6 +188,16 @@ def _container_name(key):
     return key.replace(" ", "")[len("algorithm="):]
 
 
+def _split_container(container):
+    """`MPIR_Reduce_scatter_intra_ring` -> ("reduce_scatter", "ring"); (None, None) for other containers."""
+    for coll in sorted(mpich.ALGORITHMS, key=len, reverse=True):
+        for kind in ("intra", "allcomm"):
+            prefix = f"MPIR_{coll.capitalize()}_{kind}_"
+            if container.startswith(prefix):
+                return coll, container[len(prefix):]
+    return None, None
+
+
 def check(doc, path):
     """Raise InputError where MPICH's csel parser or its tree validation would abort; return warnings."""
     warnings = []
@@ -212,11 +222,10 @@ def check(doc, path):
                     if "=" not in param:
                         raise InputError(path, param_line, f"algorithm parameter {param!r} is not NAME=VALUE")
                 container = ckey.split("=", 1)[1]
-                match = re.match(r"MPIR_(Bcast|Reduce|Allreduce)_(intra|allcomm)_(.+)$", container)
-                if match and match.group(3) not in mpich.ALGORITHMS[match.group(1).lower()]:
-                    raise InputError(path, line, f"MPICH has no {match.group(1).lower()} algorithm "
-                                                 f"{match.group(3)!r} (known: "
-                                                 f"{', '.join(mpich.ALGORITHMS[match.group(1).lower()])})")
+                coll, algorithm = _split_container(container)
+                if coll and algorithm not in mpich.ALGORITHMS[coll]:
+                    raise InputError(path, line, f"MPICH has no {coll} algorithm {printable(algorithm)!r} (known: "
+                                                 f"{', '.join(mpich.ALGORITHMS[coll])})")
                 if container in ("MPIR_Bcast_intra_smp", "MPIR_Reduce_intra_smp") and not parent:
                     unguarded.append(line)
                 return

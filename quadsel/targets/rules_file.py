@@ -17,24 +17,25 @@ from typing import List, Optional
 
 from ..errors import InputError, QuadselError
 from ..inputs import read_text
-from ..libraries import mpich, openmpi, sizes
-from . import mpich_json, ompi_json, ompi_rules
+from ..libraries import COLLECTIVES, mpich, openmpi, sizes
+from . import impi_adjust, mpich_json, ompi_json, ompi_rules
 from .json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, CallModel, Pick
 
-VERIFIABLE = ("bcast", "reduce", "allreduce")
+VERIFIABLE = COLLECTIVES   # quadsel verify measures every collective quadsel measures
 
 
 # -- files ------------------------------------------------------------------------------------------------------
 FORMAT_NAMES = {"ompi-rules": "Open MPI classic rules", "ompi-json": "Open MPI JSON rules",
-                "mpich-json": "MPICH selection JSON"}
+                "mpich-json": "MPICH selection JSON", "impi-adjust": "Intel MPI I_MPI_ADJUST strings"}
 
 
 def detect_format(text):
-    """'tree', 'ompi-json', 'mpich-json' or 'ompi-rules' (anything that is not JSON)."""
+    """'tree', 'ompi-json', 'mpich-json', 'impi-adjust' (I_MPI_ADJUST_<COLL>= lines) or 'ompi-rules' (anything
+    else that is not JSON)."""
     head = text.lstrip()
     if not head.startswith("{"):
-        return "ompi-rules"
+        return "impi-adjust" if impi_adjust.looks_like(text) else "ompi-rules"
     if "quadsel-quadtree" in text[:4096]:
         return "tree"
     if re.search(r'"collectives"\s*:', text) and not re.search(r'"collective\s*=', text):
@@ -50,8 +51,8 @@ def ompi_major(version_string):
 @dataclass
 class RulesFile:
     path: str
-    format: str                                    # ompi-rules | ompi-json | mpich-json
-    library: str                                   # openmpi | mpich
+    format: str                                    # ompi-rules | ompi-json | mpich-json | impi-adjust
+    library: str                                   # openmpi | mpich | intelmpi
     collectives: List[str]                         # every collective the file has rules for
     ignored: Optional[str] = None                  # why the library drops the whole file ("file:line: ...")
     warnings: List[str] = field(default_factory=list)
@@ -75,6 +76,8 @@ class RulesFile:
                 return DEFAULT_PICK
             return ompi_rules.pick(collective, rule.alg, rule.faninout, rule.segsize, rule.maxreq,
                              f"{self.path}:{rule.line}")
+        if self.format == "impi-adjust":
+            return impi_adjust.pick(self.path, collective, self._data.get(collective, []), comm_size, msg)
         if self.format == "ompi-json":
             rule = ompi_json.lookup(self._data.get(collective, []), comm_size, key)
             if rule is None:
@@ -131,6 +134,9 @@ def read_rules_file(path, text=None, library_version=None):
             out.ignored = (f"{path}:{ignored[0]}: {ignored[1]}: Open MPI silently ignores this whole file and "
                            f"uses its fixed decisions")
         return out
+    if kind == "impi-adjust":
+        collectives = impi_adjust.read(text, path)
+        return RulesFile(path, kind, "intelmpi", list(collectives), _data=collectives)
     doc = parse_json_lines(text, path)
     if kind == "ompi-json":
         collectives, warnings = ompi_json.read(doc, path)

@@ -38,7 +38,9 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
     msgs = [int(m) for m in msgs]
     if not comms:
         raise QuadselError(f"{sel.collective}: no communicator size <= {np_} to verify (use --np or --comm-sizes)")
-    if sel.collective != "bcast" and 0 in msgs:
+    if sel.collective == "barrier":
+        msgs = [0]        # a barrier carries no data, whatever the grid says
+    elif sel.collective != "bcast" and 0 in msgs:
         msgs.remove(0)
     method_pick = getattr(sel, "method_pick", None) or (lambda m: _measured_pick(library, sel.collective, m))
     all_methods = [json_arm(m.arm()) for m in sel.methods()] if hasattr(sel, "methods") else None
@@ -92,7 +94,7 @@ def current_library():
 
 
 def current_library_version():
-    """('openmpi' | 'mpich', MPI_Get_library_version()) of the MPI mpi4py loads."""
+    """('openmpi' | 'mpich' | 'intelmpi', MPI_Get_library_version()) of the MPI mpi4py loads."""
     if launch.inside_mpi_job():
         from mpi4py import MPI
         version = MPI.Get_library_version()
@@ -101,11 +103,32 @@ def current_library_version():
     version = version.replace("\0", "")   # MPICH pads its version string with NULs
     kind = detect(version)
     if kind is None:
-        raise QuadselError("verify needs Open MPI or MPICH (mpi4py loads neither)")
+        raise QuadselError("verify needs Open MPI, MPICH or Intel MPI (mpi4py loads none of them)")
     return kind, version
 
 
-def run_speed(spec, np_, mpiexec=None, timeout=None):
+def run_speed_env(spec, np_, forcing_env, mpiexec=None, timeout=None):
+    """run_speed for a library forced by the launch's environment only (Intel MPI): one launch per arm, in which
+    that arm is the library's own choice; the arms of a point are therefore timed in separate launches, not
+    interleaved (docs/deploy.md)."""
+    if launch.inside_mpi_job():
+        raise QuadselError("this MPI library reads its algorithm at start-up only: run verify with --np "
+                           "(one launch per method), not under mpiexec")
+    from .speed import _arms, _key
+    points = spec["points"]
+    arms = sorted({a for p in points for a in _arms(p)})
+    times = [{} for _ in points]
+    result = None
+    for arm in arms:
+        mine = [i for i, p in enumerate(points) if arm in _arms(p)]
+        sub = [dict(points[i], default=list(arm[:2]), quadsel=list(arm[:2]), candidates=None) for i in mine]
+        result = run_speed(dict(spec, points=sub), np_, mpiexec, timeout, env=forcing_env(spec["collective"], arm[0]))
+        for i, p in zip(mine, result["points"]):
+            times[i][_key(arm)] = p["times"][_key(arm)]
+    return dict(result, points=[dict(p, times=t) for p, t in zip(points, times)], interleaved=False)
+
+
+def run_speed(spec, np_, mpiexec=None, timeout=None, env=None):
     """Launch quadsel.verify.speed under mpiexec (or run it here when already inside an MPI job)."""
     if launch.inside_mpi_job():
         return speed.run(spec)
@@ -117,7 +140,7 @@ def run_speed(spec, np_, mpiexec=None, timeout=None):
             json.dump(spec, handle)
         cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
         cmd += ["-n", str(np_), sys.executable, "-m", "quadsel.verify.speed", spec_path, out_path]
-        env = launch.launch_env(flavor)
+        env = launch.launch_env(flavor, env)
         if sys.stderr.isatty():
             env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal
         status = launch.run(cmd, env, timeout=timeout)   # Ctrl-C: the job is stopped

@@ -1,9 +1,10 @@
 """Which algorithm did the library run? Deterministic fingerprints of one collective call.
 
   traffic  Open MPI: per-rank, per-peer messages and bytes of the call (pml/monitoring, MPI_T pvars).
-  order    reduce/allreduce, any library: a user operation that claims to be commutative but is not
-           encodes the order in which the ranks' data were combined, i.e. the reduction tree
-           (quadsel.measure.selfcheck); message sizes that are multiples of 8 bytes.
+  order    the reductions (reduce, allreduce, scan, exscan, reduce_scatter, reduce_scatter_block), any
+           library: a user operation that claims to be commutative but is not encodes the order in which
+           the ranks' data were combined, i.e. the reduction tree (quadsel.measure.selfcheck); message
+           sizes that are multiples of 8 bytes. Every rank's result counts (scan, reduce_scatter).
 
 A fingerprint of a run that loads the rules file is compared with fingerprints of runs that force each
 method through MPI_T: equal to the tree's method (and different from the library's own choice) proves the
@@ -21,6 +22,7 @@ import sys
 
 import numpy as np
 
+from ..libraries.base import is_reduction
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
 KINDS = ("traffic", "order")
@@ -33,33 +35,32 @@ def _order_op(invec, inoutvec, datatype):
     b[:] = (a * 31 + b) % MODULUS
 
 
-def _calls(MPI, collective, msg, kind, op):
-    """call(comm) of one collective of `msg` bytes."""
-    if collective == "bcast":
-        buf = np.zeros(max(msg, 1), dtype=np.uint8)
-        return lambda comm: comm.Bcast([buf, msg, MPI.BYTE], root=0)
+def _calls(MPI, collective, msg, kind, op, comm_size):
+    """call(comm) of one collective of `msg` bytes per rank (quadsel.measure.calls: measure's own call)."""
+    from ..measure.calls import buffer_bytes, call_for
     if kind == "order":
         count = msg // 8
+        send_bytes, recv_bytes = buffer_bytes(collective, msg, comm_size)
+
         def call(comm):
-            send = np.full(count, comm.Get_rank() + 1, dtype=np.int64)
-            recv = np.zeros(count, dtype=np.int64)
-            if collective == "reduce":
-                comm.Reduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=op, root=0)
-            else:
-                comm.Allreduce([send, MPI.INT64_T], [recv, MPI.INT64_T], op=op)
-            # the whole vector: block-wise algorithms (reduce-scatter + gather) combine blocks in different orders
-            return hashlib.sha1(recv.tobytes()).hexdigest()[:16] if comm.Get_rank() == 0 else None
+            send = np.full(send_bytes // 8, comm.Get_rank() + 1, dtype=np.int64)
+            recv = np.zeros(recv_bytes // 8, dtype=np.int64)
+            call_for(MPI, collective, send.view(np.uint8), recv.view(np.uint8), count * 8, MPI.INT64_T, 8,
+                     comm.Get_size(), op=op)(comm)
+            # every rank's whole result: block-wise algorithms combine blocks in different orders
+            digests = comm.gather(hashlib.sha1(recv.tobytes()).hexdigest()[:16], root=0)
+            return "/".join(digests) if comm.Get_rank() == 0 else None
         return call
-    size, mpitype = (4, MPI.FLOAT) if msg % 4 == 0 else (1, MPI.UINT8_T)
-    send, recv = np.zeros(msg, dtype=np.uint8), np.zeros(msg, dtype=np.uint8)
-    if collective == "reduce":
-        return lambda comm: comm.Reduce([send, msg // size, mpitype], [recv, msg // size, mpitype], op=MPI.SUM, root=0)
-    return lambda comm: comm.Allreduce([send, msg // size, mpitype], [recv, msg // size, mpitype], op=MPI.SUM)
+    reduction = is_reduction(collective)
+    size, mpitype = (4, MPI.FLOAT) if reduction and msg % 4 == 0 else (1, MPI.UINT8_T if reduction else MPI.BYTE)
+    send_bytes, recv_bytes = buffer_bytes(collective, msg, comm_size)
+    send, recv = np.zeros(send_bytes, dtype=np.uint8), np.zeros(recv_bytes, dtype=np.uint8)
+    return call_for(MPI, collective, send, recv, msg, mpitype, size, comm_size)
 
 
 def checkable(kind, collective, msg):
     if kind == "order":
-        return collective in ("reduce", "allreduce") and msg > 0 and msg % 8 == 0
+        return is_reduction(collective) and msg > 0 and msg % 8 == 0
     return True
 
 
@@ -101,7 +102,7 @@ def run(spec):
             for m in msgs:
                 row = {"comm": n, "msg": m, "arms": {}}
                 if checkable(kind, collective, m):
-                    call = _calls(MPI, collective, m, kind, op)
+                    call = _calls(MPI, collective, m, kind, op, n)
                     for name, comm in arms.items():
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
                             forcing.activate(arm_of[name])

@@ -35,6 +35,10 @@ class PointCheck:
 
 
 def file_environment(library, rules_path):
+    if library == "intelmpi":   # what `. FILE` exports: its I_MPI_ADJUST_<COLL> variables
+        from ..inputs import read_text
+        from ..targets.impi_adjust import environment
+        return environment(read_text(rules_path, what="rules file"), rules_path)
     if library == "openmpi":
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 "OMPI_MCA_coll_tuned_dynamic_rules_filename": os.path.abspath(rules_path)}
@@ -96,7 +100,10 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
                               python, mpiexec, timeout, workdir)
-            by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+            if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
+                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir)
+            else:
+                by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
                 name = arm_key(chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
@@ -112,6 +119,33 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "follows"
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
     return checks
+
+
+def _env_only():
+    """{library: forcing_env(collective, label)} of the libraries forced by a launch's environment only."""
+    from ..libraries import intelmpi
+    return {intelmpi.NAME: intelmpi.forcing_env}
+
+
+def _env_forcing(library, collective):
+    """forcing_env(collective, label) when this collective of the library is forced by a launch's environment
+    only (Intel MPI; Open MPI 5.0.x allgatherv, whose variables are read-only through MPI_T), else None."""
+    from ..libraries import openmpi
+    if library == openmpi.NAME and collective in openmpi.MPIT_READONLY:
+        return lambda coll, label: dict(openmpi.OpenMPI("Open MPI").env_for(coll, label, 0), **{})
+    return _env_only().get(library)
+
+
+def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir):
+    """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment."""
+    out = {}
+    for arm in forced:
+        env = _env_forcing(library, spec["collective"])(spec["collective"], norm_arm(arm)[0])
+        got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
+        for point, arms in got.items():
+            if "library" in arms:
+                out.setdefault(point, {})[arm_key(arm)] = arms["library"]
+    return out
 
 
 def summary(checks):

@@ -7,8 +7,9 @@ import tempfile
 from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
+from ..libraries import openmpi
 from ..output import write_text
-from ..targets import mpich_json, ompi_rules
+from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
@@ -65,7 +66,14 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
-        result = command.run_speed(spec, np_, mpiexec)
+        if library == "intelmpi":
+            from ..libraries.intelmpi import forcing_env
+            result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
+        elif library == "openmpi" and sel.collective in openmpi.MPIT_READONLY:   # read-only through MPI_T
+            result = command.run_speed_env(spec, np_, lambda coll, label: openmpi.OpenMPI("Open MPI").env_for(
+                coll, label, 0), mpiexec)
+        else:
+            result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return None
         result["collective"] = sel.collective
@@ -94,6 +102,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 fns = [t.fn for t in loaded.trees]
                 if library == "openmpi":
                     text = ompi_rules.emit(fns)
+                elif library == "intelmpi":
+                    text = impi_adjust.emit(fns)
                 else:
                     text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
                 write_text(path, text)

@@ -38,6 +38,16 @@ class TreeSelection:
         return [self.method_pick(m) for m in self.fn.methods]
 
 
+def _check_tree_library(fn, path, library):
+    """A tree of another library's measurements names that library's algorithms: refused in one line."""
+    from ..libraries import title
+    from ..targets.c import tree_library
+    own = tree_library(fn)
+    if own is not None and own != library:
+        raise QuadselError(f"{path}: a tree of {title(own)} measurements, but mpi4py loads {title(library)}: its "
+                           "methods are not this library's")
+
+
 def as_selection(item, library):
     """A DecisionFunction becomes a TreeSelection; selections pass through."""
     return item if hasattr(item, "pick") else TreeSelection(item, library)
@@ -69,14 +79,16 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     for path in paths:
         text = read_text(path, what="rules file")   # regular files only, size-limited
         if detect_format(text) == "tree":
-            selections = [TreeSelection(DecisionFunction.load(path), library, path)]
+            fn = DecisionFunction.load(path)
+            _check_tree_library(fn, path, library)
+            selections = [TreeSelection(fn, library, path)]
             out.trees += selections
         else:
             rules = read_rules_file(path, text, library_version)
             if rules.library != library:
-                names = {"openmpi": "Open MPI", "mpich": "MPICH"}
-                raise QuadselError(f"{path}: an {names[rules.library]} rules file, but mpi4py loads "
-                                   f"{names.get(library, library)}")
+                from ..libraries import title
+                article = "an" if title(rules.library)[0] in "AEIOUM" else "a"   # an MPICH, an Open MPI, an Intel MPI
+                raise QuadselError(f"{path}: {article} {title(rules.library)} rules file, but mpi4py loads {title(library)}")
             out.rules_files.append(rules)
             out.notes += [f"warning: {w}" for w in rules.warnings]
             if rules.ignored:

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 
@@ -37,16 +38,12 @@ def _arms(point):
     return sorted({norm_arm(m) for m in [point["default"], point["quadsel"]] + (point["candidates"] or [])})
 
 
-def _call(MPI, collective, msg, send, recv, type_size=None):
-    # the call quadsel.targets.library_call.CallModel.of_verify_call describes (MPICH selections test it)
-    if collective == "bcast":
-        return lambda comm: comm.Bcast([send, msg, MPI.BYTE], root=0)
+def _call(MPI, collective, msg, send, recv, type_size, comm_size):
+    # measure's own call (quadsel.measure.calls), with the type quadsel.targets.library_call.CallModel describes
+    from ..measure.calls import call_for
     call = CallModel.of_verify_call(collective, msg, type_size)
-    size, mpitype = call.type_size, (MPI.FLOAT if call.type_size == 4 else MPI.UINT8_T)
-    s, r = [send, msg // size, mpitype], [recv, msg // size, mpitype]
-    if collective == "reduce":
-        return lambda comm: comm.Reduce(s, r, op=MPI.SUM, root=0)
-    return lambda comm: comm.Allreduce(s, r, op=MPI.SUM)
+    mpitype = MPI.BYTE if not is_reduction(collective) else (MPI.FLOAT if call.type_size == 4 else MPI.UINT8_T)
+    return call_for(MPI, collective, send, recv, msg, mpitype, call.type_size, comm_size)
 
 
 def run(spec):
@@ -69,8 +66,9 @@ def run(spec):
     timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)))
     span = timing == "span"
     points = [dict(p) for p in spec["points"]]
-    biggest = max(p["msg"] for p in points)
-    send, recv = np.zeros(max(biggest, 1), dtype=np.uint8), np.zeros(max(biggest, 1), dtype=np.uint8)
+    from ..measure.calls import buffer_bytes
+    sizes = buffer_bytes(collective, max(p["msg"] for p in points), max(p["comm"] for p in points))
+    send, recv = np.zeros(sizes[0], dtype=np.uint8), np.zeros(sizes[1], dtype=np.uint8)
     samples = {}   # (n, m, key) -> [µs]
     ends = {}      # (n, m, key) -> number of samples at the end of each round (verify/statistics.py)
     spent = {}
@@ -99,7 +97,7 @@ def run(spec):
                     prior = {k[2]: samples.get(k, []) for k in keys}
                     prior_time = {k[2]: spent.get(k, 0.0) for k in keys}
                     rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}")
-                    got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv, p.get("type_size")), rule, rng,
+                    got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv, p.get("type_size"), n), rule, rng,
                                              warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
                                              prior=prior, prior_time=prior_time, share=round_ / rounds,
                                              span=span, clock=time.perf_counter if span else None)

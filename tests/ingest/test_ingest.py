@@ -187,9 +187,9 @@ def test_detail_named_columns_tuned_is_default_and_no_data_skipped():
     rows = read_measurements(DATA / "gather_detail.out")  # collective from the file name
     by_point = {(m.algorithm, m.comm_size, m.msg_size): (m.time, m.stddev) for m in rows}
     assert len(rows) == 11
-    assert by_point[("basic_linear", 2, 1)] == (50.10, 0.80)
+    assert by_point[("1", 2, 1)] == (50.10, 0.80)    # coll/tuned's gather names become its ids (1 basic_linear)
     assert by_point[("default", 2, 1024)] == (98.10, None)
-    assert ("linear_sync", 4, 1) not in by_point
+    assert ("3", 4, 1) not in by_point                # 3 linear_sync
     assert {m.collective for m in rows} == {"gather"}
 
 

@@ -1,0 +1,175 @@
+"""Where a library silently runs another algorithm than the one forced: its internal fallbacks.
+
+Read from the sources (never measured into existence): Open MPI 5.0.x `ompi/mca/coll/base/coll_base_*.c`
+(the `switching to ...` branches at the top of each algorithm) and MPICH 5.0.x
+`src/mpi/coll/coll_algorithms.txt` (an algorithm's `restrictions:`; maint/gen_coll.py turns each into
+MPII_COLLECTIVE_FALLBACK_CHECK, which with the default MPIR_CVAR_COLLECTIVE_FALLBACK=silent runs
+MPIR_<Coll>_allcomm_auto, i.e. MPICH's own selection). docs/collectives.md has the table.
+
+`replacement(library, collective, label, call)` says what really runs for a forced (label, call):
+None (the forced algorithm), another label, DEFAULT_ALGORITHM (the library's own selection) or ERROR
+(the library returns an error: Open MPI's two_proc algorithms on any other size than 2). Chains are
+followed (segmented ring -> ring -> recursive doubling).
+"""
+
+from typing import Callable, NamedTuple
+
+from .base import DEFAULT_ALGORITHM
+
+ERROR = "error"
+
+
+class Call(NamedTuple):
+    """What a fallback condition may look at in one call."""
+    comm_size: int
+    count: int                  # elements per rank (the convention's bytes per rank / type size)
+    type_size: int = 1
+    commutative: bool = True    # quadsel's calls: MPI_SUM (built in, commutative)
+    built_in_op: bool = True
+    in_place: bool = False      # quadsel's calls never use MPI_IN_PLACE
+    segsize: int = 0
+
+
+class Fallback(NamedTuple):
+    collective: str
+    algorithm: str              # the forced label (Open MPI id as text, MPICH name)
+    when: str                   # the condition, as the docs print it
+    runs: str                   # the label that runs instead, DEFAULT_ALGORITHM or ERROR
+    source: str                 # file and function of the library that does it
+    applies: Callable[[Call], bool]
+
+
+def _pow2(n):
+    return n > 0 and n & (n - 1) == 0
+
+
+def _pof2_below(n):
+    """The largest power of two <= n (MPICH's MPL_pof2, Open MPI's nprocs_pof2)."""
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def _segcount(call):
+    """COLL_BASE_COMPUTED_SEGCOUNT of coll_base_functions.h: elements per segment of a segmented run."""
+    t, seg = call.type_size, call.segsize
+    if t <= seg < t * call.count:
+        segcount, residual = seg // t, seg - (seg // t) * t
+        return segcount + (1 if residual > t >> 1 else 0)
+    return call.count
+
+
+def _split_bintree_too_small(call):
+    first = (call.count + 1) // 2
+    second = call.count - first
+    return first == 0 or second == 0 or call.segsize > first * call.type_size or call.segsize > second * call.type_size
+
+
+_OB = "ompi/mca/coll/base/"
+OPENMPI = [
+    Fallback("allgather", "3", "comm size not a power of two", "2", _OB + "coll_base_allgather.c "
+             "ompi_coll_base_allgather_intra_recursivedoubling", lambda c: not _pow2(c.comm_size)),
+    Fallback("allgather", "5", "odd comm size", "4", _OB + "coll_base_allgather.c "
+             "ompi_coll_base_allgather_intra_neighborexchange", lambda c: c.comm_size % 2 == 1),
+    Fallback("allgather", "6", "comm size not 2", ERROR, _OB + "coll_base_allgather.c "
+             "ompi_coll_base_allgather_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2),
+    Fallback("allgatherv", "4", "odd comm size", "3", _OB + "coll_base_allgatherv.c "
+             "ompi_coll_base_allgatherv_intra_neighborexchange", lambda c: c.comm_size % 2 == 1),
+    Fallback("allgatherv", "5", "comm size not 2", ERROR, _OB + "coll_base_allgatherv.c "
+             "ompi_coll_base_allgatherv_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2),
+    Fallback("allreduce", "4", "count < comm size", "3", _OB + "coll_base_allreduce.c "
+             "ompi_coll_base_allreduce_intra_ring", lambda c: c.count < c.comm_size),
+    Fallback("allreduce", "5", "count < comm size x segment count (segment count = count without a segment "
+             "size)", "4", _OB + "coll_base_allreduce.c ompi_coll_base_allreduce_intra_ring_segmented",
+             lambda c: c.count < c.comm_size * _segcount(c)),
+    Fallback("allreduce", "6", "count < largest power of two <= comm size, or a non-commutative op", "1",
+             _OB + "coll_base_allreduce.c ompi_coll_base_allreduce_intra_redscat_allgather",
+             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative),
+    Fallback("alltoall", "5", "comm size not 2", ERROR, _OB + "coll_base_alltoall.c "
+             "ompi_coll_base_alltoall_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2),
+    Fallback("barrier", "5", "comm size not 2", ERROR, _OB + "coll_base_barrier.c "
+             "ompi_coll_base_barrier_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size > 2),
+    Fallback("bcast", "4", "a half of the buffer smaller than the segment size (or empty)", "3",
+             _OB + "coll_base_bcast.c ompi_coll_base_bcast_intra_split_bintree (chain of fan-out 1 = pipeline)",
+             _split_bintree_too_small),
+    Fallback("bcast", "8", "count < comm size", "1", _OB + "coll_base_bcast.c "
+             "ompi_coll_base_bcast_intra_scatter_allgather", lambda c: c.count < c.comm_size),
+    Fallback("bcast", "9", "count < comm size", "1", _OB + "coll_base_bcast.c "
+             "ompi_coll_base_bcast_intra_scatter_allgather_ring", lambda c: c.count < c.comm_size),
+    Fallback("reduce", "7", "count < largest power of two <= comm size, or a non-commutative op", "1",
+             _OB + "coll_base_reduce.c ompi_coll_base_reduce_intra_redscat_gather",
+             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative or c.comm_size < 2),
+    Fallback("reduce_scatter_block", "2", "count x comm size > INT_MAX", "1", _OB + "coll_base_reduce_scatter_block.c "
+             "ompi_coll_base_reduce_scatter_block_intra_recursivedoubling", lambda c: c.count * c.comm_size > 2**31 - 1),
+    Fallback("reduce_scatter_block", "3", "a non-commutative op", "1", _OB + "coll_base_reduce_scatter_block.c "
+             "ompi_coll_base_reduce_scatter_block_intra_recursivehalving", lambda c: not c.commutative),
+]
+
+_MT = "src/mpi/coll/coll_algorithms.txt"
+
+
+def _mpich(collective, algorithm, restriction, test):
+    return Fallback(collective, algorithm, restriction, DEFAULT_ALGORITHM,
+                    f"{_MT} {collective}-intra {algorithm} restrictions: {restriction} (gen_coll.py: "
+                    f"MPIR_{collective.capitalize()}_allcomm_auto)", test)
+
+
+_NOT_POW2 = ("power-of-two", lambda c: not _pow2(c.comm_size))
+_NON_COMMUTATIVE = ("commutative", lambda c: not c.commutative)
+_IN_PLACE = ("noinplace", lambda c: c.in_place)
+_NOT_IN_PLACE = ("inplace", lambda c: not c.in_place)
+MPICH = [
+    _mpich("allgather", "recursive_doubling", *_NOT_POW2),
+    _mpich("allgatherv", "recursive_doubling", *_NOT_POW2),
+    *[_mpich("alltoall", a, *_IN_PLACE) for a in ("brucks", "k_brucks", "pairwise", "scattered")],
+    _mpich("alltoall", "pairwise_sendrecv_replace", *_NOT_IN_PLACE),
+    _mpich("alltoallv", "pairwise_sendrecv_replace", *_NOT_IN_PLACE),
+    _mpich("alltoallv", "scattered", *_IN_PLACE),
+    *[Fallback(c, "smp", "a communicator that is not a parent communicator (one with node sub-communicators): "
+               "every communicator quadsel measures on (a Split of MPI_COMM_WORLD, Dup'ed) is not one in MPICH 5.0.2",
+               DEFAULT_ALGORITHM, f"{_MT} {c}-intra smp restrictions: parent-comm (seen with "
+               "MPIR_CVAR_COLLECTIVE_FALLBACK=print: tests/libraries/test_fallbacks.py)", lambda c: True)
+      for c in ("allreduce", "barrier", "bcast", "reduce", "scan")],
+    Fallback("reduce_scatter", "noncommutative", "comm size not a power of two", ERROR,
+             "src/mpi/coll/reduce_scatter/reduce_scatter_intra_noncommutative.c MPIR_Reduce_scatter_intra_noncommutative "
+             "(MPIR_Assert(MPL_is_pof2(comm_size)): MPICH aborts; no restriction guards it)",
+             lambda c: not _pow2(c.comm_size)),
+    _mpich("reduce", "smp", *_NON_COMMUTATIVE),
+    _mpich("reduce", "reduce_scatter_gather", "size-ge-pof2, builtin-op",
+           lambda c: c.count < _pof2_below(c.comm_size) or not c.built_in_op),
+    _mpich("allreduce", "smp", *_NON_COMMUTATIVE),
+    *[_mpich("allreduce", a, *_NON_COMMUTATIVE) for a in ("recursive_multiplying", "ring", "k_reduce_scatter_allgather")],
+    _mpich("allreduce", "reduce_scatter_allgather", "size-ge-pof2, builtin-op",
+           lambda c: c.count < _pof2_below(c.comm_size) or not c.built_in_op),
+    Fallback("allreduce", "ccl", "always without an external CCL (NCCL, RCCL, oneCCL)", DEFAULT_ALGORITHM,
+             "src/mpi/coll/allreduce/allreduce_intra_ccl.c MPIR_Allreduce_intra_ccl", lambda c: True),
+    *[_mpich("reduce_scatter", a, *_NON_COMMUTATIVE) for a in ("pairwise", "recursive_halving")],
+    _mpich("reduce_scatter_block", "noncommutative", *_NOT_POW2),
+    *[_mpich("reduce_scatter_block", a, *_NON_COMMUTATIVE) for a in ("pairwise", "recursive_halving")],
+    _mpich("scan", "smp", *_NON_COMMUTATIVE),
+]
+# scan smp is also restricted to node-consecutive ranks (one node: always holds).
+
+TABLES = {"openmpi": OPENMPI, "mpich": MPICH}
+
+
+def known(library, collective=None):
+    """The fallbacks of a library (of one collective)."""
+    return [f for f in TABLES.get(library, []) if collective is None or f.collective == collective]
+
+
+def replacement(library, collective, label, call):
+    """What really runs when `label` is forced for `call`: None (the forced one), a label, DEFAULT_ALGORITHM or
+    ERROR. Follows chains (at most a few steps: every step is another algorithm)."""
+    seen, current = {str(label)}, str(label)
+    while True:
+        step = next((f for f in known(library, collective) if f.algorithm == current and f.applies(call)), None)
+        if step is None:
+            return None if current == str(label) else current
+        if step.runs in (DEFAULT_ALGORITHM, ERROR) or step.runs in seen:
+            return step.runs
+        seen.add(step.runs)
+        current = step.runs
+
+
+def why(library, collective, label, call):
+    """The first fallback that applies to a forced `label` (for messages), or None."""
+    return next((f for f in known(library, collective) if f.algorithm == str(label) and f.applies(call)), None)
