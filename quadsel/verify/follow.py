@@ -101,7 +101,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
                               python, mpiexec, timeout, workdir)
             if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
-                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir)
+                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
             else:
                 by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
@@ -136,11 +136,11 @@ def _env_forcing(library, collective):
     return _env_only().get(library)
 
 
-def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir):
+def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra=None):
     """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment."""
     out = {}
     for arm in forced:
-        env = _env_forcing(library, spec["collective"])(spec["collective"], norm_arm(arm)[0])
+        env = dict(extra or {}, **_env_forcing(library, spec["collective"])(spec["collective"], norm_arm(arm)[0]))
         got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
         for point, arms in got.items():
             if "library" in arms:
