@@ -291,6 +291,72 @@ class Growth:
         return best + (alt,)
 
 
+def _budget_gain(costs, block, budget_left):
+    """The best split of a block that fits `budget_left` more leaves, scored as Growth scores it but with the
+    look-ahead held to the budget too (None when nothing fits)."""
+    cc, mm, after, n = split_table(costs, block)
+    here = costs.cost(*block)
+    added = n - 1
+    fits = np.flatnonzero(added <= budget_left)
+    if fits.size == 0:
+        return None
+    one = (here - after[fits]) / added[fits]
+    if one.max() > EPS:
+        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
+    best = None
+    for j in fits:
+        gain = (here - after[j]) / added[j]
+        total_added, left = int(added[j]), 0.0
+        for child in _children(block, int(cc[j]), int(mm[j])):
+            inner = None
+            if child[1] - child[0] > 1 or child[3] - child[2] > 1:
+                c2, m2, a2, n2 = split_table(costs, child)
+                ratio = np.where(n2 - 1 <= budget_left - total_added, (costs.cost(*child) - a2) / (n2 - 1), -np.inf)
+                i = int(np.argmax(ratio))
+                inner = None if ratio[i] == -np.inf else (float(ratio[i]), int(n2[i] - 1))
+            child_cost = costs.cost(*child)
+            if inner is not None and inner[0] > EPS:
+                total_added += inner[1]
+                left += child_cost - inner[0] * inner[1]
+            else:
+                left += child_cost
+        gain = max(gain, (here - left) / total_added)
+        if best is None or gain > best[0] + EPS:
+            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
+    return best
+
+
 def grow_best_first(grid, max_leaves, leaf_rule="penalty", max_depth=None):
-    """Best-first growth to at most `max_leaves` leaves (fewer when no split removes any penalty)."""
-    return Growth(grid, leaf_rule, max_depth, max_leaves).tree(max_leaves)
+    """Best-first growth to at most `max_leaves` leaves (fewer when no split removes any penalty), every split
+    scored within the budget left (the tree `quadsel build` deploys; the folds read theirs from one Growth)."""
+    costs, builder = BlockCosts(grid), TreeBuilder()
+    rows, cols = grid.shape
+    root = (0, rows, 0, cols)
+    blocks = {builder.node(costs.leaf(root, leaf_rule)[0], 0): root}
+    depth = {0: 0}
+    leaves, heap = 1, []
+
+    def push(node):
+        block = blocks[node]
+        if (max_depth is not None and depth[node] >= max_depth) or (block[1] - block[0] == 1 and block[3] - block[2] == 1):
+            return
+        found = _budget_gain(costs, block, max_leaves - leaves)
+        if found is not None and found[0] > EPS:
+            heapq.heappush(heap, (-found[0], node, found))
+
+    push(0)
+    while heap and leaves < max_leaves:
+        _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(heap)
+        if leaves + added > max_leaves:       # the budget shrank since it was scored: score it again
+            push(node)
+            continue
+        kids = []
+        for child in _children(blocks[node], comm_cut, msg_cut):
+            kid = builder.node(costs.leaf(child, leaf_rule)[0], depth[node] + 1)
+            blocks[kid], depth[kid] = child, depth[node] + 1
+            kids.append(kid)
+        builder.split(node, comm_cut, msg_cut, kids)
+        leaves += added
+        for kid in kids:
+            push(kid)
+    return builder.tree()
