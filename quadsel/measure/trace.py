@@ -142,7 +142,8 @@ def run(spec):
     from mpi4py import MPI
     from ..libraries import open_library
     from .mpit import MPIT, MPITError
-    from .point import MethodComms, call_for
+    from .calls import buffer_bytes, call_for
+    from .point import MethodComms
     from .runner import choose_datatype
     from .grid import DATATYPES
     from .skew import measure as barrier_skew
@@ -203,13 +204,13 @@ def run(spec):
         offsets = sub.bcast([0.0] * n if (rank != 0 or one_clock) else estimated, root=0)
         done = sub.bcast({(r["algorithm"], r["segsize"], r["msg_size"]) for r in doc["runs"]} if rank == 0 else None,
                          root=0)
-        count = max(spec.msg_sizes) // dtype_size
-        send = np.zeros(max(count, 1) * dtype_size, dtype=np.uint8)
-        recv = np.zeros_like(send)
+        send_bytes, recv_bytes = buffer_bytes(spec.collective, max(spec.msg_sizes), n)
+        send = np.zeros(send_bytes, dtype=np.uint8)
+        recv = np.zeros(recv_bytes, dtype=np.uint8)
         datatype = getattr(MPI, DATATYPES[dtype_name][0])
         offered = library.algorithms(spec.collective)
         for msg in spec.msg_sizes:
-            call = call_for(MPI, spec.collective, send, recv, msg // dtype_size, datatype)
+            call = call_for(MPI, spec.collective, send, recv, msg, datatype, dtype_size, n)
             todo = [meth for meth in methods if (meth[0], meth[1], msg) not in done]
             if not todo:
                 continue
