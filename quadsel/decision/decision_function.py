@@ -121,7 +121,9 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
-        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None else False
+        # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
+        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
+            and dmap.library != "intelmpi" else False
         same["keep_default"] = keep_default
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE

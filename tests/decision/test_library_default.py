@@ -189,3 +189,17 @@ def test_build_command_lets_the_folds_decide_and_the_flags_override(tmp_path):
         kept[" ".join(flags)] = json.loads(out.read_text())["builder"]["keep_default"]
     assert kept == {"": True, "--no-keep-default": False, "--keep-default": True, "--paper": False,
                     "--max-leaves 4": False}
+
+
+def test_auto_does_not_keep_intel_mpis_default():
+    """I_MPI_ADJUST cannot name Intel MPI's default (preset 0 is its basic logic): the folds are not asked."""
+    from dataclasses import replace
+    dmap = build_decision_map(default_best_for_large_comms(noise=0.01))
+    assert _auto_map(dmap).options.keep_default
+    fn = _auto_map(replace(dmap, library="intelmpi"))
+    assert not fn.options.keep_default and DEFAULT_METHOD not in fn.methods
+
+
+def _auto_map(dmap):
+    return build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty",
+                                   max_leaves="auto", tolerance="ci", keep_default="auto")
