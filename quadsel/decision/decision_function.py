@@ -105,7 +105,7 @@ class DecisionFunction:
 def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
                             accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
                             tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
-                            budget_rule=None):
+                            budget_rule=None, shared=None):
     """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -113,7 +113,7 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
     library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
     max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
-    (decision/library_default.py).
+    (decision/library_default.py). shared: a SharedWork for several builds of the same map.
     """
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
@@ -128,14 +128,15 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         rule = budget_rule or DEFAULT_RULE
-        max_leaves, scores, keep_default, keep_record = _fold_choice(dmap, same, keep_default, rule)
+        max_leaves, scores, keep_default, keep_record = _fold_choice(dmap, same, keep_default, rule, shared)
         same["keep_default"] = keep_default
         size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
         if keep_record:
             size_info["keep_default"] = keep_record
     options = _options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside, **same)
-    work, grid = _grid(dmap, between, tolerance, keep_default)
+    shared = shared or SharedWork()
+    work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
     if split == "midpoint":
         from .midpoint import build_padded, paper_stats, region_tree
@@ -143,14 +144,50 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         tree, paper = region_tree(padded, *grid.shape), paper_stats(padded)
     elif max_leaves is not None:
         from .best_first import grow_best_first
-        tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth)
+        tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth, shared.ahead(dmap, between, tolerance,
+                                                                                     keep_default))
     else:
-        from .split import grow_exact
-        tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold)
+        tree = shared.exact(dmap, same)
     return _function(dmap, work, tree, options, provenance, size_info, paper)
 
 
-def _fold_choice(dmap, same, keep_default, rule):
+class SharedWork:
+    """What several builds of one decision map share (the default build and `report`, which also builds every
+    budget and the exact tree of the map): per grid, its block costs and look-ahead cache (decision/lookahead.py)
+    and its exact trees. Maps are told apart by identity (each is kept alive here)."""
+
+    def __init__(self):
+        self._grids, self._exact = {}, {}
+
+    def grid(self, dmap, between, tolerance, keep_default):
+        """(the map the tree is built on, its DecisionGrid)."""
+        key = (id(dmap), between, tolerance, bool(keep_default))
+        if key not in self._grids:
+            self._grids[key] = [dmap, *_grid(dmap, between, tolerance, keep_default), None]
+        return tuple(self._grids[key][1:3])
+
+    def ahead(self, dmap, between, tolerance, keep_default):
+        """The LookAhead (with the BlockCosts) of that grid."""
+        entry = self._grids[(id(dmap), between, tolerance, bool(keep_default))]
+        if entry[3] is None:
+            from .lookahead import LookAhead
+            from .split import BlockCosts
+            entry[3] = LookAhead(BlockCosts(entry[2]))
+        return entry[3]
+
+    def exact(self, dmap, same):
+        """The exact (or depth-, threshold-limited) tree of cuts at measured sizes of that grid."""
+        from .split import grow_exact
+        at = (dmap, same["between"], same["tolerance"], same["keep_default"])
+        key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]), same["leaf_rule"],
+               same["max_depth"], same["accuracy_threshold"])
+        if key not in self._exact:
+            self._exact[key] = grow_exact(self.grid(*at)[1], same["leaf_rule"], same["max_depth"],
+                                          same["accuracy_threshold"], self.ahead(*at).costs)
+        return self._exact[key]
+
+
+def _fold_choice(dmap, same, keep_default, rule, shared=None):
     """(budget, {budget: mean held-out penalty}, keep_default, record) by the held-out folds (decision/size.py).
 
     keep_default None: the folds also decide whether the measured library default is one more method -- the
@@ -160,7 +197,7 @@ def _fold_choice(dmap, same, keep_default, rule):
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        exact = build_decision_function(dmap, max_leaves=None, **variant)
+        exact = build_decision_function(dmap, max_leaves=None, shared=shared, **variant)
         budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_functions(d, budgets, **v),
                                        exact.tree.n_leaves, rule)
         found[keep] = (budget, scores, min(scores.values()) if scores else 0.0)
@@ -177,19 +214,21 @@ def _fold_choice(dmap, same, keep_default, rule):
 
 def budget_functions(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
                      leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                     provenance=None):
+                     provenance=None, shared=None):
     """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map,
-    from one best-first growth (decision/best_first.py, Growth): the same trees as building each budget."""
+    from one best-first growth (decision/best_first.py, Growth): the same trees as building each budget.
+    shared: a SharedWork for several builds of the same map."""
     from .best_first import Growth
-    from .split import grow_exact
+    shared = shared or SharedWork()
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-    work, grid = _grid(dmap, between, tolerance, keep_default)
+    work, grid = shared.grid(dmap, between, tolerance, keep_default)
     finite = [b for b in budgets if b is not None]
-    growth = Growth(grid, leaf_rule, max_depth, max(finite)) if finite else None
+    ahead = shared.ahead(dmap, between, tolerance, keep_default)
+    growth = Growth(grid, leaf_rule, max_depth, max(finite), ahead) if finite else None
     out = []
     for budget in budgets:
-        tree = grow_exact(grid, leaf_rule, max_depth, accuracy_threshold) if budget is None else growth.tree(budget)
+        tree = shared.exact(dmap, same) if budget is None else growth.tree(budget)
         out.append(_function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance))
     return out
 

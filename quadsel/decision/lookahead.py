@@ -11,6 +11,7 @@ import numpy as np
 from .split import EPS, _children, split_table
 
 LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
+NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
 
 
 class LookAhead:
@@ -20,7 +21,15 @@ class LookAhead:
 
     def __init__(self, costs):
         self.costs = costs
-        self._best, self._two_way = {}, {}
+        self._best, self._two_way, self._cost = {}, {}, {}
+
+    def cost(self, block):
+        """(least penalty sum of one method over the block, that minus its cells' own least: the most any
+        split of it can remove)."""
+        if block not in self._cost:
+            here = self.costs.cost(*block)
+            self._cost[block] = (here, here - self.costs._box(self.costs.floor, *block))
+        return self._cost[block]
 
     def best(self, block):
         if block not in self._best:
@@ -50,11 +59,15 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
     nothing fits `budget_left` (None: no budget). Each split is scored by the better of its own gain per added
     leaf and its gain per added leaf together with its children's best splits (two levels), so that a plateau
     -- where no single split helps but two do -- is crossed; with a budget, the children's splits must fit
-    what is left of it too. A candidate whose two-level gain cannot beat the best found so far (bounded by
-    the block's penalty above its cells' own least, over one more leaf) is not looked ahead: the result is
-    the same, found sooner."""
+    what is left of it too. A candidate whose two-level gain cannot beat the best found so far is not looked
+    ahead, nor a child that no split can improve: the result is the same, found sooner. The bounds: each
+    child's split removes at most its room (its penalty above its cells' own least) for at least one more
+    leaf, so the two-level gain is at most the best of (own gain + the largest m rooms) / (own leaves + m),
+    and at most the block's room over one more leaf."""
+    here, room = ahead.cost(block)
+    if room <= NO_ROOM:
+        return None
     cc, mm, after, n = split_table(costs, block)
-    here = costs.cost(*block)
     added = n - 1
     fits = np.arange(added.size) if budget_left is None else np.flatnonzero(added <= budget_left)
     if fits.size == 0:
@@ -62,19 +75,22 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
     one = (here - after[fits]) / added[fits]
     if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
         fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
-    room = max(here - costs._box(costs.floor, *block), 0.0) * (1 + 1e-9) + 1e-9
+    room = max(room, 0.0) * (1 + 1e-9) + 1e-9
     best = None
     for j in fits.tolist():
         gain = (here - after[j]) / added[j]
         if best is not None and max(gain, room / (added[j] + 1)) <= best[0] + EPS:
             continue
         children = _children(block, int(cc[j]), int(mm[j]))
+        known = [ahead.cost(child) for child in children]
+        if best is not None and max(gain, _mediant(here - after[j], int(added[j]), [r for _, r in known])) <= \
+                best[0] + EPS:
+            continue
         total_added, left = int(added[j]), 0.0
-        for child in children:
+        for child, (child_cost, child_room) in zip(children, known):
             left_over = None if budget_left is None else budget_left - total_added
-            inner = ahead.best(child) if left_over is None or left_over >= 3 else \
-                ahead.two_way(child) if left_over >= 1 else None
-            child_cost = costs.cost(*child)
+            inner = None if child_room <= NO_ROOM else ahead.best(child) if left_over is None or left_over >= 3 \
+                else ahead.two_way(child) if left_over >= 1 else None
             if inner is not None and inner[0] > EPS:
                 total_added += inner[3]
                 left += child_cost - inner[0] * inner[3]
@@ -84,3 +100,12 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
         if best is None or gain > best[0] + EPS:
             best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
     return best
+
+
+def _mediant(gain, added, rooms):
+    """The most (gain + the m largest rooms) / (added + m) can be, with room for rounding."""
+    bound, total = gain / added, gain
+    for m, child_room in enumerate(sorted(rooms, reverse=True), 1):
+        total += max(child_room, 0.0)
+        bound = max(bound, total / (added + m))
+    return bound * (1 + 1e-9) + 1e-9

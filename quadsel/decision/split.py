@@ -132,10 +132,10 @@ def best_split(costs, block):
     return float(after[i]), int(cc[i]), int(mm[i])
 
 
-def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0):
+def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0, costs=None):
     """Cut every block at its best split until it is a leaf (no penalty left, one cell, the depth limit or
-    a majority share >= accuracy_threshold)."""
-    costs, builder = BlockCosts(grid), TreeBuilder()
+    a majority share >= accuracy_threshold). costs: the grid's BlockCosts, when already made."""
+    costs, builder = costs or BlockCosts(grid), TreeBuilder()
     rows, cols = grid.shape
     stack = [((0, rows, 0, cols), 0, None, None)]      # (block, depth, parent, slot among its children)
     pending = {}                                       # parent -> its children in NW..SE order, as they come

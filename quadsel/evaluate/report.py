@@ -67,15 +67,16 @@ def selector_row(selector, dmap, mask=None, holdout=None):
 def quadsel_functions(dmap):
     """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
     (every budget from one best-first growth, decision/best_first.py)."""
-    from ..decision.decision_function import budget_functions
+    from ..decision.decision_function import SharedWork, budget_functions
     options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
-    chosen = build_decision_function(dmap, **DEFAULT_BUILD)
-    exact = build_decision_function(dmap, **options)
+    shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
+    chosen = build_decision_function(dmap, shared=shared, **DEFAULT_BUILD)
+    exact = build_decision_function(dmap, shared=shared, **options)
     budgets, budget = [], 2
     while budget < exact.tree.n_leaves:
         budgets.append(budget)
         budget *= 2
-    fns = budget_functions(dmap, budgets, **options) if budgets else []
+    fns = budget_functions(dmap, budgets, shared=shared, **options) if budgets else []
     fns = [dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed"))
            if b == chosen.options.max_leaves else fn for b, fn in zip(budgets, fns)]
     return [chosen] + fns + [exact]

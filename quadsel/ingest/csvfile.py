@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from . import columns
-from ..inputs import MAX_COLUMNS, TIME_MAX_US, TIME_MIN_US
+from ..inputs import INT64_MAX, INT_MAX, MAX_COLUMNS, TIME_MAX_US, TIME_MIN_US
 from .common import MISSING
 from .names import normalise_collective
 from .table import DEFAULT_ALGORITHM
@@ -111,9 +111,10 @@ def read_columns(ctx):
         data = [text for text, k in zip(body, keep) if k]
         numbers = np.flatnonzero(np.array(keep, dtype=bool)) + line + 1
     del body, keep
-    width = len(header)
-    fields = {field: [] for field in found}
-    for first in range(0, len(data), _PLAIN_CHUNK):
+    if not data:
+        return None
+    width, parts, names = len(header), {}, {field: {} for field in ("collective", "algorithm")}
+    for first in range(0, len(data), _PLAIN_CHUNK):         # each chunk's cells become arrays at once
         chunk = data[first:first + _PLAIN_CHUNK]
         joined = "\n".join(chunk)
         if not joined.isascii() or _NOT_PLAIN.search(joined):
@@ -123,49 +124,66 @@ def read_columns(ctx):
         cells = joined.replace("\n", ",").split(",")
         if _INNER_SPACE.search(joined):
             cells = [cell.strip() for cell in cells]
-        for field, (index, _) in found.items():
-            fields[field].append(cells[index::width])
-    if not data:
+        got = _chunk({field: cells[index::width] for field, (index, _) in found.items()}, found, names)
+        if got is None:
+            return None
+        for field, values in got.items():
+            parts.setdefault(field, []).append(values)
+    return _columns(ctx, fixed, {field: np.concatenate(v) for field, v in parts.items()}, names, numbers)
+
+
+_WHOLE = {"comm_size": (1, INT_MAX), "msg_size": (0, INT64_MAX), "segsize": (0, INT_MAX), "reps": (1, INT64_MAX)}
+
+
+def _chunk(fields, found, names):
+    """The arrays of one chunk's cells ({field: cells}); the collective and algorithm cells as codes of `names`
+    ({field: {cell: code}}, grown here). None when some cell needs the row reader."""
+    out = {}
+    for field, (lo, hi) in _WHOLE.items():
+        if field in fields:
+            out[field] = _whole(fields[field], lo, hi, field == "reps")
+    scale = found["time"][1] or 1.0
+    out["time"] = _reals(fields["time"], scale, positive=True)
+    if "stddev" in fields:
+        out["stddev"] = _reals(fields["stddev"], (found["stddev"][1] or scale), positive=False)
+    if any(v is None for v in out.values()):
         return None
-    return _columns(ctx, found, fixed, fields, numbers)
+    for field, codes in names.items():
+        if field in fields:
+            for cell in dict.fromkeys(fields[field]):
+                codes.setdefault(cell, len(codes))
+            out[field] = np.fromiter(map(codes.__getitem__, fields[field]), np.int64, len(fields[field]))
+    return out
 
 
-def _columns(ctx, found, fixed, fields, numbers):
-    from ..inputs import INT64_MAX, INT_MAX
+def _columns(ctx, fixed, got, names, numbers):
+    """Columns of the file from its arrays (`got`), the codes of its labels and the fields without a column."""
     from .column_table import Columns
     n = len(numbers)
-    got = {}
-    limits = {"comm_size": (1, INT_MAX), "msg_size": (0, INT64_MAX), "segsize": (0, INT_MAX), "reps": (1, INT64_MAX)}
-    for field, (lo, hi) in limits.items():
-        if field in fields:
-            got[field] = _integers([_whole(part, lo, hi, field == "reps") for part in fields[field]])
-        elif field in fixed:
-            got[field] = _integers([_whole([str(fixed[field])], lo, hi, False)])
-            got[field] = None if got[field] is None else np.full(n, got[field][0])
+    for field, (lo, hi) in _WHOLE.items():
+        if field in got:
+            continue
+        if field in fixed:
+            value = _whole([str(fixed[field])], lo, hi, False)
+            if value is None:
+                return None
+            got[field] = np.full(n, value[0])
         else:
             got[field] = np.zeros(n, dtype=np.int64)         # reps not recorded
-        if got[field] is None:
-            return None
-    scale = found["time"][1] or 1.0
-    stddev_scale = (found["stddev"][1] if "stddev" in found else None) or scale
-    time = _reals(fields["time"], scale, positive=True)
-    stddev = _reals(fields["stddev"], stddev_scale, positive=False) if "stddev" in fields else np.full(n, np.nan)
-    if time is None or stddev is None:
-        return None
+    got.setdefault("stddev", np.full(n, np.nan))
     coded = {}
     for field, check in (("collective", _collective), ("algorithm", _algorithm)):
-        parts = fields[field] if field in fields else [[str(fixed[field])] * n]
-        names = {name: i for i, name in enumerate(dict.fromkeys(cell for part in parts for cell in part))}
-        checked = [check(name) for name in names]
+        if field not in got:
+            names[field] = {str(fixed[field]): 0}
+            got[field] = np.zeros(n, dtype=np.int64)
+        checked = [check(name) for name in names[field]]
         if any(c is None for c in checked):
             return None
         distinct = sorted(set(checked))
-        to_distinct = np.array([distinct.index(c) for c in checked], dtype=np.int64)
-        codes = np.concatenate([np.fromiter(map(names.__getitem__, part), np.int64, len(part)) for part in parts])
-        coded[field] = (distinct, to_distinct[codes])
+        coded[field] = (distinct, np.array([distinct.index(c) for c in checked], dtype=np.int64)[got[field]])
     return Columns(coded["collective"][0], coded["algorithm"][0], [ctx.path], coded["collective"][1],
-                   coded["algorithm"][1], got["segsize"], got["comm_size"], got["msg_size"], time, stddev,
-                   got["reps"], np.asarray(numbers, dtype=np.int64), np.zeros(n, dtype=np.int64))
+                   coded["algorithm"][1], got["segsize"], got["comm_size"], got["msg_size"], got["time"],
+                   got["stddev"], got["reps"], np.asarray(numbers, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
 
 def _whole(cells, lo, hi, optional):
@@ -195,32 +213,25 @@ def _digits(cells):
     return "" not in cells and joined.isascii() and (joined.isdigit() or not joined)
 
 
-def _integers(parts):
-    return None if any(p is None for p in parts) else np.concatenate(parts)
-
-
-def _reals(parts, scale, positive):
+def _reals(cells, scale, positive):
     """Context.real over a column (MISSING cells of the stddev: NaN); None when some cell needs the row reader."""
-    out = []
-    for cells in parts:
-        values = _plain_reals(cells)
-        missing = None
-        if values is None and not positive:
-            missing = np.array([cell.lower() in MISSING for cell in cells], dtype=bool)
-            values = _plain_reals([cell for cell, m in zip(cells, missing.tolist()) if not m])
-        if values is None:
-            return None
-        if not np.isfinite(values).all() or (values < 0).any() or (positive and (values == 0).any()):
-            return None
-        values = values * scale
-        if (values > TIME_MAX_US).any() or (positive and (values < TIME_MIN_US).any()):
-            return None
-        if missing is not None:
-            full = np.full(missing.size, np.nan)
-            full[~missing] = values
-            values = full
-        out.append(values)
-    return np.concatenate(out)
+    values = _plain_reals(cells)
+    missing = None
+    if values is None and not positive:
+        missing = np.array([cell.lower() in MISSING for cell in cells], dtype=bool)
+        values = _plain_reals([cell for cell, m in zip(cells, missing.tolist()) if not m])
+    if values is None:
+        return None
+    if not np.isfinite(values).all() or (values < 0).any() or (positive and (values == 0).any()):
+        return None
+    values = values * scale
+    if (values > TIME_MAX_US).any() or (positive and (values < TIME_MIN_US).any()):
+        return None
+    if missing is not None:
+        full = np.full(missing.size, np.nan)
+        full[~missing] = values
+        values = full
+    return values
 
 
 def _plain_reals(cells):
@@ -239,7 +250,6 @@ def _collective(cell):
 
 def _algorithm(cell):
     """Context.measurement's algorithm checks on one distinct label: the label, or None (the rows refuse it)."""
-    from ..inputs import INT_MAX
     from .common import ALGORITHM_MAX_CHARS
     algorithm = str(cell).strip()
     if not algorithm or len(algorithm) > ALGORITHM_MAX_CHARS:

@@ -145,3 +145,24 @@ def test_points_where_nothing_was_measured_get_the_interpolated_decision(seed, n
     fn = build_decision_function(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
     assume(dmap.filled.any())
     assert np.array_equal(fn.choice_grid()[dmap.filled], dmap.best[dmap.filled])
+
+
+def test_shared_work_gives_the_same_trees_and_builds_the_exact_tree_once():
+    """report builds the default, every budget and the exact tree of one map sharing one grid, look-ahead
+    cache and exact tree (decision_function.SharedWork): the trees are those of separate builds."""
+    from quadsel.decision.decision_function import DEFAULT_BUILD, SharedWork, budget_functions
+    from quadsel.decision.decision_map import build_decision_map
+    from quadsel.ingest import read_measurements
+    from helpers import REPO
+    dmap = build_decision_map(read_measurements([str(REPO / "examples" / "ompi5-bcast.csv")]))
+    options = dict({k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}, keep_default=False)
+    shared = SharedWork()
+    together = [build_decision_function(dmap, shared=shared, **DEFAULT_BUILD),
+                build_decision_function(dmap, shared=shared, **options)] + \
+        budget_functions(dmap, [2, 4, None], shared=shared, **options)
+    alone = [build_decision_function(dmap, **DEFAULT_BUILD), build_decision_function(dmap, **options)] + \
+        budget_functions(dmap, [2, 4, None], **options)
+    for a, b in zip(together, alone):
+        for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+            assert np.array_equal(getattr(a.tree, name), getattr(b.tree, name))
+    assert together[1].tree is together[-1].tree        # the exact tree, grown once
