@@ -178,11 +178,12 @@ def generate_c(fn, name=None, merge=True, library=None, order="expected"):
     paper's one `if` per quadrant. With a known `library` the function returns that library's own algorithm
     ids (algorithm_ids).
     """
-    from .c_branches import emit_branches, function_size, walked_tests
+    from .c_branches import emit_branches, function_size, ordered_ir, walked_tests
     library = library_of(fn, library)
     ids = algorithm_ids(fn.methods, fn.collective, library)
-    size = function_size(fn, merge, order)
-    return render("c_decision.c.j2", body=emit_branches(fn, ids, merge, order), merge=merge, size=size,
+    ordered = ordered_ir(fn, order) if merge else None      # the order's search runs once
+    size = function_size(fn, merge, order, ordered)
+    return render("c_decision.c.j2", body=emit_branches(fn, ids, merge, order, ordered), merge=merge, size=size,
                   paper_size=function_size(fn, False) if merge else size,
-                  walked=walked_tests(fn, order) if merge else None,
+                  walked=walked_tests(fn, order, ordered) if merge else None,
                   **common_context(fn, name, ids, library))

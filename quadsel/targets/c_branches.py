@@ -107,17 +107,18 @@ def ordered_ir(fn, order="expected"):
     return ir, found, root
 
 
-def walked_tests(fn, order="expected"):
-    """Expected tests per random query (c_order.cell_weights' prior) of the merged C in `order` and in the tree's."""
-    ir, root, tree_root = ordered_ir(fn, order)
+def walked_tests(fn, order="expected", ordered=None):
+    """Expected tests per random query (c_order.cell_weights' prior) of the merged C in `order` and in the tree's
+    (`ordered`: ordered_ir's result, when the caller has it)."""
+    ir, root, tree_root = ordered or ordered_ir(fn, order)
     return expected_tests(fn, ir, root), expected_tests(fn, ir, tree_root)
 
 
-def function_size(fn, merge=True, order="expected"):
+def function_size(fn, merge=True, order="expected", ordered=None):
     """Tests (if / else if statements) and leaf assignments of fn's generated if/else-if C."""
     tree = fn.tree
     if merge:
-        ir, root, _ = ordered_ir(fn, order)
+        ir, root, _ = ordered or ordered_ir(fn, order)
         tests = ir.tests(root)
         return FunctionSize(tests, tests + 1)
     inner = ~tree.is_leaf
@@ -180,7 +181,7 @@ class _Printer:
         self.out.append(f"{pad}}}")
 
 
-def emit_branches(fn, ids, merge=True, order="expected"):
+def emit_branches(fn, ids, merge=True, order="expected", ordered=None):
     """The if/else-if body of fn's decision function (assigning `alg` and `seg`), one statement per line."""
     import sys
     printer = _Printer(fn, ids)
@@ -188,7 +189,7 @@ def emit_branches(fn, ids, merge=True, order="expected"):
     sys.setrecursionlimit(max(limit, 4 * int(fn.tree.depth.max()) + 1000))   # the printers recurse by depth
     try:
         if merge:
-            ir, root, _ = ordered_ir(fn, order)
+            ir, root, _ = ordered or ordered_ir(fn, order)
             printer.merged(ir, root, 1)
         else:
             printer.paper(fn.tree, 0, 1)
