@@ -188,7 +188,7 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     from ..decision.decision_map import build_decision_map
     from ..ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
-                             column_map=_parse_column_map(column_map), library=input_library())
+                             column_map=_parse_column_map(column_map), library=input_library(), columns=True)
     dmap = build_decision_map(rows, collective)
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
         click.echo(one_line(note, MESSAGE_LIMIT), err=True)

@@ -142,7 +142,7 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         padded = build_padded(grid, pad_mode, max_depth, accuracy_threshold, leaf_rule)
         tree, paper = region_tree(padded, *grid.shape), paper_stats(padded)
     elif max_leaves is not None:
-        from .split import grow_best_first
+        from .best_first import grow_best_first
         tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth)
     else:
         from .split import grow_exact
@@ -179,8 +179,9 @@ def budget_functions(dmap, budgets, split="measured", between="floor", max_depth
                      leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
                      provenance=None):
     """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map,
-    from one best-first growth (decision/split.py, Growth): the same trees as building each budget."""
-    from .split import Growth, grow_exact
+    from one best-first growth (decision/best_first.py, Growth): the same trees as building each budget."""
+    from .best_first import Growth
+    from .split import grow_exact
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     work, grid = _grid(dmap, between, tolerance, keep_default)
