@@ -12,6 +12,7 @@ from .columns import FIELDS
 from .common import Context, Extent, OtherCollective, read_lines
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
+from .replaced import drop_replaced
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement, Table  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
@@ -58,8 +59,12 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
         notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
     rows, library = identity.resolve(files, notes, library)
+    own = {path for path, _, _ in files if identity.measured_by_quadsel(path)}
+    rows, replaced = drop_replaced(rows, library, own)
     rows = aggregate(rows)
-    return Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
+    table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
+    table.replaced = replaced
+    return table
 
 
 def _collective_option(collective):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..errors import QuadselError
 from ..measure import launch
 from .forcing import DEFAULT_ARM, arm_key, json_arm, norm_arm
+from .probe import environment as probe_environment
 
 
 @dataclass
@@ -65,12 +66,13 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900):
+                  timeout=900, probe=True, echo=None):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
     fns: DecisionFunctions (rules_path is the file emitted from them) or selections
     (quadsel.verify.selection; a rules file's own selections with rules_path that file).
+    probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
     """
     from ..targets.library_call import CallModel
     from .selection import as_selection
@@ -79,6 +81,9 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     kind_of = {}
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
+        probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
+        if why and echo:
+            echo(f"note: the follow check runs without its probe: {why}")
         for sel in [as_selection(f, library) for f in fns]:
             coll = sel.collective
             if points is not None and coll not in points:
@@ -93,7 +98,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             chosen = {p: sel.pick(p[0], p[1], call=call_of(p[1])) for p in grid}
             forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
                                                                    if not c.is_default})]
-            extra = {}
+            extra = dict(probe_env or {})
             if kind_of[coll] == "traffic":
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
