@@ -382,11 +382,14 @@ def query(tree, comm, msg, as_json, output):
               help="Communicator sizes of the follow check (default: the timed ones), launched with as many ranks "
                    "as the largest: the check is no timing, so more ranks than cores do not matter to it "
                    "(docs/deploy.md: most algorithms send alike at 2 ranks).")
+@click.option("--check-methods", is_flag=True,
+              help="Also check one rules file per measured method (--measurements, or the trees' methods), each "
+                   "selecting that method at every checked point: is every method the tree could pick followed?")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
-           max_time, check_rules, check_comm_sizes, mpiexec, as_json, output):
+           max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -401,7 +404,7 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
-                         check_comm_sizes=check_comm_sizes)
+                         check_comm_sizes=check_comm_sizes, check_methods=check_methods)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)

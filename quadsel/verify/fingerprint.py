@@ -6,7 +6,9 @@
            the ranks' data were combined, i.e. the reduction tree (quadsel.measure.selfcheck); message
            sizes that are multiples of 8 bytes. Every rank's result counts (scan, reduce_scatter).
 
-  probe    added to either where the launch preloads quadsel.verify.probe (QUADSEL_PROBE_SO): Open MPI's
+  sends    the probe's part only, of verify's own call (MPI_SUM on floats for the reductions): MPICH reductions
+           whose selection needs a built-in operation, which the order call's user operation would turn away.
+  probe    added to any of them where the launch preloads quadsel.verify.probe (QUADSEL_PROBE_SO): Open MPI's
            coll/base algorithm functions that ran, MPICH's messages per peer (UCX); the fingerprint is then
            [traffic or order (None where that kind has none), probe].
 
@@ -31,7 +33,7 @@ from ..libraries.base import is_reduction
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 from .probe import SHIM_ENV
 
-KINDS = ("traffic", "order")
+KINDS = ("traffic", "order", "sends")
 MODULUS = 1 << 40
 
 
@@ -88,7 +90,8 @@ def _observe(comm, call, traffic, probe):
         base = gather_pattern(comm, traffic_before, traffic.read())
         base = [list(row) for row in base] if base is not None else None
     else:
-        base = call.digest(comm) if call is not None else None
+        digest = getattr(call, "digest", None)
+        base = digest(comm) if digest is not None else None
         comm.Barrier()
     if probe is None:
         return base
@@ -141,7 +144,6 @@ def run(spec):
                     call = _calls(MPI, collective, m, kind, op, n) if checkable(kind, collective, m) else None
                     if call is None:   # the probe alone: the collective with measure's own call
                         call = _calls(MPI, collective, m, "traffic", None, n)
-                        call.digest = lambda comm: None
                     for name, comm in arms.items():
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
                             forcing.activate(arm_of[name])

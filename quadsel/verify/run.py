@@ -13,7 +13,7 @@ from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, follow, speed, statistics
+from . import command, follow, method_files, speed, statistics
 from .selection import load_inputs
 
 
@@ -38,11 +38,12 @@ def job_size(np_):
 
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None):
+               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
 
     check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
-    many ranks as the largest (the check is no timing: more ranks than cores do not matter to it)."""
+    many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
+    check_methods: also check one rules file per measured method (quadsel.verify.method_files)."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
@@ -85,7 +86,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         summaries[sel.collective]["timing"] = result.get("timing")
         all_rows += rows
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
-    checks, failed = None, {}
+    checks, failed, by_method = None, {}, None
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if check_rules and not inside:
         checks = {}
@@ -111,17 +112,26 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         if loaded.trees:
             with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                 path = os.path.join(workdir, "rules")
-                fns = [t.fn for t in loaded.trees]
-                if library == "openmpi":
-                    text = ompi_rules.emit(fns)
-                elif library == "intelmpi":
-                    text = impi_adjust.emit(fns)
-                else:
-                    text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
-                write_text(path, text)
+                write_text(path, emit_rules(library, [t.fn for t in loaded.trees]))
                 check("emitted from the trees", loaded.trees, path)
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
+        if check_methods:
+            methods = method_files.measured_methods(measurement_files, loaded.trees)
+            with tempfile.TemporaryDirectory(prefix="quadsel-methods-") as workdir:
+                try:
+                    by_method = method_files.check_methods(methods, points, library, check_np,
+                                                           lambda fns: emit_rules(library, fns), workdir,
+                                                           mpiexec=mpiexec, echo=echo)
+                except QuadselError as exc:
+                    failed["one file per method"] = str(exc)
+                    notes.append(f"RULES CHECK FAILED (one file per method): {exc}")
+                    echo(notes[-1])
+                    by_method = {}
+            for coll, results in by_method.items():
+                notes.append(f"{coll}, one rules file per measured method: " + "; ".join(
+                    f"{label} " + (", ".join(f"{v} {k}" for k, v in sorted(follow.summary(c).items())) or "—")
+                    for label, c in results.items()))
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
         "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
@@ -133,10 +143,21 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             "counts": follow.summary([x for c in checks.values() for x in c]),
             "files": {source: follow.summary(c) for source, c in checks.items()},
             "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
+            "methods": None if by_method is None else {
+                coll: {label: follow.summary(c) for label, c in results.items()} for coll, results in by_method.items()},
             "failed": failed}}
     notes = statistics.format_lines(stats, summaries) + notes
     return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed,
                    statistics.regression(all_rows))
+
+
+def emit_rules(library, fns):
+    """The rules file verify checks for trees: the library's own format (MPICH: over its own selection)."""
+    if library == "openmpi":
+        return ompi_rules.emit(fns)
+    if library == "intelmpi":
+        return impi_adjust.emit(fns)
+    return mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
 
 
 def check_points(plans, np_, check_comm_sizes=None):

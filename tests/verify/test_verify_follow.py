@@ -186,3 +186,37 @@ def test_mpich_data_movers_are_checked_through_their_messages(tmp_path, probe):
                    ("gather", 4, 8): "follows", ("gather", 4, 4096): "follows",
                    ("bcast", 2, 8): "indistinguishable", ("bcast", 2, 4096): "indistinguishable",
                    ("bcast", 4, 8): "follows", ("bcast", 4, 4096): "indistinguishable"}, checks
+
+
+@needs_openmpi
+def test_one_rules_file_per_measured_method(tmp_path):
+    # exscan has two algorithms and linear (1) is Open MPI's own choice: a tree that picks it proves nothing,
+    # so --check-methods also checks a file per measured method; a file Open MPI drops is caught there too
+    from quadsel.decision.decision_map import Method
+    from quadsel.verify.method_files import check_methods
+    methods = {"exscan": [Method("1"), Method("2")]}
+    points = {"exscan": [(2, 8), (2, 4096)]}
+    got = check_methods(methods, points, "openmpi", 2, ompi_rules.emit, str(tmp_path))
+    assert {label: summary(c) for label, c in got["exscan"].items()} == {"1": {"indistinguishable": 2},
+                                                                          "2": {"follows": 2}}
+    (tmp_path / "broken").mkdir()
+    got = check_methods(methods, points, "openmpi", 2, lambda fns: ompi_rules.emit(fns).replace("\n0 2 0 0", "\n8 2 0 0"),
+                        str(tmp_path / "broken"))
+    assert summary(got["exscan"]["2"]) == {"differs": 2}
+
+
+@needs_mpich
+@pytest.mark.parametrize("probe", [True, False])
+def test_mpich_built_in_op_algorithms_are_checked_with_verify_s_own_call(tmp_path, probe):
+    # reduce_scatter_gather needs a built-in operation: the order fingerprint's user operation makes MPICH run
+    # its own selection instead, so nothing can be told; with the probe the check calls MPI_SUM ("sends")
+    reduce = tree_choosing("reduce", [2, 4], [8, 65536], [[("reduce_scatter_gather", 0)] * 2] * 2)
+    base = mpich_json.load_base(str(Path(MPICH_PYTHON).parent.parent / "lib" / "libmpi.so"))
+    selection = tmp_path / "mpich.json"
+    selection.write_text(mpich_json.emit([reduce], base=base))
+    checks = check_follows([reduce], str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON), probe=probe)
+    assert {c.method for c in checks} == {"reduce_scatter_gather"}
+    statuses = {(c.comm, c.msg): c.status for c in checks}
+    assert statuses.pop((2, 8)) == ("follows" if probe else "indistinguishable"), checks
+    assert set(statuses.values()) == {"indistinguishable"}, checks
