@@ -53,18 +53,25 @@ HIDDEN void quadsel_probe_resolve(long i) {
   if (!f) { fprintf(stderr, "quadsel probe: cannot resolve %s\n", quadsel_probe_names[i]); abort(); }
   __atomic_store_n(&quadsel_probe_real[i], f, __ATOMIC_RELEASE);
 }
-/* first call of a stub: resolve the real function (argument registers saved), then jump to it */
+/* first call of a stub (its index in %r10): resolve the real function, every argument register saved (the
+   integer ones, %rax, and %xmm0-7), then jump to it with the caller's stack untouched */
 __asm__(".text\n"
 "quadsel_probe_slow:\n"
-"  push %rdi\n  push %rsi\n  push %rdx\n  push %rcx\n  push %r8\n  push %r9\n  push %r11\n"
-"  mov %rax, %rdi\n  call quadsel_probe_resolve\n"
-"  pop %r11\n  pop %r9\n  pop %r8\n  pop %rcx\n  pop %rdx\n  pop %rsi\n  pop %rdi\n"
+"  push %rdi\n  push %rsi\n  push %rdx\n  push %rcx\n  push %r8\n  push %r9\n  push %rax\n  push %r11\n"
+"  sub $136, %rsp\n"
+"  movdqu %xmm0, 0(%rsp)\n  movdqu %xmm1, 16(%rsp)\n  movdqu %xmm2, 32(%rsp)\n  movdqu %xmm3, 48(%rsp)\n"
+"  movdqu %xmm4, 64(%rsp)\n  movdqu %xmm5, 80(%rsp)\n  movdqu %xmm6, 96(%rsp)\n  movdqu %xmm7, 112(%rsp)\n"
+"  mov %r10, %rdi\n  call quadsel_probe_resolve\n"
+"  movdqu 0(%rsp), %xmm0\n  movdqu 16(%rsp), %xmm1\n  movdqu 32(%rsp), %xmm2\n  movdqu 48(%rsp), %xmm3\n"
+"  movdqu 64(%rsp), %xmm4\n  movdqu 80(%rsp), %xmm5\n  movdqu 96(%rsp), %xmm6\n  movdqu 112(%rsp), %xmm7\n"
+"  add $136, %rsp\n"
+"  pop %r11\n  pop %rax\n  pop %r9\n  pop %r8\n  pop %rcx\n  pop %rdx\n  pop %rsi\n  pop %rdi\n"
 "  jmp *(%r11)\n");
 """
 
 _STUB = ('__asm__(".globl {name}\\n.type {name}, @function\\n{name}:\\n"\n'
          '"  lock incq quadsel_probe_counts+{offset}(%rip)\\n  lea quadsel_probe_real+{offset}(%rip), %r11\\n"\n'
-         '"  cmpq $0, (%r11)\\n  je 1f\\n  jmp *(%r11)\\n1: mov ${index}, %rax\\n  jmp quadsel_probe_slow\\n");\n')
+         '"  cmpq $0, (%r11)\\n  je 1f\\n  jmp *(%r11)\\n1: mov ${index}, %r10\\n  jmp quadsel_probe_slow\\n");\n')
 
 _SENDS = r"""
 #define CAP %(cap)d
