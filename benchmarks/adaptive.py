@@ -71,9 +71,10 @@ def replay(files, collective, out, options=()):
 
 
 def default_build_penalty(csv_path, full_map, workdir):
-    """Mean penalty (%) on the full map of the tree `quadsel build CSV` (no option) makes."""
+    """Mean penalty (%) on the full map of the tree `quadsel build CSV --no-keep-default` makes (--adaptive does
+    not measure the library default, so neither build may keep it for the two to compare)."""
     tree = os.path.join(workdir, os.path.basename(csv_path)[:-4] + ".qt.json")
-    cli(["build", csv_path, "-o", tree])
+    cli(["build", csv_path, "--no-keep-default", "-o", tree])
     fn = DecisionFunction.load(tree)
     index = {(k.algorithm, k.segsize): i for i, k in enumerate(full_map.methods)}
     choice = np.zeros(full_map.shape, dtype=int)

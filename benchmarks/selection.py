@@ -34,7 +34,8 @@ SPLITS = ("msg", "comm", "random:0.25")
 MEASURED = dict(split="measured", between="least-bad", leaf_rule="penalty", tolerance=0.0)
 BUILDERS = {
     "default build (quadsel build)": dict(DEFAULT_BUILD),
-    "default build, keep the default": dict(DEFAULT_BUILD, keep_default=True),
+    "default build, always keep the default": dict(DEFAULT_BUILD, keep_default=True),
+    "default build, never keep the default": dict(DEFAULT_BUILD, keep_default=False),
     "default build, 1-SE budget rule": dict(DEFAULT_BUILD, budget_rule="1se"),
     "default build, 0.5-SE budget rule": dict(DEFAULT_BUILD, budget_rule="0.5se"),
     "default without ci ties": dict(MEASURED, max_leaves="auto"),

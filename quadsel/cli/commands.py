@@ -64,7 +64,9 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         dmap, models = predict_decision_map(dmap, model, *grid)
         built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
         predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
-    fn = build_decision_function(built, **settings, keep_default=keep_default and built.default_cost is not None,
+    if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
+        keep_default = False if paper else "auto"
+    fn = build_decision_function(built, **settings, keep_default=keep_default if built.default_cost is not None else False,
                                  outside="extrapolate" if extrapolate else "default", provenance=provenance)
     text = fn.dumps()
     _readable_tree(text)

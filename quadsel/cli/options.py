@@ -155,10 +155,11 @@ def library_default_options(command):
                            help="Sizes outside the measured range take the nearest measured size's decision (the "
                                 "paper's boundary expansion); default: the library decides there (algorithm 0, "
                                 "MPICH auto, 0 from the C).")(command)
-    return click.option("--keep-default/--no-keep-default", default=False, show_default=True,
+    return click.option("--keep-default/--no-keep-default", default=None,
                         help="When the measurements hold the library default: it is one more method, winning every "
-                             "tie, so a region whose method does not beat it beyond the noise gets it (off by "
-                             "default: on held-out sizes it lost more than it gained, docs/methodology.md).")(command)
+                             "tie, so a region whose method does not beat it beyond the noise gets it. Neither "
+                             "flag: the held-out folds that choose the leaf budget decide (docs/methodology.md); "
+                             "with a fixed size or --paper it is not kept.")(command)
 
 
 def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):
@@ -187,7 +188,7 @@ def load_decision_map(files, collective, fmt, comm_size, column_map):
     from ..decision.decision_map import build_decision_map
     from ..ingest import read_measurements
     rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
-                             column_map=_parse_column_map(column_map), library=input_library())
+                             column_map=_parse_column_map(column_map), library=input_library(), columns=True)
     dmap = build_decision_map(rows, collective)
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
         click.echo(one_line(note, MESSAGE_LIMIT), err=True)

@@ -111,23 +111,29 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
     (decision/split.py), exactly, under the paper's constraints or to a leaf budget; max_leaves="auto"
     chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
-    library default beyond the noise get it; outside="default": sizes outside the measured range are the
-    library's (decision/library_default.py).
+    library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
+    max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
+    (decision/library_default.py).
     """
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
+    if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
+        # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
+        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
+            and dmap.library != "intelmpi" else False
+        same["keep_default"] = keep_default
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
-        from .size import choose_budget
-        exact = build_decision_function(dmap, max_leaves=None, **same)
-        max_leaves, scores = choose_budget(dmap, lambda d, budgets: budget_functions(d, budgets, **same),
-                                           exact.tree.n_leaves, budget_rule or DEFAULT_RULE)
-        size_info = {"size_rule": f"auto ({budget_rule or DEFAULT_RULE}): mean held-out penalty % per leaf budget "
-                                  "(null = exact)",
+        rule = budget_rule or DEFAULT_RULE
+        max_leaves, scores, keep_default, keep_record = _fold_choice(dmap, same, keep_default, rule)
+        same["keep_default"] = keep_default
+        size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
+        if keep_record:
+            size_info["keep_default"] = keep_record
     options = _options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside, **same)
     work, grid = _grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -136,7 +142,7 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         padded = build_padded(grid, pad_mode, max_depth, accuracy_threshold, leaf_rule)
         tree, paper = region_tree(padded, *grid.shape), paper_stats(padded)
     elif max_leaves is not None:
-        from .split import grow_best_first
+        from .best_first import grow_best_first
         tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth)
     else:
         from .split import grow_exact
@@ -144,12 +150,38 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     return _function(dmap, work, tree, options, provenance, size_info, paper)
 
 
+def _fold_choice(dmap, same, keep_default, rule):
+    """(budget, {budget: mean held-out penalty}, keep_default, record) by the held-out folds (decision/size.py).
+
+    keep_default None: the folds also decide whether the measured library default is one more method -- the
+    variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
+    `record` says what each variant scored (docs/methodology.md, "Keep the default where it is not beaten")."""
+    from .size import choose_budget
+    found = {}
+    for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
+        variant = dict(same, keep_default=keep)
+        exact = build_decision_function(dmap, max_leaves=None, **variant)
+        budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_functions(d, budgets, **v),
+                                       exact.tree.n_leaves, rule)
+        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0)
+    keep = next(iter(found))
+    if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
+        keep = True
+    record = None
+    if len(found) == 2:
+        record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
+                  "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
+                                                      "with": round(found[True][2], 4)}}
+    return found[keep][0], found[keep][1], keep, record
+
+
 def budget_functions(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
                      leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
                      provenance=None):
     """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map,
-    from one best-first growth (decision/split.py, Growth): the same trees as building each budget."""
-    from .split import Growth, grow_exact
+    from one best-first growth (decision/best_first.py, Growth): the same trees as building each budget."""
+    from .best_first import Growth
+    from .split import grow_exact
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     work, grid = _grid(dmap, between, tolerance, keep_default)

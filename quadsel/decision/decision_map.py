@@ -92,6 +92,10 @@ def build_decision_map(measurements, collective=None):
     """Build the decision map of one collective from the tidy table (list of Measurement; an ingest Table also
     says its MPI library)."""
     library = getattr(measurements, "library", None)
+    if getattr(measurements, "columns", None) is not None:       # ingest.ColumnTable: a sweep read as columns
+        dmap = _map_of_columns(measurements.columns, collective, library)
+        if dmap is not None:
+            return dmap
     rows = list(measurements)
     collectives = sorted({m.collective for m in rows})
     if collective is None:
@@ -143,6 +147,54 @@ def build_decision_map(measurements, collective=None):
                          default_se)
     dmap.replaced = tuple(p for p in getattr(measurements, "replaced", ()) if p[0] == collective)
     return dmap
+
+
+def _map_of_columns(cols, collective, library):
+    """build_decision_map of an aggregated ingest column table, the same map without a Measurement per row; None
+    where the rows must decide (an error to raise, methods to pool: pool_identical)."""
+    if collective is None and len(set(cols.collective.tolist())) != 1:
+        return None
+    name = cols.collectives[int(cols.collective[0])] if collective is None else \
+        normalise_collective(collective) or collective.strip().lower()
+    if name not in cols.collectives:
+        return None
+    cols = cols.take(cols.collective == cols.collectives.index(name))
+    default = cols.is_default()
+    methods_rows = cols.take(~default)
+    from ..ingest.column_table import distinct
+    found, inverse = distinct(methods_rows.algorithm, methods_rows.segsize)
+    found = [(cols.labels[a], s) for a, s in found.tolist()]
+    if not found or (library in (None, "openmpi") and all(a.strip().isdigit() for a, _ in found) and
+                     any(s and int(a) in _unsegmented(name) for a, s in found)):
+        return None                               # pool_identical's relabelling: the rows pool them
+    comm_sizes, ci = np.unique(methods_rows.comm_size, return_inverse=True)
+    msg_sizes, mi = np.unique(methods_rows.msg_size, return_inverse=True)
+    pairs = sorted({Method(a, s) for a, s in found}, key=_method_sort_key)
+    ki = {(m.algorithm, m.segsize): i for i, m in enumerate(pairs)}
+    code = np.array([ki[key] for key in found], dtype=np.int64)[inverse]
+    cost = np.full((len(comm_sizes), len(msg_sizes), len(pairs)), np.nan)
+    cost[ci.ravel(), mi.ravel(), code] = methods_rows.time
+    cost_se = np.full(cost.shape, np.nan)
+    known = ~np.isnan(methods_rows.stddev) & (methods_rows.reps > 0)
+    cost_se[ci.ravel()[known], mi.ravel()[known], code[known]] = \
+        methods_rows.stddev[known] / np.sqrt(methods_rows.reps[known].astype(float))
+    default_cost = default_se = None
+    base = cols.take(default & np.isin(cols.comm_size, comm_sizes) & np.isin(cols.msg_size, msg_sizes))
+    if len(base):
+        at = list(zip(np.searchsorted(comm_sizes, base.comm_size).tolist(), np.searchsorted(msg_sizes, base.msg_size).tolist()))
+        default_cost = _pooled((len(comm_sizes), len(msg_sizes)), zip(at, base.time.tolist()))
+        se = ~np.isnan(base.stddev) & (base.reps > 0)
+        default_se = _pooled((len(comm_sizes), len(msg_sizes)),
+                             ((p, s / math.sqrt(r)) for p, s, r, k in zip(at, base.stddev.tolist(), base.reps.tolist(),
+                                                                          se.tolist()) if k))
+    sources = tuple(sorted({cols.paths[f] for f in np.unique(cols.file).tolist()}))
+    return map_from_cube(name, comm_sizes.astype(np.int64), msg_sizes.astype(np.int64), pairs, cost, cost_se,
+                         default_cost, sources, library, default_se)
+
+
+def _unsegmented(collective):
+    from ..libraries import openmpi
+    return openmpi.UNSEGMENTED.get(collective, set())
 
 
 def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None, default_cost=None, sources=(),

@@ -11,7 +11,7 @@ SPLITS = ("midpoint", "measured")
 OUTSIDE = ("default", "extrapolate")   # sizes outside the measured range: the library's, or the nearest rules'
 # What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
 DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto",
-                 "tolerance": "ci"}
+                 "tolerance": "ci", "keep_default": "auto"}
 PAPER_BUILD = {"split": "midpoint", "between": "floor", "leaf_rule": "majority", "max_leaves": None, "tolerance": 0.0}
 
 

@@ -69,7 +69,7 @@ def candidate_budgets(exact_leaves):
 
 def fold_scores(dmap, trees, budgets):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
-    function of every budget of one training map (from one best-first growth, decision/split.py)."""
+    function of every budget of one training map (from one best-first growth, decision/best_first.py)."""
     from .decision_map import penalty_cube, training_map
     cube = penalty_cube(dmap)
     scores = {b: [] for b in budgets}

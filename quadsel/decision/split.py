@@ -10,26 +10,19 @@ changes along one axis only would otherwise pay three leaves for one change (doc
 Two ways to grow:
   exact / depth- or threshold-limited   every block is cut (best cut first) until it is a leaf under the
                                         paper's constraints; with no constraint, until some method is
-                                        (within tolerance) the best at every cell of every leaf;
-  leaf budget (`max_leaves`)            best-first: the split that removes the most penalty per added leaf
-                                        goes first, each split scored with a look-ahead of one level (its
-                                        children's best splits), so that a plateau -- a checkerboard, a lone
-                                        column, where no single split helps -- does not stop the growth.
-                                        A split's score does not depend on the budget, so one growth
-                                        (`Growth`) gives the tree of every budget: its splits in their
-                                        order, each kept when it fits (decision/size.py uses that).
+                                        (within tolerance) the best at every cell of every leaf (here);
+  leaf budget (`max_leaves`)            best-first, the split that removes the most penalty per added leaf
+                                        first, with a look-ahead of one level (decision/best_first.py,
+                                        decision/lookahead.py).
 The penalty of a block for a method is the sum over its cells of weight × penalty (decision/grid.py); every
 candidate cut of a block is scored at once from the prefix sums (O(cells of the block x methods)).
 """
-
-import heapq
 
 import numpy as np
 
 from .quadtree import TreeBuilder
 
 EPS = 1e-9
-LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 
 
 class BlockCosts:
@@ -168,195 +161,4 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
         stack.extend((kid, depth + 1, node, i) for i, kid in reversed(list(enumerate(kids))))
     for node, comm_cut, msg_cut in order:
         builder.split(node, comm_cut, msg_cut, pending[node])
-    return builder.tree()
-
-
-class Growth:
-    """One best-first growth and the log of its splits, from which the tree of any leaf budget is read.
-
-    The split that removes the most penalty per added leaf goes first (ties: the block nearest the top-left
-    corner, so that the order never depends on node numbering); its score is the better of its own gain per
-    added leaf and its gain together with its children's best single splits (a look-ahead of one level,
-    LOOKAHEAD candidates, every candidate on a plateau). Scores do not depend on the budget: the tree of a
-    budget B is the log's splits in their order, each kept when its parent is in the tree and it fits in B
-    -- exactly what growing with the budget B would give. `max_leaves` stops the growth once that many
-    leaves are reached (the log then serves every budget up to it).
-    """
-
-    def __init__(self, grid, leaf_rule="penalty", max_depth=None, max_leaves=None):
-        self.costs = costs = BlockCosts(grid)
-        self.leaf_rule = leaf_rule
-        self._level = {}                                         # block -> its best single split (cache)
-        rows, cols = grid.shape
-        root = (0, rows, 0, cols)
-        self.method, self.depth, self.splits = [costs.leaf(root, leaf_rule)[0]], [0], []
-        blocks, heap, leaves = [root], [], 1
-
-        def push(node):
-            if max_depth is not None and self.depth[node] >= max_depth:
-                return
-            found = self._gain_per_leaf(blocks[node])
-            if found is not None and found[0] > EPS:
-                heapq.heappush(heap, (-found[0], blocks[node], node, found))
-
-        push(0)
-        while heap and (max_leaves is None or leaves < max_leaves):
-            _, block, node, (gain, comm_cut, msg_cut, added, alt) = heapq.heappop(heap)
-            kids = None
-            if max_leaves is None or leaves + added <= max_leaves:
-                kids = []
-                for child in _children(block, comm_cut, msg_cut):
-                    kids.append(len(blocks))
-                    blocks.append(child)
-                    self.method.append(costs.leaf(child, leaf_rule)[0])
-                    self.depth.append(self.depth[node] + 1)
-                leaves += added
-            elif alt is not None:           # one leaf left: the best two-way split, its halves stay leaves
-                leaves += 1
-            self.splits.append((node, comm_cut, msg_cut, kids, alt))
-            for kid in kids or ():
-                push(kid)
-        self._level = None
-
-    def tree(self, max_leaves=None):
-        """The tree of a leaf budget (None: the whole growth; at most the growth's own `max_leaves`)."""
-        builder = TreeBuilder()
-        ids = {0: builder.node(self.method[0], 0)}
-        leaves = 1
-        for node, comm_cut, msg_cut, kids, alt in self.splits:
-            if node not in ids:
-                continue
-            if kids is not None and (max_leaves is None or leaves + len(kids) - 1 <= max_leaves):
-                for kid in kids:
-                    ids[kid] = builder.node(self.method[kid], self.depth[kid])
-                builder.split(ids[node], comm_cut, msg_cut, [ids[kid] for kid in kids])
-                leaves += len(kids) - 1
-            elif alt is not None and (max_leaves is None or leaves < max_leaves):
-                halves = [builder.node(m, self.depth[node] + 1) for m in alt[2]]
-                builder.split(ids[node], alt[0], alt[1], halves)
-                leaves += 1
-        return builder.tree()
-
-    def _one_level(self, block):
-        """(gain per added leaf, comm cut, msg cut, added leaves) of a block's best single split, or None."""
-        if block not in self._level:
-            found = None
-            if block[1] - block[0] > 1 or block[3] - block[2] > 1:
-                cc, mm, after, n = split_table(self.costs, block)
-                ratio = (self.costs.cost(*block) - after) / (n - 1)
-                i = int(np.argmax(ratio))
-                found = (float(ratio[i]), int(cc[i]), int(mm[i]), int(n[i] - 1))
-            self._level[block] = found
-        return self._level[block]
-
-    def _gain_per_leaf(self, block):
-        """The most useful split of a block: each split is scored by the better of its own gain per added leaf
-        and its gain per added leaf together with its children's best splits (two levels), so that a plateau
-        -- where no single split helps but two do -- is crossed. A candidate whose two-level gain cannot beat
-        the best found so far (bounded by the block's penalty above its cells' own least, over one more
-        leaf) is not looked ahead: the result is the same, found sooner."""
-        if block[1] - block[0] == 1 and block[3] - block[2] == 1:
-            return None
-        costs = self.costs
-        cc, mm, after, n = split_table(costs, block)
-        here = costs.cost(*block)
-        added = n - 1
-        one = (here - after) / added
-        fits = np.arange(one.size)
-        if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
-            fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
-        room = max(here - costs._box(costs.floor, *block), 0.0) * (1 + 1e-9) + 1e-9
-        best, alt = None, None
-        two_way = np.flatnonzero(added == 1)
-        if two_way.size and one[two_way].max() > EPS:     # what a budget with one leaf left takes instead
-            k = int(two_way[np.argmax(one[two_way])])
-            alt = (int(cc[k]), int(mm[k]), [costs.leaf(child, self.leaf_rule)[0]
-                                            for child in _children(block, int(cc[k]), int(mm[k]))])
-        for j in fits:
-            gain = float(one[j])
-            if best is not None and max(gain, room / (added[j] + 1)) <= best[0] + EPS:
-                continue
-            total_added, left = int(added[j]), 0.0
-            for child in _children(block, int(cc[j]), int(mm[j])):
-                inner = self._one_level(child)
-                child_cost = costs.cost(*child)
-                if inner is not None and inner[0] > EPS:
-                    total_added += inner[3]
-                    left += child_cost - inner[0] * inner[3]
-                else:
-                    left += child_cost
-            gain = max(gain, (here - left) / total_added)
-            if best is None or gain > best[0] + EPS:
-                best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
-        return best + (alt,)
-
-
-def _budget_gain(costs, block, budget_left):
-    """The best split of a block that fits `budget_left` more leaves, scored as Growth scores it but with the
-    look-ahead held to the budget too (None when nothing fits)."""
-    cc, mm, after, n = split_table(costs, block)
-    here = costs.cost(*block)
-    added = n - 1
-    fits = np.flatnonzero(added <= budget_left)
-    if fits.size == 0:
-        return None
-    one = (here - after[fits]) / added[fits]
-    if one.max() > EPS:
-        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
-    best = None
-    for j in fits:
-        gain = (here - after[j]) / added[j]
-        total_added, left = int(added[j]), 0.0
-        for child in _children(block, int(cc[j]), int(mm[j])):
-            inner = None
-            if child[1] - child[0] > 1 or child[3] - child[2] > 1:
-                c2, m2, a2, n2 = split_table(costs, child)
-                ratio = np.where(n2 - 1 <= budget_left - total_added, (costs.cost(*child) - a2) / (n2 - 1), -np.inf)
-                i = int(np.argmax(ratio))
-                inner = None if ratio[i] == -np.inf else (float(ratio[i]), int(n2[i] - 1))
-            child_cost = costs.cost(*child)
-            if inner is not None and inner[0] > EPS:
-                total_added += inner[1]
-                left += child_cost - inner[0] * inner[1]
-            else:
-                left += child_cost
-        gain = max(gain, (here - left) / total_added)
-        if best is None or gain > best[0] + EPS:
-            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
-    return best
-
-
-def grow_best_first(grid, max_leaves, leaf_rule="penalty", max_depth=None):
-    """Best-first growth to at most `max_leaves` leaves (fewer when no split removes any penalty), every split
-    scored within the budget left (the tree `quadsel build` deploys; the folds read theirs from one Growth)."""
-    costs, builder = BlockCosts(grid), TreeBuilder()
-    rows, cols = grid.shape
-    root = (0, rows, 0, cols)
-    blocks = {builder.node(costs.leaf(root, leaf_rule)[0], 0): root}
-    depth = {0: 0}
-    leaves, heap = 1, []
-
-    def push(node):
-        block = blocks[node]
-        if (max_depth is not None and depth[node] >= max_depth) or (block[1] - block[0] == 1 and block[3] - block[2] == 1):
-            return
-        found = _budget_gain(costs, block, max_leaves - leaves)
-        if found is not None and found[0] > EPS:
-            heapq.heappush(heap, (-found[0], node, found))
-
-    push(0)
-    while heap and leaves < max_leaves:
-        _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(heap)
-        if leaves + added > max_leaves:       # the budget shrank since it was scored: score it again
-            push(node)
-            continue
-        kids = []
-        for child in _children(blocks[node], comm_cut, msg_cut):
-            kid = builder.node(costs.leaf(child, leaf_rule)[0], depth[node] + 1)
-            blocks[kid], depth[kid] = child, depth[node] + 1
-            kids.append(kid)
-        builder.split(node, comm_cut, msg_cut, kids)
-        leaves += added
-        for kid in kids:
-            push(kid)
     return builder.tree()

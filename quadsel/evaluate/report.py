@@ -66,7 +66,7 @@ def selector_row(selector, dmap, mask=None, holdout=None):
 
 def quadsel_functions(dmap):
     """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
-    (every budget from one best-first growth, decision/split.py)."""
+    (every budget from one best-first growth, decision/best_first.py)."""
     from ..decision.decision_function import budget_functions
     options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
     chosen = build_decision_function(dmap, **DEFAULT_BUILD)

@@ -9,11 +9,13 @@ from ..errors import QuadselError, one_line
 from . import csvfile, detail, identity, imb, occ, osu, skampi
 from .aggregate import aggregate
 from .columns import FIELDS
+from . import column_table
+from .column_table import ColumnTable, Columns, RowsNeeded
 from .common import Context, Extent, OtherCollective, read_lines
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
-from .replaced import drop_replaced
-from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, Measurement, Table  # noqa: F401
+from .replaced import drop_replaced, drop_replaced_columns
+from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, META_COMMENT, Measurement, Table  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
 READERS = {"csv": csvfile.read, "skampi": skampi.read, "osu": osu.read, "imb": imb.read,
@@ -23,7 +25,8 @@ __all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Ta
            "read_measurements", "detect_format", "aggregate"]
 
 
-def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None, library=None):
+def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None, library=None,
+                      columns=False):
     """Read one or more files into one aggregated, sorted Table of Measurement (with .notes and .library).
 
     collective: used when a file does not name it, and keeps only that collective's rows otherwise; a file
@@ -31,6 +34,8 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     comm_size: for files that do not record it (OSU). column_map: {field: column name} for CSV headers
     (--map). fmt "auto" detects each file by content. library: the MPI library of every file (--library; any
     name, see libraries.library_name), over metadata and labels. Identity rules (library, method names): identity.py.
+    columns=True: a column_table.ColumnTable when every file was read as columns (a plain CSV sweep, no repeats),
+    the same table without a Measurement object per row.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -58,6 +63,12 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             raise QuadselError(f"no {wanted} measurements in any input file: {shown}")
         notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
+    if all(isinstance(rows, Columns) for _, _, rows in files):
+        try:
+            return _columns_table(files, list(notes), library, columns)
+        except RowsNeeded:
+            pass
+    files = [(path, lines, rows.rows() if isinstance(rows, Columns) else rows) for path, lines, rows in files]
     rows, library = identity.resolve(files, notes, library)
     own = {path for path, _, _ in files if identity.measured_by_quadsel(path)}
     rows, replaced = drop_replaced(rows, library, own)
@@ -65,6 +76,23 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
     table.replaced = replaced
     return table
+
+
+def _columns_table(files, notes, library, as_columns):
+    """read_measurements' last steps on columns (column_table.py): RowsNeeded where the rows must decide."""
+    cols, library = identity.resolve_columns(files, notes, library)
+    cols, replaced = drop_replaced_columns(cols, library, {path for path, _, _ in files
+                                                           if identity.measured_by_quadsel(path)})
+    cols = column_table.aggregate(cols)
+    notes += identity.alike_methods(*_matrix(cols))
+    table = ColumnTable(cols, notes, library) if as_columns else Table(cols.rows(), notes, library, aggregated=True)
+    table.replaced = replaced
+    return table
+
+
+def _matrix(cols):
+    keys, times, sources = column_table.method_matrix(cols)
+    return {key: j for j, key in enumerate(keys)}, times, sources
 
 
 def _collective_option(collective):
@@ -81,6 +109,11 @@ def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
     if fmt == "auto":
         fmt = detect_format(path, lines)
     ctx = Context(path, lines, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent)
+    if fmt == "csv":
+        cols = csvfile.read_columns(ctx)
+        seen = None if cols is None else ctx.extent.of_columns(cols)
+        if cols is not None and ctx.extent.admits(seen):
+            return _columns_of(ctx, cols, seen, collective)
     rows = READERS[fmt](ctx)
     if not rows:
         raise ctx.error(None, f"no data rows (read as {fmt})")
@@ -91,3 +124,18 @@ def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
             raise OtherCollective(path, f"no {collective} measurements (the file has {', '.join(found)})", found)
     ctx.extent.update(path, None, rows)
     return lines, rows
+
+
+def _columns_of(ctx, cols, seen, collective):
+    """_read_file's end for a file read as columns: its collective kept, its extent counted as the rows would
+    count it (every CHECK_EVERY rows while reading, then the kept rows); its metadata lines for identity."""
+    if collective and cols.collectives != [collective]:
+        read = len(cols) - len(cols) % csvfile.CHECK_EVERY
+        ctx.extent.add(ctx.extent.of_columns(cols.take(slice(0, read))))
+        if collective not in cols.collectives:
+            raise OtherCollective(ctx.path, f"no {collective} measurements (the file has "
+                                            f"{', '.join(cols.collectives)})", cols.collectives)
+        cols = cols.take(cols.collective == cols.collectives.index(collective))
+        seen = ctx.extent.of_columns(cols)
+    ctx.extent.add(seen)
+    return [text for text in ctx.lines if text.startswith(META_COMMENT)], cols

@@ -41,12 +41,36 @@ class Extent:
         self.comm.update(m.comm_size for m in rows)
         self.msg.update(m.msg_size for m in rows)
         self.methods.update((m.algorithm, m.segsize) for m in rows)
-        points = len(self.comm) * len(self.msg)
-        if points > MAX_GRID_POINTS or points * len(self.methods) > MAX_CUBE:
+        if self._beyond(len(self.comm), len(self.msg), len(self.methods)):
             raise InputError(path, line, f"the measurements read so far span {len(self.comm)} communicator sizes x "
                                          f"{len(self.msg)} message sizes x {len(self.methods)} methods: beyond "
                                          f"{MAX_GRID_POINTS} points or {MAX_CUBE} point-methods, more than a decision "
                                          "map can be built from in reasonable memory (docs/formats-input.md, Limits)")
+
+    @staticmethod
+    def _beyond(comm, msg, methods):
+        return comm * msg > MAX_GRID_POINTS or comm * msg * methods > MAX_CUBE
+
+    @staticmethod
+    def of_columns(cols):
+        """(comm sizes, msg sizes, methods) of column_table.Columns, as sets."""
+        import numpy as np
+        from .column_table import distinct
+        methods = {(cols.labels[a], s) for a, s in distinct(cols.algorithm, cols.segsize)[0].tolist()}
+        return set(np.unique(cols.comm_size).tolist()), set(np.unique(cols.msg_size).tolist()), methods
+
+    def admits(self, seen):
+        """Would rows of these sizes and methods (of_columns) stay within the limits? (If not, the row reader
+        refuses them at the line where the limits are passed.)"""
+        comm, msg, methods = seen
+        return not self._beyond(len(self.comm | comm), len(self.msg | msg), len(self.methods | methods))
+
+    def add(self, seen):
+        """Count rows of these sizes and methods (of_columns; admitted: within the limits)."""
+        comm, msg, methods = seen
+        self.comm |= comm
+        self.msg |= msg
+        self.methods |= methods
 
 
 class OtherCollective(InputError):

@@ -21,6 +21,8 @@ def detect_format(path, lines=None):
     if content and content[0].upper().startswith("# OCC"):
         return "occ"
     for text in content:
+        if not text.startswith(("#", "begin")):     # where every marker starts
+            continue
         for fmt, marker in _MARKERS:
             if marker.match(text):
                 return fmt

@@ -108,12 +108,8 @@ def _parse_meta(text, path, notes):
     return meta
 
 
-def resolve(files, notes, library=None):
-    """Rows of every file with one identity per method; `files` is [(path, lines, rows)].
-
-    `library` (--library): the library of every file, over what metadata or labels say (a note where they
-    differ). Returns (rows, library or None); appends notes (one line each) to `notes`.
-    """
+def _library(files, notes, library):
+    """(the library of every file, [the labels each file's metadata lists]) of [(path, lines, rows)]."""
     known, listed = {}, []
     for path, lines, rows in files:
         found, how, labels = file_library(path, lines, rows, notes if library is None else [])
@@ -129,7 +125,16 @@ def resolve(files, notes, library=None):
         (lib_a, (path_a, how_a)), (lib_b, (path_b, how_b)) = sorted(known.items())
         raise QuadselError(f"{one_line(path_a)} holds {_title(lib_a)} measurements ({how_a}) and {one_line(path_b)} "
                            f"{_title(lib_b)} ones ({how_b}): a decision map is one library's; build one per library")
-    library = next(iter(known), None)
+    return next(iter(known), None), listed
+
+
+def resolve(files, notes, library=None):
+    """Rows of every file with one identity per method; `files` is [(path, lines, rows)].
+
+    `library` (--library): the library of every file, over what metadata or labels say (a note where they
+    differ). Returns (rows, library or None); appends notes (one line each) to `notes`.
+    """
+    library, listed = _library(files, notes, library)
     out, renamed, unresolved, default_segments = [], {}, set(), defaultdict(set)
     canonical = functools.lru_cache(maxsize=None)(canonical_label)     # one look-up per distinct label
     for (_, _, rows), labels in zip(files, listed):
@@ -154,6 +159,53 @@ def resolve(files, notes, library=None):
             out.append(m)
     _identity_notes(library, renamed, unresolved, default_segments, notes)
     return out, library
+
+
+class _Label:
+    """One distinct (collective, algorithm) of a file's columns, as file_library reads a row."""
+
+    def __init__(self, collective, algorithm):
+        self.collective, self.algorithm = collective, algorithm
+        self.is_default = algorithm == DEFAULT_ALGORITHM
+
+
+def resolve_columns(files, notes, library=None):
+    """resolve() of files read as columns ([(path, lines, Columns)]), decided once per distinct label: (one
+    Columns, library). column_table.RowsNeeded where a label is an error at its line (the rows raise it)."""
+    import numpy as np
+    from .column_table import Columns, RowsNeeded
+    labelled = [(path, lines, [_Label(cols.collectives[c], cols.labels[a]) for c, a in
+                               sorted(set(zip(cols.collective.tolist(), cols.algorithm.tolist())))])
+                for path, lines, cols in files]
+    library, listed = _library(labelled, notes, library)      # two libraries: its error, as the rows give it
+    renamed, unresolved, default_segments, parts = {}, set(), defaultdict(set), []
+    for (path, _, cols), labels in zip(files, listed):
+        codes = np.arange(len(cols.labels))
+        new_labels = list(cols.labels)
+        for c, a in sorted(set(zip(cols.collective.tolist(), cols.algorithm.tolist()))):
+            collective, algorithm = cols.collectives[c], cols.labels[a]
+            if (algorithm in labels and algorithm != DEFAULT_ALGORITHM) or algorithm == DEFAULT_ALGORITHM:
+                continue
+            label = canonical_label(library, collective, algorithm) if library else None
+            if label is None:
+                if library in LIBRARIES and algorithm.isascii() and algorithm.isdigit():
+                    raise RowsNeeded("an algorithm id the library does not have")
+                unresolved.add((collective, algorithm))
+            elif label != algorithm:
+                if len(cols.collectives) > 1:
+                    raise RowsNeeded("a label renamed in one collective of several")
+                renamed[(collective, algorithm)] = label
+                new_labels.append(label)
+                codes[a] = len(new_labels) - 1
+        default = cols.is_default() & (cols.segsize != 0)
+        if default.any():
+            default_segments[path].update(np.unique(cols.segsize[default]).tolist())
+            cols = replace(cols, segsize=np.where(default, 0, cols.segsize))
+        distinct = sorted(set(new_labels))
+        remap = np.array([distinct.index(label) for label in new_labels], dtype=np.int64)
+        parts.append(replace(cols, labels=distinct, algorithm=remap[codes[cols.algorithm]]))
+    _identity_notes(library, renamed, unresolved, default_segments, notes)
+    return Columns.concat(parts), library
 
 
 def _check_unresolved(library, m):
@@ -208,6 +260,13 @@ def indistinguishable(rows):
     times = np.full((len(points), len(index)), np.nan)
     p, k, t = zip(*cells)
     times[list(p), list(k)] = t
+    return alike_methods(index, times, sources)
+
+
+def alike_methods(index, times, sources):
+    """indistinguishable's warnings from {key (collective, algorithm, segsize): column of `times`}, the times
+    (point x column, NaN where unmeasured) and {key: the files it was read from}."""
+    import numpy as np
     keys = sorted(index, key=str)
     warnings = []
     for i, a in enumerate(keys):

@@ -9,6 +9,8 @@ another's time, and `build` and `report` say where it happened.
 
 import os
 
+import numpy as np
+
 from ..libraries.base import DEFAULT_ALGORITHM, is_reduction
 
 PREFIX = "# replaced "
@@ -70,6 +72,31 @@ def drop_replaced(rows, library, own_files=()):
         else:
             dropped.append((row.collective, row.algorithm, row.segsize, row.comm_size, row.msg_size, runs))
     return kept, sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
+
+
+def drop_replaced_columns(cols, library, own_files=()):
+    """drop_replaced on columns (ingest/column_table.py): each distinct (collective, algorithm, segsize, comm,
+    msg) is looked up once."""
+    from ..libraries import fallbacks
+    from .table import Measurement
+    if library is None or not len(cols) or not any(fallbacks.known(library, c) for c in cols.collectives):
+        return cols, []
+    own = np.array([path in own_files for path in cols.paths], dtype=bool)
+    keys = np.stack([cols.collective, cols.algorithm, cols.segsize, cols.comm_size, cols.msg_size], axis=1)
+    distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+    dropped, hit = [], np.zeros(len(distinct), dtype=bool)
+    for i, (c, a, seg, n, m) in enumerate(distinct.tolist()):
+        row = Measurement(cols.collectives[c], cols.labels[a], seg, n, m, 1.0)
+        runs = replacement_of(library, row)
+        if runs is not None:
+            hit[i] = True
+            dropped.append((row.collective, row.algorithm, seg, n, m, runs))
+    mask = hit[inverse.reshape(-1)] & ~own[cols.file]
+    if not mask.any():
+        return cols, []
+    kept_keys = {tuple(k) for k in keys[mask].tolist()}
+    dropped = [d for d, k in zip(dropped, distinct[hit].tolist()) if tuple(k) in kept_keys]
+    return cols.take(~mask), sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
 
 
 def replaced_note(paths, collective=None, show=6, extra=()):

@@ -361,8 +361,9 @@ def _self_launch(ctx, spec, np_, mpiexec):
     # A file another run still writes, or one that cannot be resumed, is refused here: one line, no MPI job.
     output.check_unlocked(spec.output)
     if spec.resume:
+        from .metadata import resume_grid
         output.check_resume(spec.output, spec.collective, library.name,
-                            runner.resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
+                            resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}

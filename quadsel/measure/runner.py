@@ -3,19 +3,16 @@ sub-communicators of the first n ranks (idle ranks sleep), every message size an
 """
 
 import os
-import platform
 import random
 import socket
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .. import __version__
-from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..inputs import INT_MAX
 from . import output
@@ -27,6 +24,7 @@ from .calls import buffer_bytes, call_for, check_sizes, is_reduction
 from .point import POINT_DELAY, MethodComms, heartbeat, time_point
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from .metadata import now, start_meta
 from ..ingest.identity import oversubscribed_note
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
@@ -194,7 +192,7 @@ def run(spec):
     meta = None
     if rank == 0:
         try:
-            meta = _start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
+            meta = start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
                                dict(timing_requested=requested_timing, timing_reason=timing_reason,
                                     wtime_is_global=wtime_is_global))
             results = output.ResultFile(spec.output, spec.resume)
@@ -253,7 +251,7 @@ def run(spec):
     if rank == 0:
         complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
         journal.close(remove=complete)
-        meta["runs"][-1].update(finished=_now(), complete=complete)
+        meta["runs"][-1].update(finished=now(), complete=complete)
         meta["complete"] = complete
         if spec.adaptive or spec.sample:
             meta["sample" if spec.sample else "adaptive"] = planned.summary()
@@ -360,75 +358,3 @@ def _abort(world, message):
     sys.stderr.write(f"Error: {message}\n")
     sys.stderr.flush()
     world.Abort(2)
-
-
-def _now():
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-def resume_grid(spec, methods, dtype_name=None):
-    """What a resumed output must have been measured with (output.check_resume)."""
-    # one launch per method (environment forcing) measures one method of the grid per launch
-    return {"comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "datatype": dtype_name,
-            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods]}
-
-
-def _start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
-    from mpi4py import MPI
-    import mpi4py
-    old = None
-    if spec.resume and os.path.exists(spec.output):
-        output.check_resume(spec.output, spec.collective, library.name,
-                            resume_grid(spec, methods, dtype_name))
-        old = output.read_meta(spec.output)
-    if old:
-        # metadata from before --timing existed (quadsel <= the first examples) was always `local`
-        old_timing = (old.get("methodology") or {}).get("timing", "local")
-        if old_timing != spec.timing:
-            raise QuadselError(f"{spec.output} holds data timed with --timing {old_timing} and this run would "
-                               f"use {spec.timing}; pass --timing {old_timing}, another --output or --no-resume")
-        old_sync = (old.get("methodology") or {}).get("sync", "barrier")
-        if old_sync != spec.sync:
-            raise QuadselError(f"{spec.output} holds data measured with --sync {old_sync} and this run would "
-                               f"use {spec.sync}; pass --sync {old_sync}, another --output or --no-resume")
-    offered = library.algorithms(spec.collective)
-    meta = {
-        "quadsel_version": __version__,
-        "collective": spec.collective,
-        "library": library.name,
-        "library_version": MPI.Get_library_version().replace("\0", "").strip(),
-        "mpi_standard": "%d.%d" % MPI.Get_version(),
-        "mpi4py_version": mpi4py.__version__,
-        "thread_level": {MPI.THREAD_SINGLE: "single", MPI.THREAD_FUNNELED: "funneled",
-                         MPI.THREAD_SERIALIZED: "serialized", MPI.THREAD_MULTIPLE: "multiple"}.get(
-                             MPI.Query_thread(), str(MPI.Query_thread())),
-        "forcing": library.forcing,
-        "libmpi": getattr(library.mpit, "path", None),
-        "job_size": job_size,
-        "command": spec.command,
-        "grid": {
-            "algorithms": {label: offered.get(label) or (alphatree.describe(label) if alphatree.is_alpha(label)
-                                                         else "library default") for label in labels},
-            "methods": [method_label(label, seg) for label, seg in methods],
-            "segments": spec.segments,
-            "comm_sizes": spec.comm_sizes,
-            "msg_sizes": spec.msg_sizes,
-            "datatype": dtype_name,
-            "points": npoints,
-        },
-        "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
-                            seed=spec.seed, barrier_before_each_call=spec.sync == "barrier", sync=spec.sync,
-                            timing=spec.timing, adaptive=spec.adaptive, sample=spec.sample,
-                            **(timing_info or {}), hang_timeout=spec.hang_timeout,
-                            timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
-                            time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
-                                          else "max over ranks of each rank's own duration")),
-        "environment": {k: v for k, v in sorted(os.environ.items())
-                        if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count()},
-        "runs": (old or {}).get("runs", []) + [{"command": spec.command,
-                                               "started": _now(), "finished": None, "complete": False}],
-        "complete": False,
-    }
-    return meta

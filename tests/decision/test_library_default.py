@@ -135,3 +135,71 @@ def test_axis_outside_cells():
     assert axis.lo.tolist() == [0, 8, 9, 64, 65, 512, 513]
     assert axis.is_measured.tolist() == [False, True, False, True, False, True, False]
     assert Axis.of([0, 8], "floor", outside=True).lo.tolist() == [0, 8, 9]
+
+
+def _auto(rows):
+    return build_decision_function(build_decision_map(rows), split="measured", between="least-bad",
+                                   leaf_rule="penalty", max_leaves="auto", tolerance="ci", keep_default="auto")
+
+
+def test_auto_keeps_the_default_where_it_holds_up_on_held_out_sizes():
+    """The default build (keep_default="auto"): the default beats every forced method from 6 ranks up, smoothly,
+    so the held-out folds keep it, and the tree file says what each variant scored."""
+    fn = _auto(default_best_for_large_comms(noise=0.01))
+    assert fn.options.keep_default and fn.query(8, 512) == DEFAULT_METHOD and fn.query(2, 512).algorithm == "6"
+    record = fn.provenance["size"]["keep_default"]
+    assert record["kept"] is True and record["held_out_penalty"]["with"] < record["held_out_penalty"]["without"]
+
+
+def test_auto_does_not_keep_an_erratic_default():
+    """A default that is the fastest at every other message size and slow at the others (a library switching
+    its own algorithms between the measured sizes): kept, it would win the training sizes and lose the held-out
+    ones, so the folds leave it out and no leaf is the default."""
+    shape = (len(COMMS), len(MSGS))
+    erratic = np.where(np.arange(len(MSGS))[None, :] % 2 == 0, 4.0, 40.0) * np.ones(shape)
+    cost = np.stack([np.full(shape, 20.0), np.full(shape, 10.0)], axis=2)
+    fn = _auto(table_from_cube(cost, COMMS, MSGS, [("1", 0), ("6", 0)], default=erratic))
+    assert not fn.options.keep_default and DEFAULT_METHOD not in fn.methods
+    record = fn.provenance["size"]["keep_default"]
+    assert record["kept"] is False and record["held_out_penalty"]["with"] > record["held_out_penalty"]["without"]
+
+
+def test_auto_without_a_measured_default_or_a_chosen_budget_is_off():
+    fn = _auto(table_from_cube(np.stack([np.full((5, 5), 20.0), np.full((5, 5), 10.0)], axis=2), COMMS, MSGS,
+                               [("1", 0), ("6", 0)]))
+    assert not fn.options.keep_default and "keep_default" not in fn.provenance["size"]
+    fixed = build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+                                    between="least-bad", leaf_rule="penalty", max_leaves=4, keep_default="auto")
+    assert not fixed.options.keep_default and DEFAULT_METHOD not in fixed.methods
+
+
+def test_build_command_lets_the_folds_decide_and_the_flags_override(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    import json
+    csv = tmp_path / "m.csv"
+    csv.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n"
+        for r in default_best_for_large_comms(noise=0.01)))
+    kept = {}
+    for flags in ([], ["--no-keep-default"], ["--keep-default"], ["--paper"], ["--max-leaves", "4"]):
+        out = tmp_path / "t.qt.json"
+        result = CliRunner().invoke(main, ["build", str(csv), *flags, "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        kept[" ".join(flags)] = json.loads(out.read_text())["builder"]["keep_default"]
+    assert kept == {"": True, "--no-keep-default": False, "--keep-default": True, "--paper": False,
+                    "--max-leaves 4": False}
+
+
+def test_auto_does_not_keep_intel_mpis_default():
+    """I_MPI_ADJUST cannot name Intel MPI's default (preset 0 is its basic logic): the folds are not asked."""
+    from dataclasses import replace
+    dmap = build_decision_map(default_best_for_large_comms(noise=0.01))
+    assert _auto_map(dmap).options.keep_default
+    fn = _auto_map(replace(dmap, library="intelmpi"))
+    assert not fn.options.keep_default and DEFAULT_METHOD not in fn.methods
+
+
+def _auto_map(dmap):
+    return build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty",
+                                   max_leaves="auto", tolerance="ci", keep_default="auto")

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from quadsel.decision.grid import Axis, DecisionGrid
-from quadsel.decision.split import BlockCosts, best_split, grow_best_first, grow_exact
+from quadsel.decision.split import BlockCosts, grow_exact
 
 
 def random_grid(seed, rows, cols, k, gaps=0.0):
@@ -31,18 +31,6 @@ def test_exact_tree_picks_a_best_method_in_every_cell(seed, rows, cols, k):
     assert tree_penalty(grid, tree) == 0.0
 
 
-@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 20))
-@settings(max_examples=80, deadline=None)
-def test_leaf_budget_is_kept_and_a_large_one_reaches_zero_penalty(seed, rows, cols, k, budget):
-    grid = random_grid(seed, rows, cols, k, gaps=0.3)
-    tree = grow_best_first(grid, budget)
-    tree.validate(rows, cols, k)
-    assert tree.n_leaves <= budget
-    full = grow_best_first(grid, rows * cols)
-    assert tree_penalty(grid, full) == 0.0
-    assert tree_penalty(grid, full) <= tree_penalty(grid, tree)
-
-
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(0, 3))
 @settings(max_examples=60, deadline=None)
 def test_depth_limit_holds(seed, rows, cols, depth):
@@ -59,16 +47,6 @@ def test_a_change_along_one_axis_is_one_two_way_cut():
     grid.penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
     tree = grow_exact(grid)
     assert tree.n_leaves == 2 and tree.comm_cut[0] == -1 and tree.msg_cut[0] == 2
-
-
-def test_plateau_does_not_stop_the_growth():
-    """A lone column: every single two-way cut leaves the penalty as it is; two levels remove it."""
-    best = np.array([[0, 1, 0]])
-    penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
-    grid = DecisionGrid(Axis.of([1]), Axis.of([1, 2, 3]), penalty, np.ones((1, 3)), best)
-    assert best_split(BlockCosts(grid), (0, 1, 0, 3))[0] == pytest.approx(10.0)   # no single cut helps
-    tree = grow_best_first(grid, 3)
-    assert tree.n_leaves == 3 and tree_penalty(grid, tree) == 0.0
 
 
 def test_an_exact_tree_with_majority_leaves_and_a_tolerance_is_exact_within_it():
@@ -133,17 +111,3 @@ def test_every_split_of_a_block_is_scored_as_its_children_sum(seed, rows, cols, 
         kids = _children(block, c, m)
         assert children == len(kids)
         assert a == pytest.approx(sum(float(costs.cost(*kid)) for kid in kids), abs=1e-9)
-
-
-@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 30))
-@settings(max_examples=60, deadline=None)
-def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budget):
-    """The tree of a budget read from one unlimited growth is the tree of a growth stopped at that budget."""
-    from quadsel.decision.split import Growth
-    grid = random_grid(seed, rows, cols, k, gaps=0.3)
-    full = Growth(grid)
-    direct = Growth(grid, max_leaves=budget).tree(budget)
-    read = full.tree(budget)
-    assert read.n_leaves <= budget
-    for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
-        assert np.array_equal(getattr(read, name), getattr(direct, name))

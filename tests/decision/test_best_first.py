@@ -1,0 +1,68 @@
+"""Leaf-budget growth (decision/best_first.py) and its look-ahead (decision/lookahead.py)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from quadsel.decision.best_first import Growth, grow_best_first
+from quadsel.decision.grid import Axis, DecisionGrid
+from quadsel.decision.lookahead import LookAhead
+from quadsel.decision.split import BlockCosts, best_split, split_table
+
+from test_split import random_grid, tree_penalty
+
+
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 20))
+@settings(max_examples=80, deadline=None)
+def test_leaf_budget_is_kept_and_a_large_one_reaches_zero_penalty(seed, rows, cols, k, budget):
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    tree = grow_best_first(grid, budget)
+    tree.validate(rows, cols, k)
+    assert tree.n_leaves <= budget
+    full = grow_best_first(grid, rows * cols)
+    assert tree_penalty(grid, full) == 0.0
+    assert tree_penalty(grid, full) <= tree_penalty(grid, tree)
+
+
+def test_plateau_does_not_stop_the_growth():
+    """A lone column: every single two-way cut leaves the penalty as it is; two levels remove it."""
+    best = np.array([[0, 1, 0]])
+    penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
+    grid = DecisionGrid(Axis.of([1]), Axis.of([1, 2, 3]), penalty, np.ones((1, 3)), best)
+    assert best_split(BlockCosts(grid), (0, 1, 0, 3))[0] == pytest.approx(10.0)   # no single cut helps
+    tree = grow_best_first(grid, 3)
+    assert tree.n_leaves == 3 and tree_penalty(grid, tree) == 0.0
+
+
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 30))
+@settings(max_examples=60, deadline=None)
+def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budget):
+    """The tree of a budget read from one unlimited growth is the tree of a growth stopped at that budget."""
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    full = Growth(grid)
+    direct = Growth(grid, max_leaves=budget).tree(budget)
+    read = full.tree(budget)
+    assert read.n_leaves <= budget
+    for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+        assert np.array_equal(getattr(read, name), getattr(direct, name))
+
+
+@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))
+@settings(max_examples=60, deadline=None)
+def test_the_look_ahead_gives_each_block_its_best_single_and_two_way_split(seed, rows, cols, k):
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    costs = BlockCosts(grid)
+    ahead = LookAhead(costs)
+    rng = np.random.default_rng(seed)
+    r0, c0 = int(rng.integers(0, rows)), int(rng.integers(0, cols))
+    block = (r0, int(rng.integers(r0 + 1, rows + 1)), c0, int(rng.integers(c0 + 1, cols + 1)))
+    if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+        assert ahead.best(block) is None and ahead.two_way(block) is None
+        return
+    cc, mm, after, n = split_table(costs, block)
+    gain = (costs.cost(*block) - after) / (n - 1)
+    best, two = ahead.best(block), ahead.two_way(block)
+    assert best[0] == gain.max() and best[3] == n[int(np.argmax(gain))] - 1
+    assert (best[1], best[2]) == (cc[int(np.argmax(gain))], mm[int(np.argmax(gain))])
+    assert two[0] == gain[n == 2].max() and two[3] == 1
+    assert ahead.best(block) is best          # scored once
