@@ -41,9 +41,12 @@ def test_mpich_and_generic_csv_rows(tmp_path):
     data.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n"
                     "allgather,recursive_doubling,0,3,1024,9.0\nallgather,ring,0,3,1024,12.0\n"
                     "allgather,recursive_doubling,0,4,1024,9.0\nallgather,ring,0,4,1024,12.0\n")
-    rows = read_measurements([str(data)], library="mpich")
-    assert sorted((m.algorithm, m.comm_size) for m in rows) == [("recursive_doubling", 4), ("ring", 3), ("ring", 4)]
-    assert rows.replaced == [("allgather", "recursive_doubling", 0, 3, 1024, "default")]
+    for columns in (False, True):     # a plain CSV is read as columns when asked: the same rows are dropped
+        rows = read_measurements([str(data)], library="mpich", columns=columns)
+        assert type(rows).__name__ == ("ColumnTable" if columns else "Table")
+        assert sorted((m.algorithm, m.comm_size) for m in rows) == [("recursive_doubling", 4), ("ring", 3),
+                                                                     ("ring", 4)]
+        assert rows.replaced == [("allgather", "recursive_doubling", 0, 3, 1024, "default")]
 
 
 def test_an_unknown_library_drops_nothing(tmp_path):
