@@ -70,8 +70,7 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             pass
     files = [(path, lines, rows.rows() if isinstance(rows, Columns) else rows) for path, lines, rows in files]
     rows, library = identity.resolve(files, notes, library)
-    own = {path for path, _, _ in files if identity.measured_by_quadsel(path)}
-    rows, replaced = drop_replaced(rows, library, own)
+    rows, replaced = drop_replaced(rows, library, _own_files(files))
     rows = aggregate(rows)
     table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
     table.replaced = replaced
@@ -81,13 +80,18 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
 def _columns_table(files, notes, library, as_columns):
     """read_measurements' last steps on columns (column_table.py): RowsNeeded where the rows must decide."""
     cols, library = identity.resolve_columns(files, notes, library)
-    cols, replaced = drop_replaced_columns(cols, library, {path for path, _, _ in files
-                                                           if identity.measured_by_quadsel(path)})
+    cols, replaced = drop_replaced_columns(cols, library, _own_files(files))
     cols = column_table.aggregate(cols)
     notes += identity.alike_methods(*_matrix(cols))
     table = ColumnTable(cols, notes, library) if as_columns else Table(cols.rows(), notes, library, aggregated=True)
     table.replaced = replaced
     return table
+
+
+def _own_files(files):
+    """The files quadsel measure wrote (their `# replaced` lines say where the library replaced an algorithm), as
+    the rows' sources name them."""
+    return {os.fspath(path) for path, _, _ in files if identity.measured_by_quadsel(path)}
 
 
 def _matrix(cols):
