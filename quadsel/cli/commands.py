@@ -108,10 +108,15 @@ def _readable_tree(text):
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
                                       "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
-              help="C only: plain if/else-if function; table = the same function as a compact node table "
-                   "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
+              help="C only: plain if/else-if function; table = the same function as a table searched at run "
+                   "time (§3.3: the tree's regions as a grid, each size's band found branch-free; the node table "
+                   "when the grid would be too large); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("--no-merge", is_flag=True,
               help="If/else-if C: the paper's form (one `if` per quadrant, nothing merged) instead of the merged one.")
+@click.option("--order", type=click.Choice(["expected", "tree"]), default=None,
+              help="Merged if/else-if C: the tests in the order with the fewest expected tests per random query "
+                   "(expected, the default; sizes half uniform, half log-uniform over the measured range) or in the "
+                   "quadtree's own order (tree).")
 @click.option("--library", type=click.Choice(["openmpi", "mpich", "intelmpi"]),
               help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
                    "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values; Intel MPI I_MPI_ADJUST presets) instead of "
@@ -130,13 +135,14 @@ def _readable_tree(text):
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
                    "repeatable: the points any of the results found slower.")
-def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
+def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
-    each cut tested once, same-method quadrants and subtrees merged), returning the algorithm id and writing
-    the segment size through `segsize` when not NULL; with `--flavor table` the same function as a compact
-    node table walked at run time (§3.3), with `--flavor ompi-tuned` Open MPI's
+    each cut tested once, same-method quadrants and subtrees merged, the tests in the order with the fewest
+    expected tests on random queries unless `--order tree`), returning the algorithm id and writing
+    the segment size through `segsize` when not NULL; with `--flavor table` the same function as a table
+    searched at run time (§3.3: grid table, or the node table when the grid would be too large), with `--flavor ompi-tuned` Open MPI's
     `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. `blob` (one TREE): the node table as a versioned binary
     file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
@@ -164,7 +170,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     from ..targets.method_ids import check_tree
     try:
         result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                      merge=not no_merge, library=library)
+                      merge=not no_merge, library=library, order=order)
     finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
         for fn, tree in zip(fns, trees):
             check_tree(fn, tree, target, flavor, library)
