@@ -81,7 +81,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
     from ..ingest.replaced import replaced_note
-    note = replaced_note(files, dmap.collective)
+    note = replaced_note(files, dmap.collective, extra=dmap.replaced)
     if note:
         click.echo(f"note: {note}", err=True)
     if as_json:
@@ -233,8 +233,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
     from ..ingest.replaced import replaced_note
-    if replaced_note(files, dmap.collective):
-        result.notes.append(replaced_note(files, dmap.collective))
+    if replaced_note(files, dmap.collective, extra=dmap.replaced):
+        result.notes.append(replaced_note(files, dmap.collective, extra=dmap.replaced))
     for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
         model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
         if model:
@@ -386,11 +386,18 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--check-rules/--no-check-rules", default=True, show_default=True,
               help="Also prove the library follows the rules file: the one emitted from the TREEs, or each RULES "
                    "file itself (two extra launches each; not under mpiexec).")
+@click.option("--check-comm-sizes", metavar="LIST",
+              help="Communicator sizes of the follow check (default: the timed ones), launched with as many ranks "
+                   "as the largest: the check is no timing, so more ranks than cores do not matter to it "
+                   "(docs/deploy.md: most algorithms send alike at 2 ranks).")
+@click.option("--check-methods", is_flag=True,
+              help="Also check one rules file per measured method (--measurements, or the trees' methods), each "
+                   "selecting that method at every checked point: is every method the tree could pick followed?")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
-           max_time, check_rules, mpiexec, as_json, output):
+           max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -404,7 +411,8 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     from ..verify.run import run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence)
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
+                         check_comm_sizes=check_comm_sizes, check_methods=check_methods)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
