@@ -1,13 +1,17 @@
 """Decision time of every C form of a tree against m2cgen's C of a scikit-learn tree, and the paper's Table 3.
 
-usage: python benchmarks/decision_time.py [--collective C] [--split measured] [--between least-bad]
-                                          [--rounds 21] [--callgrind] FILES...
+usage: python benchmarks/decision_time.py [--collective C] [--build paper|exact] [--rounds 21] [--callgrind] FILES...
+
+--build paper: the tree of `quadsel build --paper`; exact: of `quadsel build --max-leaves none` (the default
+builder, no leaf budget). Sizes outside the measured range return 0 in both, as `quadsel build` makes them.
 
 One program (gcc -O2, every form in its own translation unit, so every decision is a real call) holds, for
-the exact tree: the paper's unmerged if/else-if, the merged if/else-if, the compact node table, the loaded
-blob, m2cgen's C of a DecisionTreeClassifier fitted to the same cells (its double comparisons, the class
+the exact tree: the paper's unmerged if/else-if, the merged if/else-if in the quadtree's order (`--order tree`)
+and in the default order (fewest expected tests, c_order.py), `--flavor table` (the grid table
+searched branch-free, c_grid.py, or the node table when the grid is too large), the compact node table
+(c_table.py, the blob's layout), the loaded blob, m2cgen's C of a DecisionTreeClassifier fitted to the same cells (its double comparisons, the class
 scores it writes and their argmax: what deploying it costs), and an empty function (the call overhead);
-plus the merged function and the table of every depth-limited tree. It first checks that every form
+plus the merged function, the grid table and the node table of every depth-limited tree. It first checks that every form
 answers what the Python query answers, then times 2^20 decisions per form and query stream, in rounds with
 the forms in rotating order, and reports medians over the rounds. Streams (2^16 queries each, the same for
 every form): uniform communicator and message sizes over the measured ranges (the paper's Table 3),
@@ -28,18 +32,25 @@ import numpy as np
 
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import build_decision_map
+from quadsel.decision.options import DEFAULT_BUILD, PAPER_BUILD
 from quadsel.evaluate.penalty import penalty_grid, summarize
 from quadsel.ingest import read_measurements
 from quadsel.targets.blob import to_blob
 from quadsel.targets.c import algorithm_ids, generate_c
-from quadsel.targets.c_branches import function_size
+from quadsel.targets.c_branches import function_size, walked_tests
+from quadsel.targets import emit
+from quadsel.targets.c_grid import generate_c_grid, grid_bytes, grid_fits
 from quadsel.targets.c_table import generate_c_table, table_bytes
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE.parent / "templates"
 STREAMS = ("uniform", "log-uniform", "repeated")
-MAIN_FORMS = ("paper", "merged", "table", "blob", "m2cgen", "none")
+MAIN_FORMS = ("paper", "tree", "merged", "table", "nodes", "blob", "m2cgen", "none")
+SERIES = (("merged", generate_c), ("grid", generate_c_grid), ("nodes", generate_c_table))
 Q, CALLS = 1 << 16, 1 << 20
+# `quadsel build --paper` and `quadsel build --max-leaves none` (cli/options.py build_settings, no --extrapolate)
+BUILDS = {"paper": dict(PAPER_BUILD, outside="default"),
+          "exact": dict(DEFAULT_BUILD, max_leaves=None, outside="default")}
 NONE = ("#include <stddef.h>\nint d_none(int comm_size, size_t msg_size, int *segsize)\n"
         "{\n    (void)msg_size;\n    *segsize = 0;\n    return comm_size & 1;\n}\n")
 
@@ -164,25 +175,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--collective")
-    parser.add_argument("--split", default="midpoint", choices=("midpoint", "measured"))
-    parser.add_argument("--between", default="floor", choices=("floor", "least-bad"))
+    parser.add_argument("--build", default="paper", choices=tuple(BUILDS))
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--cc", default="gcc")
     parser.add_argument("--callgrind", action="store_true")
     args = parser.parse_args()
     dmap = build_decision_map(read_measurements(args.files, collective=args.collective), args.collective)
-    options = {"split": args.split, "between": args.between}
+    options = BUILDS[args.build]
     exact = build_decision_function(dmap, **options)
     series = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, exact.tree.stats()["depth_max"])]
     series.append(exact)
     m2c, m2c_leaves, m2c_depth = m2cgen_source(exact, "d_m2cgen")
     functions = [("paper", "d_paper", generate_c(exact, name="d_paper", merge=False)),
+                 ("tree", "d_tree", generate_c(exact, name="d_tree", order="tree")),
                  ("merged", "d_merged", generate_c(exact, name="d_merged")),
-                 ("table", "d_table", generate_c_table(exact, name="d_table")),
+                 ("table", "d_table", emit("c", [exact], flavor="table", name="d_table")),
+                 ("nodes", "d_nodes", generate_c_table(exact, name="d_nodes")),
                  ("blob", None, None), ("m2cgen", "d_m2cgen", m2c), ("none", "d_none", NONE)]
-    fns_by_form = {"paper": exact, "merged": exact, "table": exact, "blob": exact, "m2cgen": exact}
+    fns_by_form = {form: exact for form in MAIN_FORMS if form != "none"}
     for i, fn in enumerate(series):
-        for kind, generate in (("merged", generate_c), ("table", generate_c_table)):
+        for kind, generate in SERIES:
             functions.append((f"s{i}_{kind}", f"s{i}_{kind}", generate(fn, name=f"s{i}_{kind}")))
             fns_by_form[f"s{i}_{kind}"] = fn
     forms = [form for form, _, _ in functions]
@@ -203,7 +215,7 @@ def main():
                              capture_output=True, text=True, check=True).stdout
         after = load()
         wanted = [(form, s) for form in MAIN_FORMS for s in (0, 2)]
-        wanted += [(f"s{i}_{kind}", 0) for i in range(len(series)) for kind in ("merged", "table")]
+        wanted += [(f"s{i}_{kind}", 0) for i in range(len(series)) for kind, _ in SERIES]
         instructions = callgrind_per_call(exe, blob, forms, ranges, wanted) if args.callgrind else None
     times = {}
     for line in out.splitlines():
@@ -218,32 +230,38 @@ def main():
         header += " | instructions (uniform / repeated)"
     print(header + " |")
     print("|---|" + "---:|---:|" * len(STREAMS) + ("---:|" if instructions else ""))
-    labels = {"paper": "if/else-if, paper's form (--no-merge)", "merged": "if/else-if, merged", "table": "node table",
-              "blob": "loaded blob", "m2cgen": "m2cgen C (scikit-learn tree)", "none": "empty function (call cost)"}
+    table = "grid table" if grid_fits(exact) else "node table (the grid is too large)"
+    labels = {"paper": "if/else-if, paper's form (--no-merge)", "tree": "if/else-if, merged, tree's order (--order tree)",
+              "merged": "if/else-if, merged, fewest expected tests (default)",
+              "table": f"--flavor table: {table}", "nodes": "node table", "blob": "loaded blob", "m2cgen": "m2cgen C (scikit-learn tree)", "none": "empty function (call cost)"}
     for form, label in labels.items():
         cells = [f"{ns[form, s]:.2f} | {ns[form, s] / ns['m2cgen', s]:.2f}" for s in range(len(STREAMS))]
         if instructions:
             cells.append(f"{instructions[form, 0]:.1f} / {instructions[form, 2]:.1f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     size, paper = function_size(exact), function_size(exact, merge=False)
-    print(f"\nexact tree: function size {size.tests} tests merged, {paper.tests} in the paper's form; node table "
-          f"{table_bytes(exact)} bytes of data ({exact.tree.n_nodes} nodes)\n")
-    print("Table 3 (paper's columns; times on the uniform stream, ns per level = table time / (mean depth + 1)):\n")
+    walked, tree_walked = walked_tests(exact)
+    print(f"\nexact tree: function size {size.tests} tests merged ({function_size(exact, order='tree').tests} in the "
+          f"tree's order), {paper.tests} in the paper's form; {walked:.2f} tests per random query ({tree_walked:.2f} in "
+          f"the tree's order); node table {table_bytes(exact)} bytes of data ({exact.tree.n_nodes} nodes); grid table "
+          f"{grid_bytes(exact)} bytes\n")
+    print("Table 3 (paper's columns; times on the uniform stream; in-memory = the node table, ns per level = its "
+          "time / (mean depth + 1)):\n")
     columns = ["Constraint", "Mean depth", "Mean penalty [%]", "Leaves", "Memory [bytes]", "In-memory [ns]",
-               "ns per level", "Function size (paper's form)", "Compiled [ns]"]
+               "ns per level", "Function size (paper's form)", "Compiled [ns]", "Grid [bytes]", "Grid [ns]"]
     if instructions:
-        columns += ["In-memory [instructions]", "Compiled [instructions]"]
+        columns += ["In-memory [instructions]", "Compiled [instructions]", "Grid [instructions]"]
     print("| " + " | ".join(columns) + " |")
     print("|---|" + "---:|" * (len(columns) - 1))
     for i, fn in enumerate(series):
         depth = fn.stats()["depth_mean"]
         penalty = summarize(penalty_grid(dmap, fn.choice_grid()), dmap).mean
-        table_ns, merged_ns = ns[f"s{i}_table", 0], ns[f"s{i}_merged", 0]
+        table_ns, merged_ns, grid_ns = ns[f"s{i}_nodes", 0], ns[f"s{i}_merged", 0], ns[f"s{i}_grid", 0]
         row = (f"| {fn.constraint} | {depth:.2f} | {penalty:.2f} | {fn.tree.n_leaves} | {table_bytes(fn)} | "
                f"{table_ns:.2f} | {table_ns / (depth + 1):.2f} | {function_size(fn).tests} "
-               f"({function_size(fn, merge=False).tests}) | {merged_ns:.2f} |")
+               f"({function_size(fn, merge=False).tests}) | {merged_ns:.2f} | {grid_bytes(fn)} | {grid_ns:.2f} |")
         if instructions:
-            row += f" {instructions[f's{i}_table', 0]:.1f} | {instructions[f's{i}_merged', 0]:.1f} |"
+            row += "".join(f" {instructions[f's{i}_{kind}', 0]:.1f} |" for kind in ("nodes", "merged", "grid"))
         print(row)
     return 0
 

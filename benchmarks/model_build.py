@@ -27,21 +27,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from adaptive import cli, datasets, random_sample, replay  # noqa: E402
 from quadsel.decision.decision_function import DecisionFunction  # noqa: E402
 from quadsel.decision.decision_map import build_decision_map  # noqa: E402
+from quadsel.evaluate.comparators import QuadtreeSelector, choice_on  # noqa: E402
 from quadsel.evaluate.penalty import penalty_grid, summarize  # noqa: E402
 from quadsel.ingest import read_measurements  # noqa: E402
 
 
 def build_penalty(csv_path, full_map, workdir, options=()):
-    """Mean penalty (%) on the full map of the tree `quadsel build [OPTIONS] CSV` makes."""
+    """Mean penalty (%) on the full map of the tree `quadsel build --no-keep-default [OPTIONS] CSV` makes (the
+    adaptive and sampled runs do not time the library default, so no build here may keep it)."""
     tree = os.path.join(workdir, os.path.basename(csv_path)[:-4] + "-".join(("",) + tuple(options[:2])) + ".qt.json")
     grid = ["--predict-comm-sizes", ",".join(map(str, full_map.comm_sizes.tolist())),
             "--predict-msg-sizes", ",".join(map(str, full_map.msg_sizes.tolist()))] if options else []
-    cli(["build", csv_path, "-o", tree, *options, *grid])
+    cli(["build", csv_path, "--no-keep-default", "-o", tree, *options, *grid])
     fn = DecisionFunction.load(tree)
-    index = {(k.algorithm, k.segsize): i for i, k in enumerate(full_map.methods)}
-    chosen = fn.choices(full_map.comm_sizes.repeat(full_map.shape[1]), np.tile(full_map.msg_sizes, full_map.shape[0]))
-    choice = np.array([index[(fn.methods[c].algorithm, fn.methods[c].segsize)] for c in chosen]).reshape(full_map.shape)
-    return summarize(penalty_grid(full_map, choice), full_map).mean
+    return summarize(penalty_grid(full_map, choice_on(QuadtreeSelector.of(fn), full_map)), full_map).mean
 
 
 def evaluate(name, collective, files, share, seeds, workdir):

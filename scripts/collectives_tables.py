@@ -61,7 +61,18 @@ def text():
             "credited with the time of the algorithm that really ran, and the builders never pick an unmeasured "
             "method over a measured one. `build` and `report` print how many points were replaced and where. An "
             "algorithm the library refuses or aborts on (`runs error`) is handled the same way, so a sweep never "
-            "crashes on it.", ""]
+            "crashes on it.", "",
+            "**Other benchmarks' rows.** OSU, IMB, SKaMPI, OCC, `detail.out` and generic CSV rows were timed by "
+            "someone else: a row of a forced algorithm at a point where its library replaces it holds the "
+            "replacement's time. Wherever the library (metadata, names or `--library`) and the algorithm are known, "
+            "every reader's rows go through the same table (`drop_replaced` in `quadsel/ingest/replaced.py`) and such "
+            "rows are dropped before the decision map is built; `build` and `report` list them like `# replaced` "
+            "lines. Those files do not record their datatype: OSU and IMB-MPI1 time reductions on 4-byte floats and "
+            "the data movers on bytes, so a count condition is checked for reductions with 4-byte and with 1-byte "
+            "elements and a row replaced under either is dropped (a row too many dropped loses a measurement; one "
+            "too few would credit another algorithm's time). quadsel measure's own files keep their rows: their "
+            "`# replaced` lines already say where, with the datatype they were timed with "
+            "(`tests/ingest/test_replaced_rows.py`).", ""]
     for lib, title in (("openmpi", "Open MPI 5.0.x"), ("mpich", "MPICH 5.0.x")):
         out += [f"### {title}", "", "| collective | forced | when | runs instead | source |", "|---|---|---|---|---|"]
         for f in fallbacks.known(lib):

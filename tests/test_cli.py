@@ -97,9 +97,11 @@ def test_exact_tree_c_returns_the_best_measured_algorithm_everywhere(fmt, tmp_pa
     source, table = tmp_path / "bcast.c", tmp_path / "bcast_table.c"
     run(["codegen", tree, "-o", source])
     run(["codegen", tree, "--flavor", "table", "-o", table])
+    run(["codegen", tree, "--order", "tree", "-o", tmp_path / "tree_order.c"])
     queries = [(p, m) for p in COMM for m in MSG]
     answers = compile_decision(source.read_text(), "quadsel_bcast_decision")(queries)
     assert compile_decision(table.read_text(), "quadsel_bcast_decision")(queries) == answers
+    assert compile_decision((tmp_path / "tree_order.c").read_text(), "quadsel_bcast_decision")(queries) == answers
     for (ci, mi), (alg, seg) in zip(np.ndindex(len(COMM), len(MSG)), answers):
         assert str(alg) == ALGS[int(np.argmin(t[ci, mi]))] and seg == 0
     for (p, m), (alg, _) in zip(queries, answers):   # and the CLI query agrees

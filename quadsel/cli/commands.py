@@ -81,7 +81,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
     from ..ingest.replaced import replaced_note
-    note = replaced_note(files, dmap.collective)
+    note = replaced_note(files, dmap.collective, extra=dmap.replaced)
     if note:
         click.echo(f"note: {note}", err=True)
     if as_json:
@@ -108,10 +108,15 @@ def _readable_tree(text):
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
                                       "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON.")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
-              help="C only: plain if/else-if function; table = the same function as a compact node table "
-                   "walked at run time (§3.3); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
+              help="C only: plain if/else-if function; table = the same function as a table searched at run "
+                   "time (§3.3: the tree's regions as a grid, each size's band found branch-free; the node table "
+                   "when the grid would be too large); ompi-tuned = coll/tuned's fixed decision calling <coll>_intra_do_this.")
 @click.option("--no-merge", is_flag=True,
               help="If/else-if C: the paper's form (one `if` per quadrant, nothing merged) instead of the merged one.")
+@click.option("--order", type=click.Choice(["expected", "tree"]), default=None,
+              help="Merged if/else-if C: the tests in the order with the fewest expected tests per random query "
+                   "(expected, the default; sizes half uniform, half log-uniform over the measured range) or in the "
+                   "quadtree's own order (tree).")
 @click.option("--library", type=click.Choice(["openmpi", "mpich", "intelmpi"]),
               help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
                    "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values; Intel MPI I_MPI_ADJUST presets) instead of "
@@ -130,13 +135,14 @@ def _readable_tree(text):
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
                    "repeatable: the points any of the results found slower.")
-def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name, max_requests, mpich_base, verified):
+def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
-    each cut tested once, same-method quadrants and subtrees merged), returning the algorithm id and writing
-    the segment size through `segsize` when not NULL; with `--flavor table` the same function as a compact
-    node table walked at run time (§3.3), with `--flavor ompi-tuned` Open MPI's
+    each cut tested once, same-method quadrants and subtrees merged, the tests in the order with the fewest
+    expected tests on random queries unless `--order tree`), returning the algorithm id and writing
+    the segment size through `segsize` when not NULL; with `--flavor table` the same function as a table
+    searched at run time (§3.3: grid table, or the node table when the grid would be too large), with `--flavor ompi-tuned` Open MPI's
     `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. `blob` (one TREE): the node table as a versioned binary
     file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
@@ -164,7 +170,7 @@ def codegen(trees, target, flavor, no_merge, library, runtime_dir, output, name,
     from ..targets.method_ids import check_tree
     try:
         result = emit(target, fns, flavor=flavor, name=name, max_requests=max_requests, mpich_base=base,
-                      merge=not no_merge, library=library)
+                      merge=not no_merge, library=library, order=order)
     finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
         for fn, tree in zip(fns, trees):
             check_tree(fn, tree, target, flavor, library)
@@ -227,8 +233,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
                               comparators=("default",) if no_compare else rpt.COMPARATORS, trees=trees)
     from ..ingest.replaced import replaced_note
-    if replaced_note(files, dmap.collective):
-        result.notes.append(replaced_note(files, dmap.collective))
+    if replaced_note(files, dmap.collective, extra=dmap.replaced):
+        result.notes.append(replaced_note(files, dmap.collective, extra=dmap.replaced))
     for name, fn in trees:   # a model-based tree: say which of its points were predicted, not measured
         model = fn.provenance.get("model") if isinstance(fn.provenance.get("model"), dict) else None
         if model:
@@ -380,11 +386,18 @@ def query(tree, comm, msg, as_json, output):
 @click.option("--check-rules/--no-check-rules", default=True, show_default=True,
               help="Also prove the library follows the rules file: the one emitted from the TREEs, or each RULES "
                    "file itself (two extra launches each; not under mpiexec).")
+@click.option("--check-comm-sizes", metavar="LIST",
+              help="Communicator sizes of the follow check (default: the timed ones), launched with as many ranks "
+                   "as the largest: the check is no timing, so more ranks than cores do not matter to it "
+                   "(docs/deploy.md: most algorithms send alike at 2 ranks).")
+@click.option("--check-methods", is_flag=True,
+              help="Also check one rules file per measured method (--measurements, or the trees' methods), each "
+                   "selecting that method at every checked point: is every method the tree could pick followed?")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
-           max_time, check_rules, mpiexec, as_json, output):
+           max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -398,7 +411,8 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     from ..verify.run import run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence)
+                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
+                         check_comm_sizes=check_comm_sizes, check_methods=check_methods)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)

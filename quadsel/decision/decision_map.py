@@ -59,6 +59,7 @@ class DecisionMap:
     library: Optional[str] = None                # "openmpi", "mpich" or None: whose algorithms the methods are
     predicted: Optional[np.ndarray] = None       # (C, M) bool: time of every method from a fitted model (models/)
     default_se: Optional[np.ndarray] = None      # (C, M) standard error of the default's time, NaN unknown
+    replaced: tuple = ()                         # points whose rows were dropped: another algorithm ran there
 
     @property
     def shape(self):
@@ -142,8 +143,10 @@ def build_decision_map(measurements, collective=None):
                               for m in default_rows if m.stddev is not None and m.reps))
 
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
-    return map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library,
+    dmap = map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library,
                          default_se)
+    dmap.replaced = tuple(p for p in getattr(measurements, "replaced", ()) if p[0] == collective)
+    return dmap
 
 
 def _map_of_columns(cols, collective, library):

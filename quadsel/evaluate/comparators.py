@@ -106,7 +106,7 @@ class QuadtreeSelector(Selector):
     @property
     def deployed_assignments(self):
         from ..targets.c_branches import function_size
-        return function_size(self.fn).assignments
+        return function_size(self.fn, order="tree").assignments    # the merged quadtree's size, as the paper counts
 
     @property
     def deployed_rules(self):

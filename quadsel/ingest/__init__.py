@@ -14,6 +14,7 @@ from .column_table import ColumnTable, Columns, RowsNeeded
 from .common import Context, Extent, OtherCollective, read_lines
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
+from .replaced import drop_replaced, drop_replaced_columns
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, META_COMMENT, Measurement, Table  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
@@ -69,18 +70,28 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             pass
     files = [(path, lines, rows.rows() if isinstance(rows, Columns) else rows) for path, lines, rows in files]
     rows, library = identity.resolve(files, notes, library)
+    rows, replaced = drop_replaced(rows, library, _own_files(files))
     rows = aggregate(rows)
-    return Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
+    table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
+    table.replaced = replaced
+    return table
 
 
 def _columns_table(files, notes, library, as_columns):
     """read_measurements' last steps on columns (column_table.py): RowsNeeded where the rows must decide."""
     cols, library = identity.resolve_columns(files, notes, library)
+    cols, replaced = drop_replaced_columns(cols, library, _own_files(files))
     cols = column_table.aggregate(cols)
     notes += identity.alike_methods(*_matrix(cols))
-    if as_columns:
-        return ColumnTable(cols, notes, library)
-    return Table(cols.rows(), notes, library, aggregated=True)
+    table = ColumnTable(cols, notes, library) if as_columns else Table(cols.rows(), notes, library, aggregated=True)
+    table.replaced = replaced
+    return table
+
+
+def _own_files(files):
+    """The files quadsel measure wrote (their `# replaced` lines say where the library replaced an algorithm), as
+    the rows' sources name them."""
+    return {os.fspath(path) for path, _, _ in files if identity.measured_by_quadsel(path)}
 
 
 def _matrix(cols):

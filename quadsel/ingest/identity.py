@@ -286,7 +286,7 @@ def alike_methods(index, times, sources):
                 files = ", ".join(sorted(one_line(os.path.basename(s)) for s in paths))[:200]
                 alike = (f"{a[0]} methods {label(a)} and {label(b)} are within {SAME_WITHIN:.0%} of each other at "
                          f"{same} of their {n_shared} shared points")
-                if len(paths) == 1 and _measured_by_quadsel(next(iter(paths))):
+                if len(paths) == 1 and measured_by_quadsel(next(iter(paths))):
                     # one `quadsel measure` run forced each algorithm itself: no copy, two algorithms alike here
                     warnings.append(f"note: {alike} of one quadsel measure run ({files}): they time alike on this "
                                     "machine (often the same code at these sizes); the builders treat such methods "
@@ -296,7 +296,7 @@ def alike_methods(index, times, sources):
     return warnings
 
 
-def _measured_by_quadsel(path):
+def measured_by_quadsel(path):
     """Does metadata of `quadsel measure` stand beside the file (or in it, for a streamed run)?"""
     if os.path.exists(meta_path(path)):
         return True

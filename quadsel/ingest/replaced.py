@@ -1,8 +1,17 @@
-"""`# replaced` lines of `quadsel measure` CSVs: points where the library runs another algorithm than the
-forced one (quadsel/libraries/fallbacks.py). They carry no time, so the decision map never credits the
-forced algorithm there; `build` and `report` say where it happened."""
+"""Points where the library runs another algorithm than the forced one (quadsel/libraries/fallbacks.py).
+
+`quadsel measure` never times them and writes `# replaced` lines instead. Every other reader's rows (OSU, IMB,
+SKaMPI, OCC, detail.out, generic CSV) are measured by someone else: a row of a forced algorithm at a point
+where its library replaces it holds the replacement's time, so `drop_replaced` takes it out of the table
+before the decision map is built. Either way the decision map never credits the forced algorithm with
+another's time, and `build` and `report` say where it happened.
+"""
 
 import os
+
+import numpy as np
+
+from ..libraries.base import DEFAULT_ALGORITHM, is_reduction
 
 PREFIX = "# replaced "
 
@@ -30,9 +39,70 @@ def replaced_points(paths, collective=None):
     return out
 
 
-def replaced_note(paths, collective=None, show=6):
-    """One line for stderr / the report's notes, or None when no point was replaced."""
-    points = replaced_points(paths, collective)
+# The datatype of a row another benchmark measured is not in its file. OSU and IMB-MPI1 time reductions on
+# 4-byte floats (MPI_FLOAT) and the data movers on bytes; a count condition (count < comm size, ...) is
+# therefore checked for reductions with 4-byte and with 1-byte elements, and a row replaced under either is
+# dropped: a row too many dropped loses a measurement, one too few would credit another algorithm's time.
+TYPE_SIZES = {True: (4, 1), False: (1,)}
+
+
+def replacement_of(library, row):
+    """What runs instead of the row's forced algorithm at its point (None: the algorithm itself)."""
+    from ..libraries import fallbacks
+    if library is None or row.algorithm == DEFAULT_ALGORITHM or not fallbacks.known(library, row.collective):
+        return None
+    for size in TYPE_SIZES[is_reduction(row.collective)]:
+        call = fallbacks.Call(row.comm_size, row.msg_size // size, size, segsize=row.segsize)
+        runs = fallbacks.replacement(library, row.collective, row.algorithm, call)
+        if runs is not None:
+            return runs
+    return None
+
+
+def drop_replaced(rows, library, own_files=()):
+    """(kept rows, [(collective, algorithm, segsize, comm, msg, runs)] dropped): rows of a forced algorithm at a
+    point where `library` replaces it. Rows of `own_files` (measured by quadsel, whose `# replaced` lines
+    already say where) are kept as they are."""
+    from .identity import where
+    kept, dropped = [], []
+    for row in rows:
+        runs = None if where(row.source)[0] in own_files else replacement_of(library, row)
+        if runs is None:
+            kept.append(row)
+        else:
+            dropped.append((row.collective, row.algorithm, row.segsize, row.comm_size, row.msg_size, runs))
+    return kept, sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
+
+
+def drop_replaced_columns(cols, library, own_files=()):
+    """drop_replaced on columns (ingest/column_table.py): each distinct (collective, algorithm, segsize, comm,
+    msg) is looked up once."""
+    from ..libraries import fallbacks
+    from .table import Measurement
+    if library is None or not len(cols) or not any(fallbacks.known(library, c) for c in cols.collectives):
+        return cols, []
+    own = np.array([path in own_files for path in cols.paths], dtype=bool)
+    keys = np.stack([cols.collective, cols.algorithm, cols.segsize, cols.comm_size, cols.msg_size], axis=1)
+    distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
+    dropped, hit = [], np.zeros(len(distinct), dtype=bool)
+    for i, (c, a, seg, n, m) in enumerate(distinct.tolist()):
+        row = Measurement(cols.collectives[c], cols.labels[a], seg, n, m, 1.0)
+        runs = replacement_of(library, row)
+        if runs is not None:
+            hit[i] = True
+            dropped.append((row.collective, row.algorithm, seg, n, m, runs))
+    mask = hit[inverse.reshape(-1)] & ~own[cols.file]
+    if not mask.any():
+        return cols, []
+    kept_keys = {tuple(k) for k in keys[mask].tolist()}
+    dropped = [d for d, k in zip(dropped, distinct[hit].tolist()) if tuple(k) in kept_keys]
+    return cols.take(~mask), sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
+
+
+def replaced_note(paths, collective=None, show=6, extra=()):
+    """One line for stderr / the report's notes, or None when no point was replaced. `extra`: points dropped
+    from other benchmarks' rows (drop_replaced; DecisionMap.replaced)."""
+    points = replaced_points(paths, collective) + [p for p in extra if collective is None or p[0] == collective]
     if not points:
         return None
     shown = "; ".join(f"{c} {a}{f'/seg{s}' if s else ''} at comm {n} msg {m} runs {r}"

@@ -20,6 +20,7 @@ class Table(list):
         self.aggregated = aggregated      # one row per (collective, method, point): ingest.aggregate applied
         self.notes = list(notes)
         self.library = library
+        self.replaced = []                # points dropped: the library runs another algorithm (ingest.replaced)
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,20 @@ def form(library, collective):
     return key(library, collective).form
 
 
+# Keys that only the root computes from its own arguments: Open MPI's scatter key is the *send* count x type
+# x p, and MPI makes the send arguments significant at the root only, so the other ranks of a conforming call
+# (mpi4py passes no send buffer there) compute 0. Rules that change with the message size then make the
+# root and the other ranks run different algorithms (seen: root linear_nb, others basic_linear; mixing
+# binomial and linear would never complete). Such a collective is written like a NONE one: one rule per
+# communicator size, at key 0, which every rank matches.
+ROOT_ONLY = {("openmpi", "scatter")}
+
+
+def written_form(library, collective):
+    """The form a rules file is written in: the key's form, NONE for a key only the root computes."""
+    return NONE if (library, collective) in ROOT_ONLY else form(library, collective)
+
+
 def per_rank(total, comm_size):
     """A total over the ranks -> bytes per rank (rounded down, as Open MPI's allgatherv per-rank size)."""
     return int(total) // int(comm_size)

@@ -53,7 +53,8 @@ def predict_decision_map(dmap, form, comm_sizes=None, msg_sizes=None):
     ranking = np.where(np.isnan(cost_filled), np.inf, cost_filled)
     pmap = DecisionMap(dmap.collective, comm, msg, list(dmap.methods), cost, cost_filled, predicted.copy(),
                        np.argmin(ranking, axis=2), None if np.isnan(default).all() else default, dmap.sources,
-                       None if np.isnan(cost_se).all() else cost_se, dmap.library, predicted)
+                       None if np.isnan(cost_se).all() else cost_se, dmap.library, predicted,
+                       replaced=dmap.replaced)
     return pmap, models
 
 

@@ -8,16 +8,18 @@ TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
-def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=None, merge=True, library=None):
+def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=None, merge=True, library=None,
+         order=None):
     """The text (bytes for `blob`) of `target` for the decision functions `fns` (one per collective).
 
-    c (one tree): flavour plain (if/else-if, merged unless merge=False: c.py, c_branches.py), table (the
-    compact node table, c_table.py) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library`
-    (openmpi, mpich, intelmpi) makes plain and table return that library's algorithm ids. impi-adjust: Intel
-    MPI's I_MPI_ADJUST_<COLL> strings (impi_adjust.py). blob (one tree): the node
-    table as a binary file for templates/quadsel_blob.c (blob.py). ompi-rules / ompi-json: `max_requests` on
-    every rule. mpich-json: `mpich_base` is MPICH's own selection (a dict, mpich_json.load_base) kept for
-    the other collectives.
+    c (one tree): flavour plain (if/else-if, merged unless merge=False: c.py, c_branches.py, its tests in
+    `order`: None or "expected", the fewest expected tests on random queries, c_order.py; "tree"), table (the
+    grid table searched branch-free, c_grid.py; the compact node table, c_table.py, when the grid is too
+    large) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library` (openmpi, mpich, intelmpi)
+    makes plain and table return that library's algorithm ids. impi-adjust: Intel MPI's I_MPI_ADJUST_<COLL>
+    strings (impi_adjust.py). blob (one tree): the node table as a binary file for templates/quadsel_blob.c
+    (blob.py). ompi-rules / ompi-json: `max_requests` on every rule. mpich-json: `mpich_base` is MPICH's own
+    selection (a dict, mpich_json.load_base) kept for the other collectives.
     """
     if target not in TARGETS:
         raise QuadselError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
@@ -25,6 +27,9 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
         raise QuadselError("--flavor and --name apply to --target c only")
     if not merge and (target != "c" or flavor == "table"):
         raise QuadselError("--no-merge applies to the if/else-if C only (--target c, flavour plain or ompi-tuned)")
+    if order is not None and (target != "c" or flavor == "table" or not merge):
+        raise QuadselError("--order applies to the merged if/else-if C only (--target c, flavour plain or ompi-tuned)")
+    order = order or "expected"
     if library is not None and (target not in ("c", "blob") or flavor == "ompi-tuned"):
         raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
@@ -38,12 +43,15 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
             return to_blob(fns[0], library=library)
         if flavor == "ompi-tuned":
             _no_alpha_trees("--flavor ompi-tuned", fns)
-            return importlib.import_module(".ompi_tuned", __name__).generate(fns[0], name=name, merge=merge)
-        if flavor == "table":
+            tuned = importlib.import_module(".ompi_tuned", __name__)
+            return tuned.generate(fns[0], name=name, merge=merge, order=order)
+        if flavor == "table":     # the grid searched branch-free, or the node table when the grid is too large
+            from .c_grid import generate_c_grid, grid_fits
             from .c_table import generate_c_table
-            return generate_c_table(fns[0], name=name, library=library)
+            generate = generate_c_grid if grid_fits(fns[0]) else generate_c_table
+            return generate(fns[0], name=name, library=library)
         from .c import generate_c
-        return generate_c(fns[0], name=name, merge=merge, library=library)
+        return generate_c(fns[0], name=name, merge=merge, library=library, order=order)
     _no_alpha_trees(target, fns)
     module = importlib.import_module("." + target.replace("-", "_"), __name__)
     if target == "mpich-json":

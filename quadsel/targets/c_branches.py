@@ -8,6 +8,10 @@ the other branch's code on one side is folded into one test; of the two orders a
 cuts in (communicator first, or message first), the one with fewer tests is kept. Printed, each test is
 one `if`, a test in an else branch chains as `else if`, and every chain ends with a plain `else`.
 
+Order (`--order`): "expected" (the default) prints, where it expects fewer tests per random query, the same
+answers re-derived from the tree's regions in the order with the fewest expected tests (c_order.py); "tree"
+prints the merged quadtree in its own order (root cut first).
+
 Unmerged (`--no-merge`): the paper's form, `if (NW) {…} else if (NE) {…} else if (SW) {…} else if (SE) {…}`
 for every internal node, each condition restating both cuts, every leaf emitted.
 
@@ -16,9 +20,10 @@ Function size (the paper's Table 3 column) = the number of `if` and `else if` st
 
 from dataclasses import dataclass
 
+from .c_order import COMM, MSG, expected_ir, expected_tests
 from .escape import comment_text
 
-COMM, MSG = 0, 1
+ORDERS = ("expected", "tree")
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,39 @@ def merged_ir(tree):
     return ir, ids[0]
 
 
-def function_size(fn, merge=True):
+def ordered_ir(fn, order="expected"):
+    """(DecisionIR, root, root in the tree's order) of the merged if/else-if: the quadtree's order ("tree"), or the
+    order with the fewest expected tests on random queries (c_order.py) where its search runs and it expects
+    fewer than the tree's."""
+    import sys
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}")
+    ir, root = merged_ir(fn.tree)
+    if order == "tree":
+        return ir, root, root
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * int(fn.tree.depth.max()) + sum(fn.cell_methods().shape) + 1000))
+    try:                                   # the search recurses by depth and by bands + columns
+        found = expected_ir(fn, ir, root)
+    finally:
+        sys.setrecursionlimit(limit)
+    if expected_tests(fn, ir, found) > expected_tests(fn, ir, root):
+        return ir, root, root
+    return ir, found, root
+
+
+def walked_tests(fn, order="expected", ordered=None):
+    """Expected tests per random query (c_order.cell_weights' prior) of the merged C in `order` and in the tree's
+    (`ordered`: ordered_ir's result, when the caller has it)."""
+    ir, root, tree_root = ordered or ordered_ir(fn, order)
+    return expected_tests(fn, ir, root), expected_tests(fn, ir, tree_root)
+
+
+def function_size(fn, merge=True, order="expected", ordered=None):
     """Tests (if / else if statements) and leaf assignments of fn's generated if/else-if C."""
     tree = fn.tree
     if merge:
-        ir, root = merged_ir(tree)
+        ir, root, _ = ordered or ordered_ir(fn, order)
         tests = ir.tests(root)
         return FunctionSize(tests, tests + 1)
     inner = ~tree.is_leaf
@@ -156,7 +189,7 @@ class _Printer:
         self.out.append(f"{pad}}}")
 
 
-def emit_branches(fn, ids, merge=True):
+def emit_branches(fn, ids, merge=True, order="expected", ordered=None):
     """The if/else-if body of fn's decision function (assigning `alg` and `seg`), one statement per line."""
     import sys
     printer = _Printer(fn, ids)
@@ -164,7 +197,7 @@ def emit_branches(fn, ids, merge=True):
     sys.setrecursionlimit(max(limit, 4 * int(fn.tree.depth.max()) + 1000))   # the printers recurse by depth
     try:
         if merge:
-            ir, root = merged_ir(fn.tree)
+            ir, root, _ = ordered or ordered_ir(fn, order)
             printer.merged(ir, root, 1)
         else:
             printer.paper(fn.tree, 0, 1)

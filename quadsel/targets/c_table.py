@@ -1,4 +1,5 @@
-"""§3.3 made compact: the quadtree as a breadth-first node table with implicit children (C `--flavor table`).
+"""§3.3 made compact: the quadtree as a breadth-first node table with implicit children (the blob's layout, and
+C `--flavor table` where the grid table, c_grid.py, would be too large).
 
 Nodes are numbered breadth-first, so the children of a node are consecutive: a node stores the index of its
 first child (NW, then NE, SW, SE of the quadrants it has), the index of its communicator cut and of its

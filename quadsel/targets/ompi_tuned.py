@@ -30,7 +30,7 @@ SIGNATURES = {
 }
 
 
-def generate(fn, name=None, merge=True):
+def generate(fn, name=None, merge=True, order="expected"):
     """coll/tuned's fixed decision for fn's collective, made of the quadtree (§3.2) and `<coll>_intra_do_this`."""
     coll = fn.collective.lower()
     if coll not in SIGNATURES:
@@ -40,7 +40,7 @@ def generate(fn, name=None, merge=True):
         raise QuadselError("--flavor ompi-tuned replaces coll/tuned's fixed decision, so it cannot hand regions back "
                            "to it: build the tree with --extrapolate --no-keep-default for this flavour")
     ids = algorithm_ids(fn.methods, coll, library="openmpi")
-    body = emit_branches(fn, ids, merge)
+    body = emit_branches(fn, ids, merge, order)
     sig = SIGNATURES[coll]
     chain_ids = sorted(openmpi.CHAIN_IDS.get(coll, ()))
     sources = [measured_range(fn)] + [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])]

@@ -124,7 +124,7 @@ def library_rule_list(fn, library):
     EXPAND_MAX sizes one per cell, scaled by its first size (exact at the measured sizes). NONE: one rule per communicator cell,
     the method the tree picks at the most measured message sizes (a note says where that loses a choice).
     """
-    kind = sizes.form(library, fn.collective)
+    kind = sizes.written_form(library, fn.collective)
     if kind == sizes.RANK:
         return build_rule_list(fn)
     rl = build_rule_list(fn, merge_comm_sizes=False)
@@ -141,6 +141,8 @@ def library_rule_list(fn, library):
             if len(set(chosen)) > 1:
                 lost.append(comm.comm_size)
         if lost:
+            if (library, fn.collective) in sizes.ROOT_ONLY:
+                computed += ", which the other ranks compute as 0"
             rl.notes.append(f"{fn.collective}: {sizes.TITLES[library]} matches it on {computed}, so the choice cannot "
                             f"change with the message size: at comm sizes {', '.join(map(str, lost[:8]))}"
                             f"{' ...' if len(lost) > 8 else ''} the method the tree picks at most measured message "

@@ -6,6 +6,12 @@
            the ranks' data were combined, i.e. the reduction tree (quadsel.measure.selfcheck); message
            sizes that are multiples of 8 bytes. Every rank's result counts (scan, reduce_scatter).
 
+  sends    the probe's part only, of verify's own call (MPI_SUM on floats for the reductions): MPICH reductions
+           whose selection needs a built-in operation, which the order call's user operation would turn away.
+  probe    added to any of them where the launch preloads quadsel.verify.probe (QUADSEL_PROBE_SO): Open MPI's
+           coll/base algorithm functions that ran, MPICH's messages per peer (UCX); the fingerprint is then
+           [traffic or order (None where that kind has none), probe].
+
 A fingerprint of a run that loads the rules file is compared with fingerprints of runs that force each
 method through MPI_T: equal to the tree's method (and different from the library's own choice) proves the
 library followed the file at that point.
@@ -18,14 +24,16 @@ OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerp
 """
 
 import hashlib
+import os
 import sys
 
 import numpy as np
 
 from ..libraries.base import is_reduction
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
+from .probe import SHIM_ENV
 
-KINDS = ("traffic", "order")
+KINDS = ("traffic", "order", "sends")
 MODULUS = 1 << 40
 
 
@@ -42,14 +50,19 @@ def _calls(MPI, collective, msg, kind, op, comm_size):
         count = msg // 8
         send_bytes, recv_bytes = buffer_bytes(collective, msg, comm_size)
 
+        recv = np.zeros(recv_bytes // 8, dtype=np.int64)
+
         def call(comm):
             send = np.full(send_bytes // 8, comm.Get_rank() + 1, dtype=np.int64)
-            recv = np.zeros(recv_bytes // 8, dtype=np.int64)
+            recv[:] = 0
             call_for(MPI, collective, send.view(np.uint8), recv.view(np.uint8), count * 8, MPI.INT64_T, 8,
                      comm.Get_size(), op=op)(comm)
+
+        def digest(comm):
             # every rank's whole result: block-wise algorithms combine blocks in different orders
             digests = comm.gather(hashlib.sha1(recv.tobytes()).hexdigest()[:16], root=0)
             return "/".join(digests) if comm.Get_rank() == 0 else None
+        call.digest = digest
         return call
     reduction = is_reduction(collective)
     size, mpitype = (4, MPI.FLOAT) if reduction and msg % 4 == 0 else (1, MPI.UINT8_T if reduction else MPI.BYTE)
@@ -62,6 +75,28 @@ def checkable(kind, collective, msg):
     if kind == "order":
         return is_reduction(collective) and msg > 0 and msg % 8 == 0
     return True
+
+
+def _observe(comm, call, traffic, probe):
+    """The fingerprint of one call(comm) (rank 0; None elsewhere): traffic, order, and the probe's part."""
+    from .traffic import gather_pattern
+    comm.Barrier()   # earlier messages and calls stay out
+    traffic_before = traffic.read() if traffic is not None else None
+    probe_before = probe.snapshot() if probe is not None else None
+    if call is not None:
+        call(comm)
+    seen = probe.since(probe_before) if probe is not None else None
+    if traffic is not None:
+        base = gather_pattern(comm, traffic_before, traffic.read())
+        base = [list(row) for row in base] if base is not None else None
+    else:
+        digest = getattr(call, "digest", None)
+        base = digest(comm) if digest is not None else None
+        comm.Barrier()
+    if probe is None:
+        return base
+    seen = comm.gather(seen, root=0)
+    return [base, [[rank, part] for rank, part in enumerate(seen)]] if comm.Get_rank() == 0 else None
 
 
 def run(spec):
@@ -80,6 +115,10 @@ def run(spec):
         from .traffic import Traffic
         traffic = Traffic(mpit)
     op = MPI.Op.Create(_order_op, commute=True) if kind == "order" else None
+    probe = None
+    if os.environ.get(SHIM_ENV):
+        from .probe import Probe
+        probe = Probe(world)
     forced = [norm_arm(f) for f in spec["forced"]] if spec.get("forced") else None
     forcing = Forcing(library, collective)
     if forced:
@@ -101,17 +140,14 @@ def run(spec):
                 forcing.activate(DEFAULT_ARM)
             for m in msgs:
                 row = {"comm": n, "msg": m, "arms": {}}
-                if checkable(kind, collective, m):
-                    call = _calls(MPI, collective, m, kind, op, n)
+                if checkable(kind, collective, m) or probe is not None:
+                    call = _calls(MPI, collective, m, kind, op, n) if checkable(kind, collective, m) else None
+                    if call is None:   # the probe alone: the collective with measure's own call
+                        call = _calls(MPI, collective, m, "traffic", None, n)
                     for name, comm in arms.items():
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
                             forcing.activate(arm_of[name])
-                        if traffic is not None:
-                            value = _traffic_call(traffic, comm, call)
-                        else:
-                            value = call(comm)
-                            comm.Barrier()
-                        row["arms"][name] = value
+                        row["arms"][name] = _observe(comm, call, traffic, probe)
                     if forced and not library.carries_forcing:
                         forcing.activate(DEFAULT_ARM)
                 results.append(row)
@@ -125,11 +161,6 @@ def run(spec):
         op.Free()
     return {"points": results} if rank == 0 else None
 
-
-def _traffic_call(traffic, comm, call):
-    from .traffic import call_pattern
-    pattern = call_pattern(comm, traffic, call)
-    return [list(row) for row in pattern] if pattern is not None else None
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..errors import QuadselError
 from ..measure import launch
 from .forcing import DEFAULT_ARM, arm_key, json_arm, norm_arm
+from .probe import environment as probe_environment
 
 
 @dataclass
@@ -65,12 +66,13 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900):
+                  timeout=900, probe=True, echo=None):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
     fns: DecisionFunctions (rules_path is the file emitted from them) or selections
     (quadsel.verify.selection; a rules file's own selections with rules_path that file).
+    probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
     """
     from ..targets.library_call import CallModel
     from .selection import as_selection
@@ -79,21 +81,24 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     kind_of = {}
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
+        probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
+        if why and echo and library in ("openmpi", "mpich"):   # Intel MPI has none (docs/deploy.md)
+            echo(f"note: the follow check runs without its probe: {why}")
         for sel in [as_selection(f, library) for f in fns]:
             coll = sel.collective
             if points is not None and coll not in points:
                 continue   # e.g. a rules file's other collectives, not verified
-            kind_of[coll] = kind or ("traffic" if library == "openmpi" else "order")
             grid = (points or {}).get(coll) or [(int(n), int(m)) for n in (sel.comm_sizes or []) if n <= np_
                                                 for m in (sel.msg_sizes or [])]
             if not grid:
                 raise QuadselError(f"{coll}: no communicator size <= {np_} to check")
+            kind_of[coll] = kind or _kind(library, sel, grid, bool(probe_env))
             # the order fingerprint calls with a user operation: an MPICH selection may test that
             call_of = (lambda m: CallModel.of_order_call(m)) if kind_of[coll] == "order" else (lambda m: None)
             chosen = {p: sel.pick(p[0], p[1], call=call_of(p[1])) for p in grid}
             forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
                                                                    if not c.is_default})]
-            extra = {}
+            extra = dict(probe_env or {})
             if kind_of[coll] == "traffic":
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
@@ -119,6 +124,28 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "follows"
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
     return checks
+
+
+def _kind(library, sel, grid, probed):
+    """The fingerprint of a collective's check: Open MPI's traffic; else the reduction order, except for MPICH
+    reductions (with the probe) whose selection picks an algorithm MPICH runs for built-in operations only
+    (libraries/fallbacks: `builtin-op`): the order call's user operation would turn it away, so their
+    check is the probe's messages of verify's own call ("sends")."""
+    from ..libraries import fallbacks
+    from ..libraries.base import is_reduction
+    from ..targets.library_call import CallModel
+    if library == "openmpi":
+        return "traffic"
+    if not (probed and library == "mpich" and is_reduction(sel.collective)):
+        return "order"
+    for n, m in grid:
+        label = sel.pick(n, m, call=CallModel.of_verify_call(sel.collective, m)).arm()[0]
+        user, built_in = (fallbacks.replacement(library, sel.collective, label, fallbacks.Call(n, m // 8, 8,
+                                                                                               built_in_op=b))
+                          for b in (False, True))
+        if user != built_in:
+            return "sends"
+    return "order"
 
 
 def _env_only():

@@ -13,7 +13,7 @@ from ..targets import impi_adjust, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, follow, speed, statistics
+from . import command, follow, method_files, speed, statistics
 from .selection import load_inputs
 
 
@@ -38,8 +38,12 @@ def job_size(np_):
 
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo, confidence=statistics.CONFIDENCE):
-    """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr."""
+               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False):
+    """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
+
+    check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
+    many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
+    check_methods: also check one rules file per measured method (quadsel.verify.method_files)."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
@@ -82,15 +86,24 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         summaries[sel.collective]["timing"] = result.get("timing")
         all_rows += rows
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
-    checks, failed = None, {}
+    checks, failed, by_method = None, {}, None
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     if check_rules and not inside:
         checks = {}
-        points = {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}
+        points, check_np = check_points(plans, np_, check_comm_sizes)
 
         def check(source, selections, path):
+            mine = points
+            if source == "emitted from the trees":   # a tree says nothing outside its measured sizes: its file does
+                mine = {s.collective: [p for p in points[s.collective]
+                                       if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)] for s in selections}
+                left = sum(len(points[c]) - len(v) for c, v in mine.items())
+                if left:
+                    echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
+                         "communicator sizes (verify the rules file to check what the library does there)")
             try:
-                checks[source] = follow.check_follows(selections, path, library, np_, points=points, mpiexec=mpiexec)
+                checks[source] = follow.check_follows(selections, path, library, check_np, points=mine,
+                                                      mpiexec=mpiexec, echo=echo)
             except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
                 failed[source] = str(exc)
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")
@@ -99,17 +112,26 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         if loaded.trees:
             with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                 path = os.path.join(workdir, "rules")
-                fns = [t.fn for t in loaded.trees]
-                if library == "openmpi":
-                    text = ompi_rules.emit(fns)
-                elif library == "intelmpi":
-                    text = impi_adjust.emit(fns)
-                else:
-                    text = mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
-                write_text(path, text)
+                write_text(path, emit_rules(library, [t.fn for t in loaded.trees]))
                 check("emitted from the trees", loaded.trees, path)
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
+        if check_methods:
+            methods = method_files.measured_methods(measurement_files, loaded.trees)
+            with tempfile.TemporaryDirectory(prefix="quadsel-methods-") as workdir:
+                try:
+                    by_method = method_files.check_methods(methods, points, library, check_np,
+                                                           lambda fns: emit_rules(library, fns), workdir,
+                                                           mpiexec=mpiexec, echo=echo)
+                except QuadselError as exc:
+                    failed["one file per method"] = str(exc)
+                    notes.append(f"RULES CHECK FAILED (one file per method): {exc}")
+                    echo(notes[-1])
+                    by_method = {}
+            for coll, results in by_method.items():
+                notes.append(f"{coll}, one rules file per measured method: " + "; ".join(
+                    f"{label} " + (", ".join(f"{v} {k}" for k, v in sorted(follow.summary(c).items())) or "—")
+                    for label, c in results.items()))
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
         "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
@@ -121,10 +143,33 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             "counts": follow.summary([x for c in checks.values() for x in c]),
             "files": {source: follow.summary(c) for source, c in checks.items()},
             "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
+            "methods": None if by_method is None else {
+                coll: {label: follow.summary(c) for label, c in results.items()} for coll, results in by_method.items()},
             "failed": failed}}
     notes = statistics.format_lines(stats, summaries) + notes
     return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed,
                    statistics.regression(all_rows))
+
+
+def emit_rules(library, fns):
+    """The rules file verify checks for trees: the library's own format (MPICH: over its own selection)."""
+    if library == "openmpi":
+        return ompi_rules.emit(fns)
+    if library == "intelmpi":
+        return impi_adjust.emit(fns)
+    return mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
+
+
+def check_points(plans, np_, check_comm_sizes=None):
+    """({collective: [(comm, msg)]}, ranks) of the follow check: the timed points, or every message size timed
+    at each of `check_comm_sizes`."""
+    if not check_comm_sizes:
+        return {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}, np_
+    comms = sorted(set(parse_list(check_comm_sizes, "communicator size")))
+    if comms[0] < 2:
+        raise QuadselError("--check-comm-sizes: a follow check needs communicators of 2 or more ranks")
+    points = {c: [(n, m) for n in comms for m in sorted({p["msg"] for p in ps})] for c, ps in plans.items()}
+    return points, max(comms)
 
 
 def mpich_library():

@@ -78,7 +78,12 @@ def verdict(low, high, same=False):
 
 
 def _exp(x):
-    return None if not math.isfinite(x) else float(math.exp(x))
+    if not math.isfinite(x):
+        return None
+    try:
+        return float(math.exp(x))
+    except OverflowError:   # a bound of 2 rounds at a high confidence (t quantile in the hundreds)
+        return math.inf
 
 
 def point_statistics(point, key, confidence=CONFIDENCE):

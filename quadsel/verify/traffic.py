@@ -77,16 +77,12 @@ class Traffic:
         self.lib.MPI_T_pvar_session_free(ctypes.byref(self.session))
 
 
-def call_pattern(comm, traffic, call):
-    """The traffic of one `call(comm)` on every rank, gathered on rank 0: ((rank, peer, msgs, bytes), ...).
+def gather_pattern(comm, before, after):
+    """The traffic between two reads on every rank, gathered on rank 0: ((rank, peer, msgs, bytes), ...).
 
-    Peers are ranks of MPI_COMM_WORLD (what pml/monitoring records); a barrier before keeps earlier
-    traffic out, and the counters are read again before anything else is sent.
+    Peers are ranks of MPI_COMM_WORLD (what pml/monitoring records); the caller reads `before` after a
+    barrier (earlier traffic stays out) and `after` before anything else is sent.
     """
-    comm.Barrier()
-    before = traffic.read()
-    call(comm)
-    after = traffic.read()
     mine = [(peer, after[0][peer] - before[0][peer], after[1][peer] - before[1][peer])
             for peer in range(len(after[0])) if after[0][peer] != before[0][peer]]
     rows = comm.gather(mine, root=0)

@@ -125,6 +125,9 @@ def test_codegen_writes_the_blob_and_its_loader(tmp_path, c_program, fn):
     (["--flavor", "table", "--no-merge"], "--no-merge applies"),
     (["-t", "ompi-rules", "--library", "openmpi"], "--library applies"),
     (["-t", "blob", "--flavor", "table"], "--flavor and --name apply to --target c only"),
+    (["--flavor", "table", "--order", "tree"], "--order applies"),
+    (["--no-merge", "--order", "expected"], "--order applies"),
+    (["-t", "ompi-rules", "--order", "tree"], "--order applies"),
 ])
 def test_codegen_refuses_options_that_do_not_apply(tmp_path, fn, args, message):
     tree = tmp_path / "t.qt.json"

@@ -50,7 +50,8 @@ def test_function_size_counts_the_tests_of_the_generated_c_and_every_chain_ends_
     assert merged.count("alg = ") == size.assignments and paper.count("alg = ") == paper_size.assignments
     assert merged.count("} else") == size.tests           # every test has an else branch: chains end in `else`
     assert paper_size.assignments == fn.tree.n_leaves      # the paper's form emits every leaf
-    assert size.tests <= min(paper_size.tests, fn.tree.n_leaves - 1)
+    tree_order = function_size(fn, order="tree")           # the quadtree's order: a binary tree within its leaves
+    assert tree_order.tests <= min(paper_size.tests, fn.tree.n_leaves - 1)
     header = generate_c(fn)
     assert f"Function size: {size.tests} tests" in header and f"unmerged form: {paper_size.tests} tests" in header
 

@@ -1,5 +1,7 @@
-"""Every C form of a tree answers what the Python query answers: the merged and the paper's if/else-if, the
-compact node table and the loadable blob — at every grid point, at the boundaries and at random sizes,
+"""Every C form of a tree answers what the Python query answers: the merged if/else-if in both orders (fewest
+expected tests, the default, and the quadtree's own), the paper's if/else-if, the
+`--flavor table` C (the grid table, or the node table when the grid is too large), each of those two layouts
+forced, and the loadable blob — at every grid point, at the boundaries and at random sizes,
 compiled with gcc and clang under strict flags, and once more under AddressSanitizer + UBSan."""
 
 import numpy as np
@@ -10,13 +12,14 @@ from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import emit
 from quadsel.targets.c import algorithm_ids
-from quadsel.targets.c_table import table_of
+from quadsel.targets.c_grid import generate_c_grid
+from quadsel.targets.c_table import generate_c_table, table_of
 
 from helpers import random_table, table_from_cube
 
 INT_MIN, INT_MAX, SIZE_MAX = -2**31, 2**31 - 1, 2**64 - 1
 NASTY = ["binomial", "Basic Linear", "a*/ b; }", "x\ny", "6", "int"]
-FORMS = ("merged", "paper", "table")
+FORMS = ("merged", "tree", "paper", "table", "grid", "nodes")
 
 
 def structured_rows():
@@ -86,8 +89,11 @@ def sources(zoo):
     out = {}
     for t, fn in enumerate(zoo):
         out[f"t{t}_merged"] = emit("c", [fn], name=f"t{t}_merged")
+        out[f"t{t}_tree"] = emit("c", [fn], name=f"t{t}_tree", order="tree")
         out[f"t{t}_paper"] = emit("c", [fn], name=f"t{t}_paper", merge=False)
         out[f"t{t}_table"] = emit("c", [fn], flavor="table", name=f"t{t}_table")
+        out[f"t{t}_grid"] = generate_c_grid(fn, name=f"t{t}_grid")
+        out[f"t{t}_nodes"] = generate_c_table(fn, name=f"t{t}_nodes")
     return out
 
 

@@ -94,7 +94,7 @@ def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS, outside
     return build_decision_function(build_decision_map(rows, coll), split=split, between=between, outside=outside)
 
 
-@pytest.mark.parametrize("coll", sorted(OMPI_KEY))
+@pytest.mark.parametrize("coll", sorted(set(OMPI_KEY) - {"scatter"}))   # scatter: below
 @given(seed=st.integers(0, 10**6), n_comm=st.integers(1, 5), n_msg=st.integers(1, 7), n_methods=st.integers(1, 3),
        between=st.sampled_from(["floor", "least-bad"]), outside=st.sampled_from(["extrapolate", "default"]))
 @settings(max_examples=8, deadline=None)
@@ -129,6 +129,23 @@ def test_open_mpi_collectives_keyed_on_no_message_size_get_the_tree_s_majority_p
     assert "cannot change with the message size: at comm sizes 2 the method" in text
     json_rules = OmpiJsonRules(ompi_json.emit([fn]))
     assert json_rules.lookup(coll, 3, 0)[0] == 2 and json_rules.lookup(coll, 9, 0)[0] == 1
+
+
+def test_open_mpi_scatter_rules_are_the_same_for_the_root_and_the_other_ranks():
+    # Open MPI keys scatter on the send count, significant at the root only: the other ranks of a conforming
+    # call (mpi4py's) compute 0. Rules by message size would split the ranks over two algorithms (the follow
+    # check saw root linear_nb, others basic_linear), so one rule per communicator size is written, at key 0
+    comm, msg = [2, 4], [8, 64, 512]
+    fn = tree_choosing("scatter", comm, msg, [[("1", 0), ("2", 0), ("2", 0)], [("3", 0), ("3", 0), ("1", 0)]])
+    text = ompi_rules.emit([fn])
+    classic, json_rules = OmpiClassicRules(text), OmpiJsonRules(ompi_json.emit([fn]))
+    for p, want in ((2, 2), (4, 3)):
+        for m in (0, 8, 64, 512, 1 << 20):
+            root, others = OMPI_KEY["scatter"](m, p), 0
+            assert classic.lookup(OMPI_COLL_ID["scatter"], p, root)[0] == want
+            assert classic.lookup(OMPI_COLL_ID["scatter"], p, others)[0] == want
+            assert json_rules.lookup("scatter", p, root)[0] == json_rules.lookup("scatter", p, others)[0] == want
+    assert "which the other ranks compute as 0, so the choice cannot change with the message size" in text
 
 
 def test_codegen_says_on_stderr_where_a_file_cannot_follow_the_message_size(tmp_path):

@@ -135,3 +135,88 @@ def test_mpich_follows_its_selection_file_read_back(tmp_path):
     assert [c.method for c in checks] == ["recursive_doubling", "ring", "tree"]
     bad = [c for c in checks if c.status not in ("follows", "indistinguishable")]
     assert not bad and summary(checks).get("follows", 0) >= 2, checks
+
+
+# -- the probe (quadsel.verify.probe): which algorithm ran, at 2 ranks ----------------------------------------
+@needs_openmpi
+@pytest.mark.parametrize("probe", [True, False])
+def test_open_mpi_algorithms_that_send_alike_at_2_ranks_are_told_apart_by_their_functions(tmp_path, probe):
+    # alltoall at 2 ranks: linear (1), modified bruck (3) and the fixed decision's pairwise (2) all send one
+    # message each way; only the coll/base function that ran tells them apart
+    alltoall = tree_choosing("alltoall", [2], [8, 4096], [[("1", 0), ("3", 0)]])
+    rules = tmp_path / "rules.conf"
+    rules.write_text(ompi_rules.emit([alltoall]))
+    checks = check_follows([alltoall], str(rules), "openmpi", 2, probe=probe)
+    assert [c.method for c in checks] == ["1", "3"]
+    assert [c.status for c in checks] == (["follows"] * 2 if probe else ["indistinguishable"] * 2), checks
+
+
+@needs_openmpi
+def test_a_file_open_mpi_ignores_differs_at_2_ranks(tmp_path):
+    alltoall = tree_choosing("alltoall", [2], [8, 4096], [[("1", 0), ("3", 0)]])
+    text = ompi_rules.emit([alltoall])
+    broken = text.replace("\n0 1 0 0", "\n1 1 0 0")     # Open MPI drops the file and runs its pairwise (2)
+    assert broken != text
+    rules = tmp_path / "broken.conf"
+    rules.write_text(broken)
+    checks = check_follows([alltoall], str(rules), "openmpi", 2)
+    assert [c.status for c in checks] == ["differs", "differs"], checks
+    assert all(c.matches == ["default"] for c in checks), checks
+
+
+@needs_mpich
+@pytest.mark.parametrize("probe", [True, False])
+def test_mpich_data_movers_are_checked_through_their_messages(tmp_path, probe):
+    # gather: no reduction order to look at. With the probe, MPICH's messages (UCX) tell `nb` (a schedule's
+    # tags) from the default's binomial at 2 ranks; binomial itself is the default's choice; at 4 ranks
+    # bcast's scatter + ring allgather sends other messages than binomial
+    gather = tree_choosing("gather", [2, 4], [8, 4096], [[("nb", 0), ("binomial", 0)], [("nb", 0), ("nb", 0)]])
+    bcast = tree_choosing("bcast", [2, 4], [8, 4096], [[("binomial", 0), ("binomial", 0)],
+                                                       [("scatter_ring_allgather", 0), ("binomial", 0)]])
+    base = mpich_json.load_base(str(Path(MPICH_PYTHON).parent.parent / "lib" / "libmpi.so"))
+    selection = tmp_path / "mpich.json"
+    selection.write_text(mpich_json.emit([gather, bcast], base=base))
+    checks = check_follows([gather, bcast], str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON), probe=probe)
+    got = {(c.collective, c.comm, c.msg): c.status for c in checks}
+    if not probe:
+        assert set(got.values()) == {"unchecked"}, checks
+        return
+    assert got == {("gather", 2, 8): "follows", ("gather", 2, 4096): "indistinguishable",
+                   ("gather", 4, 8): "follows", ("gather", 4, 4096): "follows",
+                   ("bcast", 2, 8): "indistinguishable", ("bcast", 2, 4096): "indistinguishable",
+                   ("bcast", 4, 8): "follows", ("bcast", 4, 4096): "indistinguishable"}, checks
+
+
+@needs_openmpi
+def test_one_rules_file_per_measured_method(tmp_path):
+    # exscan has two algorithms and linear (1) is Open MPI's own choice: a tree that picks it proves nothing,
+    # so --check-methods also checks a file per measured method; a file Open MPI drops is caught there too
+    from quadsel.decision.decision_map import Method
+    from quadsel.verify.method_files import check_methods
+    methods = {"exscan": [Method("1"), Method("2")]}
+    points = {"exscan": [(2, 8), (2, 4096)]}
+    got = check_methods(methods, points, "openmpi", 2, ompi_rules.emit, str(tmp_path))
+    assert {label: summary(c) for label, c in got["exscan"].items()} == {"1": {"indistinguishable": 2},
+                                                                          "2": {"follows": 2}}
+    (tmp_path / "broken").mkdir()
+    got = check_methods(methods, points, "openmpi", 2, lambda fns: ompi_rules.emit(fns).replace("\n0 2 0 0", "\n8 2 0 0"),
+                        str(tmp_path / "broken"))
+    assert summary(got["exscan"]["2"]) == {"differs": 2}
+
+
+@needs_mpich
+@pytest.mark.parametrize("probe", [True, False])
+def test_mpich_built_in_op_algorithms_are_checked_with_verify_s_own_call(tmp_path, probe):
+    # reduce_scatter_gather needs a built-in operation: the order fingerprint's user operation makes MPICH run
+    # its own selection instead, so nothing can be told; with the probe the check calls MPI_SUM ("sends")
+    reduce = tree_choosing("reduce", [2, 4], [8, 65536], [[("reduce_scatter_gather", 0)] * 2] * 2)
+    base = mpich_json.load_base(str(Path(MPICH_PYTHON).parent.parent / "lib" / "libmpi.so"))
+    selection = tmp_path / "mpich.json"
+    selection.write_text(mpich_json.emit([reduce], base=base))
+    checks = check_follows([reduce], str(selection), "mpich", 4, python=MPICH_PYTHON,
+                           mpiexec=_mpiexec(MPICH_PYTHON), probe=probe)
+    assert {c.method for c in checks} == {"reduce_scatter_gather"}
+    statuses = {(c.comm, c.msg): c.status for c in checks}
+    assert statuses.pop((2, 8)) == ("follows" if probe else "indistinguishable"), checks
+    assert set(statuses.values()) == {"indistinguishable"}, checks

@@ -1,0 +1,153 @@
+"""The if/else-if's tests in the order that takes the fewest tests on random queries (`codegen --order expected`).
+
+The quadtree's own order (c_branches.merged_ir) tests its cuts root first. Cuts at measured sizes make it
+deep where the measurements are dense and shallow where few queries fall, so a random query walks many
+tests, and branches that go either way about as often: on ORFEO bcast's exact tree it took more time than
+m2cgen's C on random sizes (docs/benchmarks.md). Here the same answers are re-derived from the tree's
+regions: the grid table's bands x columns (c_grid.py), cut anywhere between them by a dynamic program
+over every sub-rectangle that minimises the expected number of tests a query walks,
+    cost(block) = 0 if one method covers it, else weight(block) + min over cuts of cost(part 1) + cost(part 2),
+where weight is the share of queries in the block under a prior: half the queries uniform over the measured
+range of each size (the paper's Table 3 protocol), half log-uniform (every power of two equally likely).
+Sizes outside the measured range weigh nothing; a tiny cost per test breaks ties towards fewer tests.
+
+The program visits every sub-rectangle: about bands x columns x (bands + columns) / 2 vector operations.
+Past MAX_WORK (about a second) the quadtree's order is kept at the top, and every block of cells its tests
+reach that is within MAX_WORK is searched on its own (until TOTAL_WORK is spent); the quadtree's order is also
+kept wherever it expects no more tests than the search's.
+"""
+
+import math
+
+import numpy as np
+
+from .c_grid import merged_cells
+
+COMM, MSG = 0, 1        # the axes of c_branches' DecisionIR tests
+MAX_WORK = 300_000      # bands * columns * (bands + columns): about a second of numpy on the 2-core test VM
+TOTAL_WORK = 1_000_000  # the same, summed over the blocks searched in a larger grid
+TIE = 1e-7              # cost of one test beyond its weight: among equal orders, the one with fewer tests
+
+
+def cell_weights(fn, axis):
+    """Share of random queries in each cell of one axis: half uniform, half log-uniform over its measured range."""
+    grid_axis, sizes = (fn.comm_axis, fn.comm_sizes) if axis == COMM else (fn.msg_axis, fn.msg_sizes)
+    first, end = float(sizes[0]), float(sizes[-1]) + 1.0          # the measured range, [first, end)
+    lo = [float(v) for v in grid_axis.lo[1:]]
+    starts = [-math.inf] + lo
+    ends = lo + [math.inf]
+    log_first, log_end = math.log(max(first, 1.0)), math.log(max(end, 1.0))
+    out = []
+    for a, b in zip(starts, ends):
+        a, b = max(a, first), min(b, end)
+        uniform = max(b - a, 0.0) / (end - first)
+        if log_end > log_first:
+            logs = max(math.log(max(b, 1.0)) - math.log(max(a, 1.0)), 0.0) / (log_end - log_first) if b > a else 0.0
+        else:
+            logs = uniform
+        out.append(0.5 * uniform + 0.5 * logs)
+    return np.asarray(out)
+
+
+def expected_tests(fn, ir, root, box=None):
+    """Tests a random query walks in the code printed from (ir, root), under cell_weights' prior; `box` ((c0, c1),
+    (m0, m1)) counts only queries in those cells (the code's own block when it is part of a larger function)."""
+    weights = (np.concatenate([[0.0], np.cumsum(cell_weights(fn, COMM))]),
+               np.concatenate([[0.0], np.cumsum(cell_weights(fn, MSG))]))
+    total, todo = 0.0, [(root, *(box or ((0, len(weights[0]) - 1), (0, len(weights[1]) - 1))))]
+    while todo:
+        node, *box = todo.pop()
+        key = ir.nodes[node]
+        if key[0] == "leaf":
+            continue
+        axis, cell, lo, hi = key
+        (c0, c1), (m0, m1) = box
+        total += (weights[0][c1] - weights[0][c0]) * (weights[1][m1] - weights[1][m0])
+        a, b = box[axis]
+        below, above = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
+        todo += [(lo, *[below if k == axis else box[k] for k in (0, 1)]),
+                 (hi, *[above if k == axis else box[k] for k in (0, 1)])]
+    return total
+
+
+def _work(block):
+    """The program's work on a block of cells: bands x columns x (bands + columns) once equal neighbours merge."""
+    bands, columns, _ = merged_cells(block)
+    return len(bands) * len(columns) * (len(bands) + len(columns))
+
+
+def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
+    """Root, in `ir`, of the fewest expected tests over one block of cells (method indices, its cells' weights
+    comm_w and msg_w, its first cell at `corner` of the grid)."""
+    bands, columns, cells = merged_cells(block)
+    n_rows, n_cols = cells.shape
+    row_w = np.add.reduceat(comm_w, bands)
+    col_w = np.add.reduceat(msg_w, columns)
+    row_sum, col_sum = np.concatenate([[0.0], np.cumsum(row_w)]), np.concatenate([[0.0], np.cumsum(col_w)])
+    cost, method, cut = {}, {}, {}        # (h, w) -> arrays over the block's corner (r0, c0)
+    for h in range(1, n_rows + 1):
+        for w in range(1, n_cols + 1):
+            rows, cols = n_rows - h + 1, n_cols - w + 1
+            if h == 1 and w == 1:
+                same = cells.astype(np.int64)
+            elif h == 1:
+                left = method[1, w - 1][:, :cols]
+                same = np.where(left == cells[:, w - 1:w - 1 + cols], left, -1)
+            else:
+                top, last = method[h - 1, w][:rows], method[1, w][h - 1:h - 1 + rows]
+                same = np.where((top == last) & (top >= 0), top, -1)
+            best = np.full((rows, cols), np.inf)
+            choice = np.zeros((rows, cols), dtype=np.int64)
+            for k in range(1, h):              # a communicator cut k bands into the block
+                cand = cost[k, w][:rows] + cost[h - k, w][k:k + rows]
+                better = cand < best
+                best, choice = np.where(better, cand, best), np.where(better, k, choice)
+            for k in range(1, w):              # a message cut k columns into the block
+                cand = cost[h, k][:, :cols] + cost[h, w - k][:, k:k + cols]
+                better = cand < best
+                best, choice = np.where(better, cand, best), np.where(better, -k, choice)
+            weight = np.outer(row_sum[h:h + rows] - row_sum[:rows], col_sum[w:w + cols] - col_sum[:cols])
+            cost[h, w] = np.where(same >= 0, 0.0, weight + TIE + best)
+            method[h, w], cut[h, w] = same, choice
+
+    def build(r0, h, c0, w):
+        if method[h, w][r0, c0] >= 0:
+            return ir.leaf(method[h, w][r0, c0])
+        k = int(cut[h, w][r0, c0])
+        if k > 0:
+            return ir.test(COMM, corner[0] + bands[r0 + k], build(r0, k, c0, w), build(r0 + k, h - k, c0, w))
+        return ir.test(MSG, corner[1] + columns[c0 - k], build(r0, h, c0, -k), build(r0, h, c0 - k, w + k))
+    return build(0, n_rows, 0, n_cols)
+
+
+def expected_ir(fn, ir, tree_root):
+    """Root, in `ir` (c_branches.DecisionIR), of the function with the fewest expected tests the search reaches:
+    the whole grid searched when it is within MAX_WORK; else the tree's order (tree_root) kept at its top and,
+    in every block of cells its tests reach that is within MAX_WORK, the block's own best order where it
+    expects fewer tests than the tree's there (blocks in the tree's order until TOTAL_WORK is spent)."""
+    painted = fn.cell_methods()
+    comm_w, msg_w = cell_weights(fn, COMM), cell_weights(fn, MSG)
+    if _work(painted) <= MAX_WORK:
+        return search_block(ir, painted, comm_w, msg_w)
+    spent, memo = [0], {}
+
+    def reorder(node, box):
+        key = ir.nodes[node]
+        (c0, c1), (m0, m1) = box
+        if key[0] == "leaf" or c0 >= c1 or m0 >= m1 or (node, box) in memo:   # (an empty block is never reached)
+            return memo.get((node, box), node)
+        block = painted[c0:c1, m0:m1]
+        work = _work(block)
+        if work <= MAX_WORK and spent[0] + work <= TOTAL_WORK:
+            spent[0] += work
+            found = search_block(ir, block, comm_w[c0:c1], msg_w[m0:m1], (c0, m0))
+            better = expected_tests(fn, ir, found, box) < expected_tests(fn, ir, node, box)
+            memo[node, box] = found if better else node
+        else:
+            axis, cell, lo, hi = key
+            a, b = box[axis]
+            below, above = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
+            parts = [tuple(side if k == axis else box[k] for k in (0, 1)) for side in (below, above)]
+            memo[node, box] = ir.test(axis, cell, reorder(lo, parts[0]), reorder(hi, parts[1]))
+        return memo[node, box]
+    return reorder(tree_root, ((0, painted.shape[0]), (0, painted.shape[1])))
