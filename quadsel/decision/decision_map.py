@@ -95,6 +95,7 @@ def build_decision_map(measurements, collective=None):
     if getattr(measurements, "columns", None) is not None:       # ingest.ColumnTable: a sweep read as columns
         dmap = _map_of_columns(measurements.columns, collective, library)
         if dmap is not None:
+            dmap.replaced = tuple(p for p in getattr(measurements, "replaced", ()) if p[0] == dmap.collective)
             return dmap
     rows = list(measurements)
     collectives = sorted({m.collective for m in rows})

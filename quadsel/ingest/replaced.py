@@ -82,7 +82,16 @@ def drop_replaced_columns(cols, library, own_files=()):
     if library is None or not len(cols) or not any(fallbacks.known(library, c) for c in cols.collectives):
         return cols, []
     own = np.array([path in own_files for path in cols.paths], dtype=bool)
-    keys = np.stack([cols.collective, cols.algorithm, cols.segsize, cols.comm_size, cols.msg_size], axis=1)
+    # only an algorithm some fallback names can be replaced (fallbacks.replacement's first step)
+    named = {(c, f.algorithm) for c in cols.collectives for f in fallbacks.known(library, c)}
+    pairs = [(i, j) for i, c in enumerate(cols.collectives) for j, a in enumerate(cols.labels) if (c, a) in named]
+    ask = np.zeros(len(cols), dtype=bool)
+    for i, j in pairs:
+        ask |= (cols.collective == i) & (cols.algorithm == j)
+    ask &= ~own[cols.file]
+    if not ask.any():
+        return cols, []
+    keys = np.stack([cols.collective, cols.algorithm, cols.segsize, cols.comm_size, cols.msg_size], axis=1)[ask]
     distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
     dropped, hit = [], np.zeros(len(distinct), dtype=bool)
     for i, (c, a, seg, n, m) in enumerate(distinct.tolist()):
@@ -91,11 +100,10 @@ def drop_replaced_columns(cols, library, own_files=()):
         if runs is not None:
             hit[i] = True
             dropped.append((row.collective, row.algorithm, seg, n, m, runs))
-    mask = hit[inverse.reshape(-1)] & ~own[cols.file]
+    mask = np.zeros(len(cols), dtype=bool)
+    mask[ask] = hit[inverse.reshape(-1)]
     if not mask.any():
         return cols, []
-    kept_keys = {tuple(k) for k in keys[mask].tolist()}
-    dropped = [d for d, k in zip(dropped, distinct[hit].tolist()) if tuple(k) in kept_keys]
     return cols.take(~mask), sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
 
 

@@ -50,7 +50,7 @@ def test_report_exact_row_is_zero_and_depth_rows_are_quadtrees(collective, orfeo
     paths = [str(orfeo / name) for name in FILES[collective]]
     result = CliRunner().invoke(main, ["report", *paths, "--format", "json"])
     assert result.exit_code == 0, result.output
-    rows = {r["constraint"]: r for r in json.loads(result.output)["rows"] if r.get("holdout") in (None, "")
+    rows = {r["constraint"]: r for r in json.loads(result.stdout)["rows"] if r.get("holdout") in (None, "")
             and r.get("method", "quadtree") in ("quadtree", "default")}
     assert rows["exact"]["penalty_max"] == 0 and rows["exact"]["penalty_mean"] == 0
     assert rows["exact"]["points"] == 160

@@ -45,7 +45,7 @@ def _map(dmap):
         return dmap
     arrays = [getattr(dmap, f) for f in ("comm_sizes", "msg_sizes", "cost", "cost_se", "default_cost", "default_se")]
     return ([None if a is None else np.nan_to_num(a, nan=-1.0).tolist() for a in arrays], dmap.methods, dmap.sources,
-            dmap.library, dmap.collective)
+            dmap.library, dmap.collective, dmap.replaced)
 
 
 def columns(paths, **options):
@@ -61,10 +61,12 @@ def test_examples_read_as_columns_are_the_rows(path):
 def test_several_files_and_a_collective_read_as_columns_are_the_rows(tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     a.write_text(f"{HEADER}\nbcast,6,0,2,8,1.5,0.1,10\nbcast,default,1024,2,8,2.0,,\nreduce,1,0,2,8,3.0,-,\n")
-    b.write_text(f"# a comment\n{HEADER}\n\nbcast,2,1024,2,8,1.25,0.2,5\n  bcast , 6 ,0,4,8,1.75,0.1,10\n")
+    b.write_text(f"# a comment\n{HEADER}\n\nbcast,2,1024,2,8,1.25,0.2,5\n  bcast , 6 ,0,4,8,1.75,0.1,10\n"
+                 "bcast,4,1024,4,8,1.5,0.1,10\n")      # split_bintree with half the buffer under a segment: replaced
     for options in ({"collective": "bcast"}, {"collective": "reduce"}):
         assert outcome(columns, [str(a), str(b)], **options) == outcome(by_rows, [str(a), str(b)], **options)
-    assert isinstance(columns([str(a), str(b)], collective="bcast"), ColumnTable)
+    table = columns([str(a), str(b)], collective="bcast")
+    assert isinstance(table, ColumnTable) and build_decision_map(table).replaced
 
 
 CELLS = ["", "-", "na", "0", "-3", "1.5", "1e999", "nan", "abc", "1e3", "99999999999999999999", "0007", "+5",
