@@ -98,11 +98,19 @@ def ordered_ir(fn, order="expected"):
     """(DecisionIR, root, root in the tree's order) of the merged if/else-if: the quadtree's order ("tree"), or the
     order with the fewest expected tests on random queries (c_order.py) where its search runs and it expects
     fewer than the tree's."""
+    import sys
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     ir, root = merged_ir(fn.tree)
-    found = expected_ir(fn, ir) if order == "expected" else None
-    if found is None or expected_tests(fn, ir, found) > expected_tests(fn, ir, root):
+    if order == "tree":
+        return ir, root, root
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * int(fn.tree.depth.max()) + sum(fn.cell_methods().shape) + 1000))
+    try:                                   # the search recurses by depth and by bands + columns
+        found = expected_ir(fn, ir, root)
+    finally:
+        sys.setrecursionlimit(limit)
+    if expected_tests(fn, ir, found) > expected_tests(fn, ir, root):
         return ir, root, root
     return ir, found, root
 

@@ -43,12 +43,16 @@ def _starts(lines):
     return [0] + [i for i in range(1, len(lines)) if lines[i] != lines[i - 1]]
 
 
-def grid_table_cells(fn):
-    """(first cell of each band, first cell of each column, bands x columns method indices) of fn's tree."""
-    painted = fn.cell_methods()
+def merged_cells(painted):
+    """(first cell of each band, first cell of each column, bands x columns method indices) of a block of cells."""
     bands = _starts([tuple(row) for row in painted.tolist()])
     columns = _starts([tuple(col) for col in painted[bands].T.tolist()])
     return bands, columns, painted[np.ix_(bands, columns)]
+
+
+def grid_table_cells(fn):
+    """merged_cells of fn's whole grid."""
+    return merged_cells(fn.cell_methods())
 
 
 def grid_table(fn):

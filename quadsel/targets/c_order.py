@@ -12,17 +12,20 @@ range of each size (the paper's Table 3 protocol), half log-uniform (every power
 Sizes outside the measured range weigh nothing; a tiny cost per test breaks ties towards fewer tests.
 
 The program visits every sub-rectangle: about bands x columns x (bands + columns) / 2 vector operations.
-Past MAX_WORK (a few seconds) the quadtree's order is kept; it is also kept where it expects no more tests.
+Past MAX_WORK (about a second) the quadtree's order is kept at the top, and every block of cells its tests
+reach that is within MAX_WORK is searched on its own (until TOTAL_WORK is spent); the quadtree's order is also
+kept wherever it expects no more tests than the search's.
 """
 
 import math
 
 import numpy as np
 
-from .c_grid import grid_table_cells
+from .c_grid import merged_cells
 
 COMM, MSG = 0, 1        # the axes of c_branches' DecisionIR tests
 MAX_WORK = 300_000      # bands * columns * (bands + columns): about a second of numpy on the 2-core test VM
+TOTAL_WORK = 1_000_000  # the same, summed over the blocks searched in a larger grid
 TIE = 1e-7              # cost of one test beyond its weight: among equal orders, the one with fewer tests
 
 
@@ -46,11 +49,12 @@ def cell_weights(fn, axis):
     return np.asarray(out)
 
 
-def expected_tests(fn, ir, root):
-    """Tests a random query walks in the code printed from (ir, root), under cell_weights' prior."""
+def expected_tests(fn, ir, root, box=None):
+    """Tests a random query walks in the code printed from (ir, root), under cell_weights' prior; `box` ((c0, c1),
+    (m0, m1)) counts only queries in those cells (the code's own block when it is part of a larger function)."""
     weights = (np.concatenate([[0.0], np.cumsum(cell_weights(fn, COMM))]),
                np.concatenate([[0.0], np.cumsum(cell_weights(fn, MSG))]))
-    total, todo = 0.0, [(root, (0, len(weights[0]) - 1), (0, len(weights[1]) - 1))]
+    total, todo = 0.0, [(root, *(box or ((0, len(weights[0]) - 1), (0, len(weights[1]) - 1))))]
     while todo:
         node, *box = todo.pop()
         key = ir.nodes[node]
@@ -66,13 +70,17 @@ def expected_tests(fn, ir, root):
     return total
 
 
-def expected_ir(fn, ir):
-    """Root, in `ir` (c_branches.DecisionIR), of the order with the fewest expected tests; None past MAX_WORK."""
-    bands, columns, cells = grid_table_cells(fn)
+def _work(block):
+    """The program's work on a block of cells: bands x columns x (bands + columns) once equal neighbours merge."""
+    bands, columns, _ = merged_cells(block)
+    return len(bands) * len(columns) * (len(bands) + len(columns))
+
+
+def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
+    """Root, in `ir`, of the fewest expected tests over one block of cells (method indices, its cells' weights
+    comm_w and msg_w, its first cell at `corner` of the grid)."""
+    bands, columns, cells = merged_cells(block)
     n_rows, n_cols = cells.shape
-    if n_rows * n_cols * (n_rows + n_cols) > MAX_WORK:
-        return None
-    comm_w, msg_w = cell_weights(fn, COMM), cell_weights(fn, MSG)
     row_w = np.add.reduceat(comm_w, bands)
     col_w = np.add.reduceat(msg_w, columns)
     row_sum, col_sum = np.concatenate([[0.0], np.cumsum(row_w)]), np.concatenate([[0.0], np.cumsum(col_w)])
@@ -101,11 +109,45 @@ def expected_ir(fn, ir):
             weight = np.outer(row_sum[h:h + rows] - row_sum[:rows], col_sum[w:w + cols] - col_sum[:cols])
             cost[h, w] = np.where(same >= 0, 0.0, weight + TIE + best)
             method[h, w], cut[h, w] = same, choice
+
     def build(r0, h, c0, w):
         if method[h, w][r0, c0] >= 0:
             return ir.leaf(method[h, w][r0, c0])
         k = int(cut[h, w][r0, c0])
         if k > 0:
-            return ir.test(COMM, bands[r0 + k], build(r0, k, c0, w), build(r0 + k, h - k, c0, w))
-        return ir.test(MSG, columns[c0 - k], build(r0, h, c0, -k), build(r0, h, c0 - k, w + k))
+            return ir.test(COMM, corner[0] + bands[r0 + k], build(r0, k, c0, w), build(r0 + k, h - k, c0, w))
+        return ir.test(MSG, corner[1] + columns[c0 - k], build(r0, h, c0, -k), build(r0, h, c0 - k, w + k))
     return build(0, n_rows, 0, n_cols)
+
+
+def expected_ir(fn, ir, tree_root):
+    """Root, in `ir` (c_branches.DecisionIR), of the function with the fewest expected tests the search reaches:
+    the whole grid searched when it is within MAX_WORK; else the tree's order (tree_root) kept at its top and,
+    in every block of cells its tests reach that is within MAX_WORK, the block's own best order where it
+    expects fewer tests than the tree's there (blocks in the tree's order until TOTAL_WORK is spent)."""
+    painted = fn.cell_methods()
+    comm_w, msg_w = cell_weights(fn, COMM), cell_weights(fn, MSG)
+    if _work(painted) <= MAX_WORK:
+        return search_block(ir, painted, comm_w, msg_w)
+    spent, memo = [0], {}
+
+    def reorder(node, box):
+        key = ir.nodes[node]
+        (c0, c1), (m0, m1) = box
+        if key[0] == "leaf" or c0 >= c1 or m0 >= m1 or (node, box) in memo:   # (an empty block is never reached)
+            return memo.get((node, box), node)
+        block = painted[c0:c1, m0:m1]
+        work = _work(block)
+        if work <= MAX_WORK and spent[0] + work <= TOTAL_WORK:
+            spent[0] += work
+            found = search_block(ir, block, comm_w[c0:c1], msg_w[m0:m1], (c0, m0))
+            better = expected_tests(fn, ir, found, box) < expected_tests(fn, ir, node, box)
+            memo[node, box] = found if better else node
+        else:
+            axis, cell, lo, hi = key
+            a, b = box[axis]
+            below, above = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
+            parts = [tuple(side if k == axis else box[k] for k in (0, 1)) for side in (below, above)]
+            memo[node, box] = ir.test(axis, cell, reorder(lo, parts[0]), reorder(hi, parts[1]))
+        return memo[node, box]
+    return reorder(tree_root, ((0, painted.shape[0]), (0, painted.shape[1])))

@@ -55,8 +55,8 @@ def test_expected_tests_of_a_single_test_is_one_and_of_a_leaf_zero():
 def test_emitted_order_never_expects_more_tests_than_the_trees(seed, n_comm, n_msg, n_methods, options):
     fn = random_fn(seed, n_comm, n_msg, n_methods, **options)
     ir, root, tree_root = ordered_ir(fn)
-    found = c_order.expected_ir(fn, ir)
-    assert found is not None                      # small grids are always searched
+    assert c_order._work(fn.cell_methods()) <= c_order.MAX_WORK      # small grids are searched whole
+    found = c_order.expected_ir(fn, ir, tree_root)
     walked, tree = walked_tests(fn)
     assert walked <= tree + 1e-9
     assert walked == pytest.approx(min(c_order.expected_tests(fn, ir, found), tree))
@@ -82,13 +82,14 @@ def test_grids_past_the_work_limit_keep_the_trees_order(monkeypatch):
     assert generate_c(fn) == generate_c(fn, order="tree")
 
 
-def test_large_diagonal_keeps_the_trees_order_and_the_node_table(c_program):
+def test_large_diagonal_is_searched_in_blocks_and_keeps_the_node_table(c_program):
     from quadsel.targets import emit
     from quadsel.targets.c_grid import grid_fits
     from test_c_forms import python_answers
     fn = diagonal_fn(100)
-    ir, root, tree_root = ordered_ir(fn)
-    assert c_order.expected_ir(fn, ir) is None and root == tree_root
+    assert c_order._work(fn.cell_methods()) > c_order.MAX_WORK
+    walked, tree = walked_tests(fn)
+    assert walked <= tree
     assert not grid_fits(fn) and "_nodes[" in emit("c", [fn], flavor="table")
     program = c_program({"d_merged": generate_c(fn, name="d_merged"),
                          "d_table": emit("c", [fn], flavor="table", name="d_table")})
@@ -96,3 +97,18 @@ def test_large_diagonal_keeps_the_trees_order_and_the_node_table(c_program):
     expected = python_answers(fn, *zip(*sizes))
     for form in (0, 1):
         assert program.ask([("f", form, c, m) for c, m in sizes]) == expected
+
+
+def test_a_grid_past_the_limit_is_searched_block_by_block_below_the_trees_top(monkeypatch, c_program):
+    from test_c_forms import boundary_queries, python_answers
+    fn = random_fn(4, 12, 16, 3, split="measured")
+    whole, tree = walked_tests(fn)
+    monkeypatch.setattr(c_order, "MAX_WORK", 600)           # the whole grid is past it, blocks of it are not
+    assert c_order._work(fn.cell_methods()) > 600
+    walked, tree_again = walked_tests(fn)
+    assert tree_again == tree and whole <= walked < tree
+    program = c_program({"blocks": generate_c(fn, name="blocks")})
+    queries = boundary_queries(fn)
+    assert program.ask([("f", 0, c, m) for c, m in queries]) == python_answers(fn, *zip(*queries))
+    monkeypatch.setattr(c_order, "TOTAL_WORK", 0)            # no block searched: the tree's order throughout
+    assert walked_tests(fn) == (tree, tree)
