@@ -22,11 +22,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MSG_SIZES = "8,4K,1M"
-# The algorithms measured: wherever a collective has more than two, none is the one the library's own choice
-# runs at 2 ranks and these sizes (found with the follow check's probe: docs/benchmarks.md), so whatever the
-# timings pick, the rules file's choice is one the follow check can tell from the default. Collectives with
-# two algorithms, one of them the default's (Open MPI alltoallv, exscan, scan; MPICH gather, scatter, exscan,
-# scan, alltoallv), cannot avoid it: there --check-methods shows the other one is followed.
+# The algorithms measured (chosen with benchmarks/fingerprints.py): Open MPI, wherever a collective has more
+# than two, avoid what the fixed decision runs at 2 ranks and these sizes (gather's linear_sync: at 1 MiB only),
+# so whatever the timings pick, the rules file's choice is one the follow check can tell from the default;
+# MPICH, `nb` (told apart everywhere) and algorithms told apart from MPICH's own choice at 4 ranks.
+# Collectives with two algorithms, one of them the default's (Open MPI alltoallv, exscan, scan; MPICH gather,
+# scatter, exscan, scan, alltoallv), cannot avoid it: there --check-methods shows the other one is followed.
 ALGORITHMS = {
     "openmpi": {
         "allgather": "1,2,4", "allgatherv": "1,2,6", "allreduce": "1,2", "alltoall": "1,3,4", "alltoallv": "1,2",

@@ -2,8 +2,8 @@
 
 The quadtree's own order (c_branches.merged_ir) tests its cuts root first. Cuts at measured sizes make it
 deep where the measurements are dense and shallow where few queries fall, so a random query walks many
-tests, and branches that go either way about as often: on ORFEO bcast's exact tree it took more time than
-m2cgen's C on random sizes (docs/benchmarks.md). Here the same answers are re-derived from the tree's
+tests, and branches that go either way about as often: on ORFEO bcast's exact tree a random query walked
+10.7 tests (docs/benchmarks.md). Here the same answers are re-derived from the tree's
 regions: the grid table's bands x columns (c_grid.py), cut anywhere between them by a dynamic program
 over every sub-rectangle that minimises the expected number of tests a query walks,
     cost(block) = 0 if one method covers it, else weight(block) + min over cuts of cost(part 1) + cost(part 2),
@@ -63,11 +63,16 @@ def expected_tests(fn, ir, root, box=None):
         axis, cell, lo, hi = key
         (c0, c1), (m0, m1) = box
         total += (weights[0][c1] - weights[0][c0]) * (weights[1][m1] - weights[1][m0])
-        a, b = box[axis]
-        below, above = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
-        todo += [(lo, *[below if k == axis else box[k] for k in (0, 1)]),
-                 (hi, *[above if k == axis else box[k] for k in (0, 1)])]
+        below, above = _split(box, axis, cell)
+        todo += [(lo, *below), (hi, *above)]
     return total
+
+
+def _split(box, axis, cell):
+    """The two blocks of cells ((c0, c1), (m0, m1)) a test `size(axis) < lo[cell]` sends a block's queries to."""
+    a, b = box[axis]
+    sides = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
+    return [tuple(side if k == axis else box[k] for k in (0, 1)) for side in sides]
 
 
 def _work(block):
@@ -145,9 +150,7 @@ def expected_ir(fn, ir, tree_root):
             memo[node, box] = found if better else node
         else:
             axis, cell, lo, hi = key
-            a, b = box[axis]
-            below, above = (a, max(a, min(cell, b))), (min(max(cell, a), b), b)
-            parts = [tuple(side if k == axis else box[k] for k in (0, 1)) for side in (below, above)]
-            memo[node, box] = ir.test(axis, cell, reorder(lo, parts[0]), reorder(hi, parts[1]))
+            below, above = _split(box, axis, cell)
+            memo[node, box] = ir.test(axis, cell, reorder(lo, below), reorder(hi, above))
         return memo[node, box]
     return reorder(tree_root, ((0, painted.shape[0]), (0, painted.shape[1])))

@@ -60,7 +60,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
     msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
     summaries, all_rows, plans, results = {}, [], {}, {}
     load_before = statistics.load_average()
-    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": 5}
+    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": min(5, max_reps)}   # --max-reps 2-4 too
     measured = command.best_measured(measurement_files) if measurement_files else {}
     for sel in loaded.selections:
         best = measured.get(sel.collective)
@@ -118,6 +118,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
         if check_methods:
             methods = method_files.measured_methods(measurement_files, loaded.trees)
+            if not any(c in points for c in methods):
+                echo("note: --check-methods: no measured method to check (give --measurements, or verify a tree)")
             with tempfile.TemporaryDirectory(prefix="quadsel-methods-") as workdir:
                 try:
                     by_method = method_files.check_methods(methods, points, library, check_np,

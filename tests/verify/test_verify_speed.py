@@ -124,3 +124,32 @@ def test_ctrl_c_stops_the_job_writes_nothing_and_exits_130(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["bcast.qt.json"]
     time.sleep(1)
     assert not _speed_ranks(proc.pid)                  # the job was stopped, no rank left running
+
+
+@needs_openmpi
+def test_the_follow_check_at_other_communicator_sizes_and_per_method(tmp_path):
+    # timed at 2 ranks, checked at 2 and 4 (4 ranks on 2 cores: no timing, so oversubscription does not matter);
+    # a tree says nothing at 4, its rules file does: the tree's point there is skipped with a note, the file's checked
+    from quadsel.targets import ompi_rules
+    tree = tree_choosing("alltoall", [2], [8], [[("1", 0)]])
+    path = tmp_path / "alltoall.qt.json"
+    tree.save(path)
+    rules = tmp_path / "alltoall.rules"
+    rules.write_text(ompi_rules.emit([tree]))
+    timing = ["--np", "2", "--comm-sizes", "2", "--msg-sizes", "8", "--rounds", "1", "--max-reps", "3",
+              "--max-time", "0.01", "--check-comm-sizes", "2,4", "--json"]
+    result = CliRunner().invoke(main, ["verify", str(path)] + timing)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [(p["comm"], p["status"]) for p in doc["rules_followed"]["points"]] == [(2, "follows")]
+    assert "skips 1 point(s) outside their measured communicator sizes" in result.stderr
+    result = CliRunner().invoke(main, ["verify", str(rules), "--check-methods"] + timing)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [(p["comm"], p["method"], p["status"]) for p in doc["rules_followed"]["points"]] == [
+        (2, "1", "follows"), (4, "1", "follows")]
+    assert doc["rules_followed"]["methods"] == {}      # no --measurements and no tree: no method to check
+    assert "--check-methods: no measured method to check" in result.stderr
+    result = CliRunner().invoke(main, ["verify", str(path), "--check-methods"] + timing)
+    doc = json.loads(result.stdout)
+    assert doc["rules_followed"]["methods"] == {"alltoall": {"1": {"follows": 2}}}
