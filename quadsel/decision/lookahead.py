@@ -8,10 +8,11 @@ the same questions: each block's best split (and best two-way split) is computed
 
 import numpy as np
 
-from .split import EPS, _children, split_table
+from .split import EPS, _children, split_after, split_table
 
 LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
+ROOMY = 15          # a budget this large holds back no split nor look-ahead: 3 for the split, 3 x 4 for its children's
 
 
 class LookAhead:
@@ -21,7 +22,7 @@ class LookAhead:
 
     def __init__(self, costs):
         self.costs = costs
-        self._best, self._two_way, self._cost = {}, {}, {}
+        self._best, self._two_way, self._cost, self.gains = {}, {}, {}, {}
 
     def cost(self, block):
         """(least penalty sum of one method over the block, that minus its cells' own least: the most any
@@ -45,13 +46,14 @@ class LookAhead:
         if block[1] - block[0] == 1 and block[3] - block[2] == 1:
             self._best[block] = self._two_way[block] = None
             return
-        cc, mm, after, n = split_table(self.costs, block)
-        ratio = (self.costs.cost(*block) - after) / (n - 1)
-        i = int(np.argmax(ratio))
-        self._best[block] = (float(ratio[i]), int(cc[i]), int(mm[i]), int(n[i] - 1))
-        ratio = np.where(n == 2, ratio, -np.inf)              # first in split_table's order among equals
-        i = int(np.argmax(ratio))
-        self._two_way[block] = (float(ratio[i]), int(cc[i]), int(mm[i]), 1)
+        after = split_after(self.costs, block)                  # [0, 0]: no split (inf), never the best
+        one_axis = np.zeros(after.shape, dtype=bool)
+        one_axis[0, :] = one_axis[:, 0] = True
+        ratio = (self.cost(block)[0] - after) / np.where(one_axis, 1, 3)
+        for table, score in ((self._best, ratio), (self._two_way, np.where(one_axis, ratio, -np.inf))):
+            row, col = divmod(int(np.argmax(score)), after.shape[1])    # the first of equals, as split_table's order
+            table[block] = (float(score[row, col]), block[0] + row if row else -1, block[2] + col if col else -1,
+                            1 if row == 0 or col == 0 else 3)
 
 
 def gain_per_leaf(costs, ahead, block, budget_left=None):
@@ -64,6 +66,14 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
     child's split removes at most its room (its penalty above its cells' own least) for at least one more
     leaf, so the two-level gain is at most the best of (own gain + the largest m rooms) / (own leaves + m),
     and at most the block's room over one more leaf."""
+    if budget_left is None or budget_left >= ROOMY:      # the same with any such budget: scored once
+        if block not in ahead.gains:
+            ahead.gains[block] = _gain_per_leaf(costs, ahead, block, None)
+        return ahead.gains[block]
+    return _gain_per_leaf(costs, ahead, block, budget_left)
+
+
+def _gain_per_leaf(costs, ahead, block, budget_left):
     here, room = ahead.cost(block)
     if room <= NO_ROOM:
         return None

@@ -33,6 +33,7 @@ class BlockCosts:
         rows, cols, k = penalty.shape
         self.sums = np.zeros((rows + 1, cols + 1, k))
         self.sums[1:, 1:] = penalty.cumsum(axis=0).cumsum(axis=1)
+        self.by_method = np.ascontiguousarray(np.moveaxis(self.sums, 2, 0))   # (K, rows + 1, cols + 1): split_after
         onehot = np.zeros((rows, cols, k))
         np.put_along_axis(onehot, grid.best[:, :, None], 1.0, axis=2)
         counted = np.where(grid.weight[:, :, None] > 0, onehot * grid.weight[:, :, None], 0.0)
@@ -80,36 +81,70 @@ def _min(array):
 
 def split_table(costs, block):
     """Every split of a block at once: (comm cuts, msg cuts, penalty left after it, children), in the order
-    comm cut (-1 first) then msg cut (-1 first), the split with neither cut left out.
-
-    Each child's penalty sum is read from the 2-D prefix sums by the same four-term formula as
-    BlockCosts.cost, over slices of the table (no per-candidate gathers)."""
+    comm cut (-1 first) then msg cut (-1 first), the split with neither cut left out."""
     r0, r1, c0, c1 = block
-    S = costs.sums
-    nr, nc = r1 - r0 - 1, c1 - c0 - 1
-    top, bottom = S[r0, c0 + 1:c1], S[r1, c0 + 1:c1]            # (nc, K) at the message cuts
-    left, right = S[r0 + 1:r1, c0], S[r0 + 1:r1, c1]            # (nr, K) at the communicator cuts
-    d00, d01, d10, d11 = S[r0, c0], S[r0, c1], S[r1, c0], S[r1, c1]
-    after = np.empty((nr + 1, nc + 1))
-    after[0, 0] = np.inf
-    after[0, 1:] = _min(bottom - top - d10 + d00) + _min(d11 - d01 - bottom + top)        # west + east
-    after[1:, 0] = _min(right - d01 - left + d00) + _min(d11 - right - d10 + left)        # north + south
-    step = max(1, (1 << 21) // max(1, nc * S.shape[2]))       # rows per chunk: bounded temporaries
-    for i in range(0, nr, step):
-        rows = slice(r0 + 1 + i, min(r1, r0 + 1 + i + step))
-        a = S[rows, c0 + 1:c1]                                   # (rows, nc, K) corner at both cuts
-        lf, rt = left[i:i + step, None], right[i:i + step, None]
-        after[1 + i:1 + i + step, 1:] = ((_min(a - top - lf + d00) + _min(rt - d01 - a + top))
-                                         + _min(bottom - a - d10 + lf)) + _min(d11 - rt - bottom + a)
+    after = split_after(costs, block)
+    nr, nc = after.shape[0] - 1, after.shape[1] - 1
     comm = np.arange(r0, r1)
     comm[0] = -1
     msg = np.arange(c0, c1)
     msg[0] = -1
-    cc = np.broadcast_to(comm[:, None], (nr + 1, nc + 1)).ravel()[1:]
-    mm = np.broadcast_to(msg, (nr + 1, nc + 1)).ravel()[1:]
+    cc = np.repeat(comm, nc + 1)[1:]
+    mm = np.tile(msg, nr + 1)[1:]
     n = np.full((nr + 1, nc + 1), 4)
     n[0, :] = n[:, 0] = 2
     return cc, mm, after.ravel()[1:], n.ravel()[1:]
+
+
+CHUNK = 1 << 17     # elements of one (cuts x methods) temporary of split_after: small enough to stay in cache
+
+
+def split_after(costs, block):
+    """(rows, cols) penalty left after every split of a block: [i, j] cuts the communicator axis at r0 + i and
+    the message axis at c0 + j (0: no cut on that axis; [0, 0] = inf, not a split).
+
+    Each child's penalty sum is read from the 2-D prefix sums by the same four-term formula as
+    BlockCosts.cost, over slices of the method-major table (the least over the methods is then a reduction
+    over the first axis), in chunks of rows computed in place."""
+    r0, r1, c0, c1 = block
+    S = costs.by_method                                         # (K, rows + 1, cols + 1)
+    nr, nc = r1 - r0 - 1, c1 - c0 - 1
+    top, bottom = S[:, r0, c0 + 1:c1], S[:, r1, c0 + 1:c1]      # (K, nc) at the message cuts
+    left, right = S[:, r0 + 1:r1, c0], S[:, r0 + 1:r1, c1]      # (K, nr) at the communicator cuts
+    d00, d01, d10, d11 = (S[:, r, c, None] for r, c in ((r0, c0), (r0, c1), (r1, c0), (r1, c1)))
+    after = np.empty((nr + 1, nc + 1))
+    after[0, 0] = np.inf
+    after[0, 1:] = (bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0)     # west + east
+    after[1:, 0] = (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0)     # north + south
+    if nr == 0 or nc == 0:
+        return after
+    k = S.shape[0]
+    step = max(1, CHUNK // (nc * k))                            # rows per chunk
+    work = np.empty((k, min(step, nr), nc))
+    top, bottom = top[:, None, :], bottom[:, None, :]
+    d00, d01, d10, d11 = d00[:, None], d01[:, None], d10[:, None], d11[:, None]
+    for i in range(0, nr, step):
+        a = S[:, r0 + 1 + i:min(r1, r0 + 1 + i + step), c0 + 1:c1]   # (K, rows, nc) corner at both cuts
+        lf, rt = left[:, i:i + step, None], right[:, i:i + step, None]
+        w = work[:, :a.shape[1]]
+        np.subtract(a, top, out=w)                              # NW: a - top - lf + d00, as BlockCosts.cost
+        np.subtract(w, lf, out=w)
+        np.add(w, d00, out=w)
+        quarters = w.min(axis=0)
+        np.subtract(rt, d01, out=w)                             # NE: rt - d01 - a + top
+        np.subtract(w, a, out=w)
+        np.add(w, top, out=w)
+        quarters += w.min(axis=0)
+        np.subtract(bottom, a, out=w)                           # SW: bottom - a - d10 + lf
+        np.subtract(w, d10, out=w)
+        np.add(w, lf, out=w)
+        quarters += w.min(axis=0)
+        np.subtract(d11, rt, out=w)                             # SE: d11 - rt - bottom + a
+        np.subtract(w, bottom, out=w)
+        np.add(w, a, out=w)
+        quarters += w.min(axis=0)
+        after[1 + i:1 + i + step, 1:] = quarters
+    return after
 
 
 def _children(block, comm_cut, msg_cut):
