@@ -68,9 +68,11 @@ def quadsel_functions(dmap):
     """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
     (every budget from one best-first growth, decision/best_first.py)."""
     from ..decision.decision_function import SharedWork, budget_functions
-    options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
     chosen = build_decision_function(dmap, shared=shared, **DEFAULT_BUILD)
+    # the budget rows and the exact tree keep the library default where the default build does
+    options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
+    options["keep_default"] = chosen.options.keep_default
     exact = build_decision_function(dmap, shared=shared, **options)
     budgets, budget = [], 2
     while budget < exact.tree.n_leaves:
