@@ -110,3 +110,12 @@ def mpi_library(python):
 def mpiexec_beside(python):
     beside = Path(python).parent / "mpiexec"
     return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def like_a_terminal():
+    """preexec_fn of a child that a test interrupts as a terminal's Ctrl-C would: a process group of its own, and
+    SIGINT at its default even when the test runs under a shell that ignores it (a background job of a shell
+    without job control starts with SIGINT ignored, and a program keeps an ignored SIGINT ignored)."""
+    import signal
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

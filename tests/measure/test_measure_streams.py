@@ -8,6 +8,7 @@ import sys
 import time
 
 from test_measure_mpi import TINY, _env, keys, needs_openmpi, pytestmark  # noqa: F401 (pytestmark: same skips)
+from helpers import like_a_terminal
 
 from quadsel.ingest import read_measurements
 from quadsel.ingest.table import META_COMMENT
@@ -56,7 +57,7 @@ def test_ctrl_c_keeps_the_rows_says_how_to_resume_and_exits_130(tmp_path):
     out = tmp_path / "c.csv"
     args = ["--np", "2", "-c", "bcast", "--algorithms", "default,1,6", "--segments", "0",
             "--msg-sizes", "1-1M:pow2", "--rounds", "1", "--max-reps", "20", "--quiet", "-o", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *args], start_new_session=True,
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *args], preexec_fn=like_a_terminal,
                             env=_env(QUADSEL_MEASURE_POINT_DELAY="0.2"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert _until(lambda: proc.poll() is not None or (out.exists() and len(out.read_text().splitlines()) > 3))

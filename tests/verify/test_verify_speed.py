@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from quadsel.cli import main
 from quadsel.verify import speed
 
-from helpers import mpi_library as _library, mpiexec_beside as _mpiexec, tree_choosing
+from helpers import mpi_library as _library, mpiexec_beside as _mpiexec, tree_choosing, like_a_terminal
 
 needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
                                    reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
@@ -109,7 +109,7 @@ def test_ctrl_c_stops_the_job_writes_nothing_and_exits_130(tmp_path):
     out = tmp_path / "verify.md"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])] + sys.path))
     proc = subprocess.Popen([sys.executable, "-m", "quadsel", "verify", str(path), "--np", "2", "--rounds", "1000",
-                             "--max-reps", "200", "-o", str(out)], start_new_session=True, env=env,
+                             "--max-reps", "200", "-o", str(out)], preexec_fn=like_a_terminal, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while not _speed_ranks(proc.pid) and time.time() < deadline and proc.poll() is None:
