@@ -34,6 +34,7 @@ sys.path.insert(0, ROOT)
 from quadsel.cli import main  # noqa: E402
 from quadsel.decision.decision_function import DecisionFunction  # noqa: E402
 from quadsel.decision.decision_map import build_decision_map  # noqa: E402
+from quadsel.evaluate.comparators import QuadtreeSelector, choice_on  # noqa: E402
 from quadsel.evaluate.penalty import penalty_grid, summarize  # noqa: E402
 from quadsel.ingest import GENERIC_COLUMNS, read_measurements  # noqa: E402
 
@@ -70,19 +71,14 @@ def replay(files, collective, out, options=()):
         return json.load(handle)
 
 
-def default_build_penalty(csv_path, full_map, workdir):
-    """Mean penalty (%) on the full map of the tree `quadsel build CSV --no-keep-default` makes (--adaptive does
-    not measure the library default, so neither build may keep it for the two to compare)."""
-    tree = os.path.join(workdir, os.path.basename(csv_path)[:-4] + ".qt.json")
-    cli(["build", csv_path, "--no-keep-default", "-o", tree])
+def default_build_penalty(csv_path, full_map, workdir, options=()):
+    """Mean penalty (%) on the full map of the tree `quadsel build CSV --no-keep-default [OPTIONS]` makes
+    (--adaptive and the sampled runs do not measure the library default, so no build here may keep it for
+    the trees to compare)."""
+    tree = os.path.join(workdir, os.path.basename(csv_path)[:-4] + "-".join(("",) + tuple(options[:2])) + ".qt.json")
+    cli(["build", csv_path, "--no-keep-default", "-o", tree, *options])
     fn = DecisionFunction.load(tree)
-    index = {(k.algorithm, k.segsize): i for i, k in enumerate(full_map.methods)}
-    choice = np.zeros(full_map.shape, dtype=int)
-    for ci, c in enumerate(full_map.comm_sizes):
-        for mi, m in enumerate(full_map.msg_sizes):
-            chosen = fn.query(int(c), int(m))
-            choice[ci, mi] = index[(chosen.algorithm, chosen.segsize)]
-    return summarize(penalty_grid(full_map, choice), full_map).mean
+    return summarize(penalty_grid(full_map, choice_on(QuadtreeSelector.of(fn), full_map)), full_map).mean
 
 
 def random_sample(rows, budget, seed, out):

@@ -24,23 +24,16 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adaptive import cli, datasets, random_sample, replay  # noqa: E402
-from quadsel.decision.decision_function import DecisionFunction  # noqa: E402
+from adaptive import datasets, default_build_penalty, random_sample, replay  # noqa: E402
 from quadsel.decision.decision_map import build_decision_map  # noqa: E402
-from quadsel.evaluate.comparators import QuadtreeSelector, choice_on  # noqa: E402
-from quadsel.evaluate.penalty import penalty_grid, summarize  # noqa: E402
 from quadsel.ingest import read_measurements  # noqa: E402
 
 
 def build_penalty(csv_path, full_map, workdir, options=()):
-    """Mean penalty (%) on the full map of the tree `quadsel build --no-keep-default [OPTIONS] CSV` makes (the
-    adaptive and sampled runs do not time the library default, so no build here may keep it)."""
-    tree = os.path.join(workdir, os.path.basename(csv_path)[:-4] + "-".join(("",) + tuple(options[:2])) + ".qt.json")
+    """adaptive.default_build_penalty; with a --model option the full grid is predicted."""
     grid = ["--predict-comm-sizes", ",".join(map(str, full_map.comm_sizes.tolist())),
             "--predict-msg-sizes", ",".join(map(str, full_map.msg_sizes.tolist()))] if options else []
-    cli(["build", csv_path, "--no-keep-default", "-o", tree, *options, *grid])
-    fn = DecisionFunction.load(tree)
-    return summarize(penalty_grid(full_map, choice_on(QuadtreeSelector.of(fn), full_map)), full_map).mean
+    return default_build_penalty(csv_path, full_map, workdir, (*options, *grid))
 
 
 def evaluate(name, collective, files, share, seeds, workdir):
