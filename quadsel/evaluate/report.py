@@ -87,12 +87,10 @@ def quadsel_functions(dmap):
 def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
     """The paper's trees: max depth 1..k (k = log2 of the padded side), the exact tree, then the threshold
     sweep (< 1)."""
+    from ..decision.paper_sweep import paper_functions
     k = int(math.log2(padded_size(*dmap.shape)))
-    options = {"pad_mode": pad_mode, "leaf_rule": leaf_rule}
-    fns = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, k + 1)]
-    fns.append(build_decision_function(dmap, **options))
-    fns += [build_decision_function(dmap, accuracy_threshold=t, **options) for t in thresholds if t < 1.0]
-    return fns
+    constraints = [(d, 1.0) for d in range(1, k + 1)] + [(None, 1.0)] + [(None, t) for t in thresholds if t < 1.0]
+    return paper_functions(dmap, constraints, pad_mode, leaf_rule)     # all cut from one exact tree
 
 
 def penalty_table(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):

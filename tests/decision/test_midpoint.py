@@ -4,9 +4,9 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from quadsel.decision.grid import Axis, DecisionGrid
-from quadsel.decision.midpoint import build_padded, region_tree
+from quadsel.decision.midpoint import build_padded, constrained, exact_padded, region_tree
 from quadsel.decision.padding import first_copy
-from quadsel.decision.quadtree import LEAF
+from quadsel.decision.quadtree import LEAF, TreeBuilder
 
 
 class Padded:
@@ -173,3 +173,78 @@ def test_region_tree_answers_every_cell_as_the_padded_tree_reads_its_first_copy(
     tree.validate(rows, cols, 3)
     assert np.array_equal(tree.paint(rows, cols), painted)
     assert tree.n_leaves <= Padded(padded).n_leaves
+
+
+def decision_grids(max_side=20, max_methods=4):
+    """Grids of any shape (padded to 2^k by the builders), blocky or noisy, with penalties on a coarse lattice
+    (ties between methods' block sums happen), unknown penalties (NaN) and cells of no weight."""
+    @st.composite
+    def build(draw):
+        rows, cols = draw(st.integers(1, max_side)), draw(st.integers(1, max_side))
+        k, seed = draw(st.integers(1, max_methods)), draw(st.integers(0, 10 ** 6))
+        rng = np.random.default_rng(seed)
+        block = draw(st.integers(1, 6))
+        best = rng.integers(0, k, size=(rows // block + 1, cols // block + 1)).repeat(block, 0).repeat(block, 1)
+        best = np.where(rng.uniform(size=best.shape) < draw(st.sampled_from([0.0, 0.1, 0.5])),
+                        rng.integers(0, k, size=best.shape), best)[:rows, :cols]
+        penalty = rng.integers(0, 3, size=(rows, cols, k)) / 2.0
+        penalty[rng.uniform(size=penalty.shape) < 0.1] = np.nan
+        weight = rng.integers(0, 3, size=(rows, cols)).astype(float)
+        return grid_of(best, penalty, weight)
+    return build()
+
+
+THRESHOLDS = (0.05, 0.1, 0.2, 0.25, 0.3, 1 / 3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 15 / 16, 1.0)
+
+
+@given(decision_grids(), st.sampled_from(["spread", "edge"]), st.sampled_from(["majority", "penalty"]))
+@settings(max_examples=120, deadline=None)
+def test_every_constrained_tree_is_the_direct_build_cut_from_the_exact_tree(grid, pad, leaf_rule):
+    exact = exact_padded(grid, pad, leaf_rule)
+    direct = build_padded(grid, pad, leaf_rule=leaf_rule)
+    assert exact.keys() == direct.keys()
+    for key in exact:
+        assert np.array_equal(exact[key], direct[key]), key
+    k = int(np.log2(exact["size"][0]))
+    for max_depth in [None] + list(range(k + 2)):
+        for threshold in THRESHOLDS + tuple(np.unique(exact["share"])):    # also exactly at a block's share
+            cut = constrained(exact, max_depth, threshold)
+            built = build_padded(grid, pad, max_depth, threshold, leaf_rule)
+            for key in built:
+                assert np.array_equal(cut[key], built[key]), (key, max_depth, threshold)
+
+
+def region_tree_by_blocks(padded, n_rows, n_cols):
+    """The conversion as first written, recursively block by block: the reference the array version must equal."""
+    first_row = first_copy(padded["row_map"], n_rows)
+    first_col = first_copy(padded["col_map"], n_cols)
+    builder = TreeBuilder()
+
+    def convert(node, depth):
+        r, c, s = padded["row"][node], padded["col"][node], padded["size"][node]
+        kids = padded["children"][node]
+        if kids[0] != LEAF:
+            h = s // 2
+            (a, m, b), (e, n, f) = (np.searchsorted(first_row, [r, r + h, r + s]),
+                                    np.searchsorted(first_col, [c, c + h, c + s]))
+            reachable = [int(k) for q, k in enumerate(kids)
+                         if (m > a if q < 2 else b > m) and (n > e if q % 2 == 0 else f > n)]
+            if len(reachable) == 1:
+                return convert(reachable[0], depth)
+            out = builder.node(padded["method"][node], depth)
+            builder.split(out, int(m) if a < m < b else -1, int(n) if e < n < f else -1,
+                          [convert(k, depth + 1) for k in reachable])
+            return out
+        return builder.node(padded["method"][node], depth)
+
+    convert(0, 0)
+    return builder.tree()
+
+
+@given(decision_grids(max_side=24), st.sampled_from(["spread", "edge"]), st.integers(0, 6))
+@settings(max_examples=150, deadline=None)
+def test_region_tree_is_the_block_by_block_conversion_node_for_node(grid, pad, max_depth):
+    for padded in (build_padded(grid, pad), build_padded(grid, pad, max_depth=max_depth)):
+        tree, want = region_tree(padded, *grid.shape), region_tree_by_blocks(padded, *grid.shape)
+        for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+            assert np.array_equal(getattr(tree, name), getattr(want, name)), name
