@@ -35,11 +35,11 @@ class PenaltySummary:
 LIBRARY_DEFAULT = -2     # a choice index: the library's own choice (a region handed back to it)
 
 
-def penalty_grid(dmap, choice):
+def penalty_grid(dmap, choice, cube=None):
     """(C, M) penalty in % of choosing method index `choice[c, m]` (-1: a method the map does not have, charged
     the worst measured there; LIBRARY_DEFAULT: the measured default's penalty, charged the worst where the
-    default was not measured); NaN at filled points."""
-    cube = penalty_cube(dmap)
+    default was not measured); NaN at filled points. `cube`: penalty_cube(dmap), when the caller has it."""
+    cube = penalty_cube(dmap) if cube is None else cube
     choice = np.asarray(choice)
     chosen = np.take_along_axis(cube, np.maximum(choice, 0)[:, :, None], axis=2)[:, :, 0]
     worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)

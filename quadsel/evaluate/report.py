@@ -23,6 +23,7 @@ from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, Single
 from .model import ModelSelector
 from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
 from ..errors import QuadselError, markdown_cell
+from ..decision.decision_map import penalty_cube
 from ..decision.padding import padded_size
 from .penalty import charged_grid, default_penalty_grid, penalty_grid, summarize
 
@@ -51,12 +52,13 @@ def default_row(dmap, mask=None, holdout=None):
     return row
 
 
-def selector_row(selector, dmap, mask=None, holdout=None):
-    """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`."""
+def selector_row(selector, dmap, mask=None, holdout=None, cube=None):
+    """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`
+    (`cube`: penalty_cube(dmap), when the caller scores several)."""
     row = {"constraint": selector.constraint, "method": selector.kind}
     row.update(selector.stats())
     choice = choice_on(selector, dmap)
-    row.update(summarize(penalty_grid(dmap, choice), dmap, mask, charged_grid(dmap, choice)).to_json())
+    row.update(summarize(penalty_grid(dmap, choice, cube), dmap, mask, charged_grid(dmap, choice)).to_json())
     row["size"] = selector.size
     row["rules"] = selector.deployed_rules
     row["assignments"] = selector.deployed_assignments
@@ -137,7 +139,8 @@ def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, com
 
 def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True):
     """Score `selectors` on `dmap`; the default row goes right after the quadtrees."""
-    rows = [selector_row(s, dmap, mask, holdout) for s in selectors]
+    cube = penalty_cube(dmap)
+    rows = [selector_row(s, dmap, mask, holdout, cube) for s in selectors]
     baseline = default_row(dmap, mask, holdout) if with_default else None
     if baseline is not None:
         at = sum(1 for r in rows if r["method"] in ("tree", "quadtree", "quadsel"))

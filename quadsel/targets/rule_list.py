@@ -16,6 +16,8 @@ are consecutive communicator sizes whose rules are identical.
 from dataclasses import dataclass, field
 from typing import List, Tuple
 
+import numpy as np
+
 from .. import __version__
 from ..decision.decision_map import Method
 from ..errors import QuadselError
@@ -84,15 +86,20 @@ class RuleList:
         return out
 
 
-def msg_rules_of_row(fn, painted, row):
-    """Merged message rules of one communicator cell: lower bounds (the cells' first sizes), the first one 0."""
-    rules = []
-    for cell, method_index in enumerate(painted[row].tolist()):
-        method = fn.methods[method_index]
-        if rules and rules[-1].method == method:
-            continue   # consecutive equal methods: one rule
-        rules.append(MsgRule(0 if not rules else int(fn.msg_axis.lo[cell]), method))
-    return tuple(rules)
+def msg_rules_of_row(fn, painted, row, same=None):
+    """Merged message rules of one communicator cell: lower bounds (the cells' first sizes), the first one 0.
+    `same`: per method index the first index of an equal method (same_methods), when the caller has it."""
+    same = same_methods(fn.methods) if same is None else same
+    methods = painted[row]
+    first = np.flatnonzero(np.r_[True, same[methods[1:]] != same[methods[:-1]]])   # consecutive equal: one rule
+    return tuple(MsgRule(0 if i == 0 else int(fn.msg_axis.lo[cell]), fn.methods[methods[cell]])
+                 for i, cell in enumerate(first.tolist()))
+
+
+def same_methods(methods):
+    """Per method index the first index of an equal method (a table may name one method twice)."""
+    first = {}
+    return np.array([first.setdefault(method, k) for k, method in enumerate(methods)], dtype=np.int64)
 
 
 def build_rule_list(fn, merge_comm_sizes=True):
@@ -101,12 +108,12 @@ def build_rule_list(fn, merge_comm_sizes=True):
     The first comm rule's key is the smallest measured communicator size (the libraries read a size below
     the first key with the first rule); every other key is its cell's first size.
     """
-    painted, comm_rules = fn.cell_methods(), []
+    painted, comm_rules, same = fn.cell_methods(), [], same_methods(fn.methods)
     below = fn.comm_axis.below          # outside=default: row 0 holds the comm sizes below the measured ones
     for row in range(len(fn.comm_axis)):
         if below and row == 0 and int(fn.comm_sizes[0]) <= 1:
             continue   # no communicator has fewer than 1 rank
-        msg_rules = msg_rules_of_row(fn, painted, row)
+        msg_rules = msg_rules_of_row(fn, painted, row, same)
         if merge_comm_sizes and comm_rules and comm_rules[-1].msg_rules == msg_rules:
             continue   # the floor rule already gives this comm size the previous size's rules
         key = (1 if below else int(fn.comm_sizes[0])) if not comm_rules else int(fn.comm_axis.lo[row])

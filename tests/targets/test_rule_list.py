@@ -1,8 +1,10 @@
+import dataclasses
+
 from hypothesis import given, settings, strategies as st
 
 from quadsel.targets.rule_list import build_rule_list
 
-from helpers import probe_points, random_fn
+from helpers import probe_points, random_fn, tree_choosing
 
 
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 5),
@@ -28,6 +30,7 @@ def test_rules_start_at_zero_and_are_merged(seed, n_comm, n_msg, n_methods):
         assert comm.msg_rules[0].msg_size == 0                  # Open MPI ignores a file whose first rule is not 0
         sizes = [r.msg_size for r in comm.msg_rules]
         assert sizes == sorted(set(sizes))
+        assert all(a.method != b.method for a, b in zip(comm.msg_rules, comm.msg_rules[1:]))   # one rule per run
         for a, b in zip(comm.msg_rules, comm.msg_rules[1:]):
             assert a.method != b.method                         # consecutive equal methods are merged
 
@@ -48,3 +51,12 @@ def test_ranges_are_inclusive_and_open_at_the_end():
         assert msgs[0][0] == 0 and msgs[-1][1] is None
         for a, b in zip(msgs, msgs[1:]):
             assert a[1] == b[0] - 1
+
+
+def test_a_method_named_twice_in_the_table_is_one_run():
+    a, b = ("1", 0), ("2", 0)
+    fn = tree_choosing("bcast", [2, 4], [1, 8, 64, 512], [[a, b, a, b], [a, a, b, b]])
+    twice = dataclasses.replace(fn, methods=[fn.methods[0], fn.methods[0]])     # indices 0 and 1: equal methods
+    rl = build_rule_list(twice)
+    assert [[(r.msg_size, r.method) for r in c.msg_rules] for c in rl.comm_rules] == [[(0, fn.methods[0])]]
+    assert [len(c.msg_rules) for c in build_rule_list(fn).comm_rules] == [4, 2]
