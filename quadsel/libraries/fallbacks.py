@@ -159,11 +159,32 @@ def known(library, collective=None):
 def replacement(library, collective, label, call):
     """What really runs when `label` is forced for `call`: None (the forced one), a label, DEFAULT_ALGORITHM or
     ERROR. Follows chains (at most a few steps: every step is another algorithm)."""
-    seen, current = {str(label)}, str(label)
+    return _follow(_by_label(library, collective), str(label), call)
+
+
+def replacements(library, collective, label, calls):
+    """[replacement(library, collective, label, call) for call in calls], the library's table looked up once
+    (ingest/replaced.py asks it of every point of a sweep)."""
+    steps, label = _by_label(library, collective), str(label)
+    return [_follow(steps, label, call) for call in calls]
+
+
+def _by_label(library, collective):
+    """{forced label: its fallbacks, in the table's order}."""
+    steps = {}
+    for f in known(library, collective):
+        steps.setdefault(f.algorithm, []).append(f)
+    return steps
+
+
+def _follow(steps, label, call):
+    seen, current = {label}, label
     while True:
-        step = next((f for f in known(library, collective) if f.algorithm == current and f.applies(call)), None)
-        if step is None:
-            return None if current == str(label) else current
+        for step in steps.get(current, ()):     # the first that applies
+            if step.applies(call):
+                break
+        else:
+            return None if current == label else current
         if step.runs in (DEFAULT_ALGORITHM, ERROR) or step.runs in seen:
             return step.runs
         seen.add(step.runs)
