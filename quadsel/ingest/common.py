@@ -72,10 +72,9 @@ class Extent:
     @staticmethod
     def of_columns(cols):
         """(comm sizes, msg sizes, methods) of column_table.Columns, as sets."""
-        import numpy as np
         from .column_table import distinct
         methods = {(cols.labels[a], s) for a, s in distinct(cols.algorithm, cols.segsize)[0].tolist()}
-        return set(np.unique(cols.comm_size).tolist()), set(np.unique(cols.msg_size).tolist()), methods
+        return set(distinct(cols.comm_size)[0][:, 0].tolist()), set(distinct(cols.msg_size)[0][:, 0].tolist()), methods
 
     def admits(self, seen):
         """Would rows of these sizes and methods (of_columns) stay within the limits? (If not, the row reader

@@ -111,7 +111,8 @@ def _chunk(raw, width, found, labels):
         commas = commas[keep[np.searchsorted(ends, commas)]]
     edges = np.empty((len(rows), width + 1), dtype=np.int64)    # cell k: edges[k] + 1 up to edges[k + 1]
     edges[:, 0], edges[:, 1:-1], edges[:, -1] = lo - 1, commas.reshape(len(rows), width - 1), hi
-    if len(rows) and int((np.diff(edges, axis=1) - 1).max()) > csv.field_size_limit():
+    limit = csv.field_size_limit()
+    if len(rows) and int((hi - lo).max()) > limit and int((np.diff(edges, axis=1) - 1).max()) > limit:
         return None                    # csv.reader refuses such a cell
     values = {}
     for field, (index, scale) in found.items():

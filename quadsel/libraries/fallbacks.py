@@ -159,36 +159,33 @@ def known(library, collective=None):
 def replacement(library, collective, label, call):
     """What really runs when `label` is forced for `call`: None (the forced one), a label, DEFAULT_ALGORITHM or
     ERROR. Follows chains (at most a few steps: every step is another algorithm)."""
-    return _follow(_by_label(library, collective), str(label), call)
+    return replacements(library, collective, label, [call])[0]
 
 
 def replacements(library, collective, label, calls):
-    """[replacement(library, collective, label, call) for call in calls], the library's table looked up once
-    (ingest/replaced.py asks it of every point of a sweep)."""
-    steps, label = _by_label(library, collective), str(label)
-    return [_follow(steps, label, call) for call in calls]
-
-
-def _by_label(library, collective):
-    """{forced label: its fallbacks, in the table's order}."""
+    """[replacement(library, collective, label, call) for call in calls], each fallback's condition asked of the
+    calls still at its algorithm (ingest/replaced.py asks it of every point of a sweep)."""
     steps = {}
     for f in known(library, collective):
         steps.setdefault(f.algorithm, []).append(f)
-    return steps
+    out = [None] * len(calls)
+    _follow(steps, str(label), calls, range(len(calls)), str(label), {str(label)}, out)
+    return out
 
 
-def _follow(steps, label, call):
-    seen, current = {label}, label
-    while True:
-        for step in steps.get(current, ()):     # the first that applies
-            if step.applies(call):
-                break
-        else:
-            return None if current == label else current
+def _follow(steps, label, calls, at, current, seen, out):
+    """out[i] for the calls at `at`, which the chain from `label` has brought to `current` through `seen`."""
+    for step in steps.get(current, ()):          # the first that applies
+        applies = list(map(step.applies, map(calls.__getitem__, at)))
+        taken = [i for i, yes in zip(at, applies) if yes]
+        at = [i for i, yes in zip(at, applies) if not yes]
         if step.runs in (DEFAULT_ALGORITHM, ERROR) or step.runs in seen:
-            return step.runs
-        seen.add(step.runs)
-        current = step.runs
+            for i in taken:
+                out[i] = step.runs
+        elif taken:
+            _follow(steps, label, calls, taken, step.runs, seen | {step.runs}, out)
+    for i in at:
+        out[i] = None if current == label else current
 
 
 def why(library, collective, label, call):
