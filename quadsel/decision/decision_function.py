@@ -216,23 +216,21 @@ def budget_functions(dmap, budgets, split="measured", between="floor", max_depth
                      leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
                      provenance=None, shared=None):
     """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map: each
-    the tree `build --max-leaves BUDGET` deploys (decision/best_first.py, grow_best_first), so that the folds
+    the tree `build --max-leaves BUDGET` deploys (decision/best_first.py, budget_trees), so that the folds
     score what a budget would deploy; the growths share the grid's look-ahead cache (`shared`: a SharedWork for
     several builds of the same map)."""
-    from .best_first import grow_best_first
+    from .best_first import budget_trees
     if keep_default not in (True, False):
         raise ValueError("budget_functions needs keep_default resolved to true or false")
     shared = shared or SharedWork()
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    ahead = shared.ahead(dmap, between, tolerance, keep_default)
-    out = []
-    for budget in budgets:
-        tree = shared.exact(dmap, same) if budget is None else grow_best_first(grid, budget, leaf_rule, max_depth,
-                                                                                ahead)
-        out.append(_function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance))
-    return out
+    grown = budget_trees(grid, [b for b in budgets if b is not None], leaf_rule, max_depth,
+                         shared.ahead(dmap, between, tolerance, keep_default))
+    trees = {budget: next(grown) if budget is not None else shared.exact(dmap, same) for budget in budgets}
+    return [_function(dmap, work, trees[budget], _options(max_leaves=budget, outside=outside, **same), provenance)
+            for budget in budgets]
 
 
 def _options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,

@@ -10,7 +10,10 @@ import numpy as np
 
 from .split import EPS, _children, split_after, split_table
 
-LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
+import os
+LOOKAHEAD = int(os.environ.get("QS_LA", "16"))
+CHILD_FULL = int(os.environ.get("QS_CF", "1000000000"))   # children with more cells: two-way look-ahead only
+XX = 16      # single splits looked ahead from (all of them on a plateau)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
 ROOMY = 15          # a budget this large holds back no split nor look-ahead: 3 for the split, 3 x 4 for its children's
 
@@ -39,8 +42,21 @@ class LookAhead:
 
     def two_way(self, block):
         if block not in self._two_way:
-            self._score(block)
+            if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+                self._two_way[block] = None
+            else:
+                self._two_way[block] = self._score_two_way(block)
         return self._two_way[block]
+
+    def _score_two_way(self, block):
+        from .split import two_way_after
+        along_msg, along_comm = two_way_after(self.costs, block)
+        here = self.cost(block)[0]
+        score = np.concatenate([here - along_msg, here - along_comm])
+        i = int(np.argmax(score))
+        if i < along_msg.size:
+            return (float(score[i]), -1, block[2] + 1 + i, 1)
+        return (float(score[i]), block[0] + 1 + i - along_msg.size, -1, 1)
 
     def _score(self, block):
         if block[1] - block[0] == 1 and block[3] - block[2] == 1:
@@ -99,8 +115,13 @@ def _gain_per_leaf(costs, ahead, block, budget_left):
         total_added, left = int(added[j]), 0.0
         for child, (child_cost, child_room) in zip(children, known):
             left_over = None if budget_left is None else budget_left - total_added
-            inner = None if child_room <= NO_ROOM else ahead.best(child) if left_over is None or left_over >= 3 \
-                else ahead.two_way(child) if left_over >= 1 else None
+            big = (child[1] - child[0]) * (child[3] - child[2]) > CHILD_FULL
+            if child_room <= NO_ROOM or (left_over is not None and left_over < 1):
+                inner = None
+            elif (left_over is None or left_over >= 3) and not big:
+                inner = ahead.best(child)
+            else:
+                inner = ahead.two_way(child)
             if inner is not None and inner[0] > EPS:
                 total_added += inner[3]
                 left += child_cost - inner[0] * inner[3]

@@ -96,6 +96,18 @@ def split_table(costs, block):
     return cc, mm, after.ravel()[1:], n.ravel()[1:]
 
 
+def two_way_after(costs, block):
+    """(penalty left after every message-axis cut, after every communicator-axis cut) of a block: the two-way
+    splits only, O((rows + cols) x methods)."""
+    r0, r1, c0, c1 = block
+    S = costs.by_method
+    top, bottom = S[:, r0, c0 + 1:c1], S[:, r1, c0 + 1:c1]
+    left, right = S[:, r0 + 1:r1, c0], S[:, r0 + 1:r1, c1]
+    d00, d01, d10, d11 = (S[:, r, c, None] for r, c in ((r0, c0), (r0, c1), (r1, c0), (r1, c1)))
+    return ((bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0),
+            (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0))
+
+
 CHUNK = 1 << 17     # elements of one (cuts x methods) temporary of split_after: small enough to stay in cache
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.best_first import Growth, grow_best_first
+from quadsel.decision.best_first import budget_trees, grow_best_first
 from quadsel.decision.grid import Axis, DecisionGrid
 from quadsel.decision.lookahead import LookAhead
 from quadsel.decision.split import BlockCosts, best_split, split_table
@@ -34,17 +34,27 @@ def test_plateau_does_not_stop_the_growth():
     assert tree.n_leaves == 3 and tree_penalty(grid, tree) == 0.0
 
 
-@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 30))
-@settings(max_examples=60, deadline=None)
-def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budget):
-    """The tree of a budget read from one unlimited growth is the tree of a growth stopped at that budget."""
+@given(st.integers(0, 10**6), st.integers(1, 12), st.integers(1, 14), st.integers(2, 5),
+       st.lists(st.integers(1, 80), min_size=1, max_size=6, unique=True))
+@settings(max_examples=80, deadline=None)
+def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budgets):
+    """The trees budget_trees reads from one growth are the trees grow_best_first grows for each budget
+    (node for node), whether or not the growths share one look-ahead cache."""
     grid = random_grid(seed, rows, cols, k, gaps=0.3)
-    full = Growth(grid)
-    direct = Growth(grid, max_leaves=budget).tree(budget)
-    read = full.tree(budget)
-    assert read.n_leaves <= budget
-    for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
-        assert np.array_equal(getattr(read, name), getattr(direct, name))
+    budgets = sorted(budgets)
+    read = list(budget_trees(grid, budgets))
+    assert len(read) == len(budgets)
+    for budget, tree in zip(budgets, read):
+        direct = grow_best_first(grid, budget)
+        assert tree.n_leaves <= budget
+        for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+            assert np.array_equal(getattr(tree, name), getattr(direct, name)), (budget, name)
+
+
+def test_budgets_must_come_in_increasing_order():
+    grid = random_grid(1, 4, 4, 3, gaps=0.0)
+    with pytest.raises(ValueError, match="increasing"):
+        list(budget_trees(grid, [32, 16]))
 
 
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))
