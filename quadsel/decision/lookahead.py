@@ -1,31 +1,33 @@
-"""The look-ahead of the leaf-budget growth (decision/best_first.py): the best single split of any block, cached.
+"""The look-ahead of the leaf-budget growth (decision/best_first.py): each split scored with its children's
+best two-way splits, cached.
 
-A split is scored by its own gain per added leaf and by its gain together with its children's best single
-splits (one level of look-ahead). The same child block comes back as a child of other candidates and of the
-node's own children, and the growth with and without a budget in its scores (decision/best_first.py) ask
-the same questions: each block's best split (and best two-way split) is computed once per grid.
+A split is scored by its own gain per added leaf and by its gain together with its children's best two-way
+splits (one cut across one axis): a look-ahead of half a level more. That crosses the plateaus where no
+single split helps -- a lone column or row, a checkerboard, a cell cut off at a corner -- at the cost of
+the children's edges (rows + columns) instead of their areas (rows x columns): the full best split of every
+child of 16 candidates cost 16 times the block's cells per node, most of the build's time on large sweeps,
+for trees no better on unseen sizes (docs/methodology.md, "The look-ahead"). The same child block comes back
+as a child of other candidates and of the node's own children, so each block's best two-way split is
+computed once per grid.
 """
 
 import numpy as np
 
-from .split import EPS, _children, split_after, split_table
+from .split import EPS, _children, split_table, two_way_after
 
-import os
-LOOKAHEAD = int(os.environ.get("QS_LA", "16"))
-CHILD_FULL = int(os.environ.get("QS_CF", "1000000000"))   # children with more cells: two-way look-ahead only
-XX = 16      # single splits looked ahead from (all of them on a plateau)
+LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
-ROOMY = 15          # a budget this large holds back no split nor look-ahead: 3 for the split, 3 x 4 for its children's
+ROOMY = 7           # a budget this large holds back no split nor look-ahead: 3 for the split, 1 x 4 for its children's
 
 
 class LookAhead:
-    """Best single split of any block of one grid, each block scored once: `best(block)` -> (gain per added
-    leaf, comm cut, msg cut, added leaves) or None for a single cell; `two_way(block)` the same among the
-    two-way splits only (what fits when one or two leaves are left)."""
+    """The best two-way split of any block of one grid, each block scored once: `two_way(block)` -> (gain,
+    comm cut or -1, msg cut or -1, 1 added leaf), None for a single cell; `cost(block)` its least penalty
+    and room; `gains` the unbudgeted best split of each block grown (lookahead.gain_per_leaf)."""
 
     def __init__(self, costs):
         self.costs = costs
-        self._best, self._two_way, self._cost, self.gains = {}, {}, {}, {}
+        self._two_way, self._cost, self.gains = {}, {}, {}
 
     def cost(self, block):
         """(least penalty sum of one method over the block, that minus its cells' own least: the most any
@@ -35,47 +37,27 @@ class LookAhead:
             self._cost[block] = (here, here - self.costs._box(self.costs.floor, *block))
         return self._cost[block]
 
-    def best(self, block):
-        if block not in self._best:
-            self._score(block)
-        return self._best[block]
-
     def two_way(self, block):
         if block not in self._two_way:
-            if block[1] - block[0] == 1 and block[3] - block[2] == 1:
-                self._two_way[block] = None
-            else:
-                self._two_way[block] = self._score_two_way(block)
+            self._two_way[block] = self._score_two_way(block)
         return self._two_way[block]
 
     def _score_two_way(self, block):
-        from .split import two_way_after
+        """The first of the best two-way splits in split_table's order: message cuts, then communicator cuts."""
+        if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+            return None
         along_msg, along_comm = two_way_after(self.costs, block)
-        here = self.cost(block)[0]
-        score = np.concatenate([here - along_msg, here - along_comm])
+        score = self.cost(block)[0] - np.concatenate([along_msg, along_comm])
         i = int(np.argmax(score))
         if i < along_msg.size:
             return (float(score[i]), -1, block[2] + 1 + i, 1)
         return (float(score[i]), block[0] + 1 + i - along_msg.size, -1, 1)
 
-    def _score(self, block):
-        if block[1] - block[0] == 1 and block[3] - block[2] == 1:
-            self._best[block] = self._two_way[block] = None
-            return
-        after = split_after(self.costs, block)                  # [0, 0]: no split (inf), never the best
-        one_axis = np.zeros(after.shape, dtype=bool)
-        one_axis[0, :] = one_axis[:, 0] = True
-        ratio = (self.cost(block)[0] - after) / np.where(one_axis, 1, 3)
-        for table, score in ((self._best, ratio), (self._two_way, np.where(one_axis, ratio, -np.inf))):
-            row, col = divmod(int(np.argmax(score)), after.shape[1])    # the first of equals, as split_table's order
-            table[block] = (float(score[row, col]), block[0] + row if row else -1, block[2] + col if col else -1,
-                            1 if row == 0 or col == 0 else 3)
-
 
 def gain_per_leaf(costs, ahead, block, budget_left=None):
     """The most useful split of a block, (gain per added leaf, comm cut, msg cut, added leaves), None when
     nothing fits `budget_left` (None: no budget). Each split is scored by the better of its own gain per added
-    leaf and its gain per added leaf together with its children's best splits (two levels), so that a plateau
+    leaf and its gain per added leaf together with its children's best two-way splits, so that a plateau
     -- where no single split helps but two do -- is crossed; with a budget, the children's splits must fit
     what is left of it too. A candidate whose two-level gain cannot beat the best found so far is not looked
     ahead, nor a child that no split can improve: the result is the same, found sooner. The bounds: each
@@ -115,13 +97,8 @@ def _gain_per_leaf(costs, ahead, block, budget_left):
         total_added, left = int(added[j]), 0.0
         for child, (child_cost, child_room) in zip(children, known):
             left_over = None if budget_left is None else budget_left - total_added
-            big = (child[1] - child[0]) * (child[3] - child[2]) > CHILD_FULL
-            if child_room <= NO_ROOM or (left_over is not None and left_over < 1):
-                inner = None
-            elif (left_over is None or left_over >= 3) and not big:
-                inner = ahead.best(child)
-            else:
-                inner = ahead.two_way(child)
+            inner = None if child_room <= NO_ROOM or (left_over is not None and left_over < 1) \
+                else ahead.two_way(child)
             if inner is not None and inner[0] > EPS:
                 total_added += inner[3]
                 left += child_cost - inner[0] * inner[3]
