@@ -17,6 +17,7 @@ from .split import EPS, _children, split_table, two_way_after
 
 LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
+CHUNK = 64          # candidates looked ahead from at once (a plateau has all of a block's)
 ROOMY = 7           # a budget this large holds back no split nor look-ahead: 3 for the split, 1 x 4 for its children's
 
 
@@ -71,7 +72,7 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
     return _gain_per_leaf(costs, ahead, block, budget_left)
 
 
-def _gain_per_leaf(costs, ahead, block, budget_left):
+def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
     here, room = ahead.cost(block)
     if room <= NO_ROOM:
         return None
@@ -85,6 +86,14 @@ def _gain_per_leaf(costs, ahead, block, budget_left):
         fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
     room = max(room, 0.0) * (1 + 1e-9) + 1e-9
     best = None
+    if batch and budget_left is None:         # the loop below, a chunk of candidates at once
+        for start in range(0, fits.size, CHUNK):
+            part = fits[start:start + CHUNK]
+            if best is not None:
+                part = part[np.maximum((here - after[part]) / added[part], room / (added[part] + 1)) > best[0] + EPS]
+            if part.size:
+                best = _looked_ahead(costs, block, here, cc[part], mm[part], after[part], added[part], best)
+        return best
     for j in fits.tolist():
         gain = (here - after[j]) / added[j]
         if best is not None and max(gain, room / (added[j] + 1)) <= best[0] + EPS:
@@ -107,6 +116,72 @@ def _gain_per_leaf(costs, ahead, block, budget_left):
         gain = max(gain, (here - left) / total_added)
         if best is None or gain > best[0] + EPS:
             best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
+    return best
+
+
+def _looked_ahead(costs, block, here, cc, mm, after, added, best=None):
+    """What the loop of _gain_per_leaf finds among some candidate splits without a budget, all at once: every
+    child of every candidate with its cost, room and best two-way split in a few array operations (the same
+    arithmetic, so the same numbers), then the candidates in their order, the first clearly better than `best`
+    (the best so far) kept."""
+    owner, blocks = [], []
+    for j, (comm_cut, msg_cut) in enumerate(zip(cc.tolist(), mm.tolist())):
+        for child in _children(block, comm_cut, msg_cut):
+            owner.append(j)
+            blocks.append(child)
+    a, b, c, d = np.array(blocks, dtype=np.int64).T
+    child_cost, child_room = _box_costs(costs, a, b, c, d)
+    inner = _two_way_gains(costs, a, b, c, d, child_cost)
+    inner[child_room <= NO_ROOM] = -np.inf
+    child_cost, inner = child_cost.tolist(), inner.tolist()
+    k = 0
+    for j in range(len(after)):
+        gain, total_added, left = (here - float(after[j])) / int(added[j]), int(added[j]), 0.0
+        while k < len(owner) and owner[k] == j:
+            if inner[k] > EPS:
+                total_added += 1
+                left += child_cost[k] - inner[k]
+            else:
+                left += child_cost[k]
+            k += 1
+        gain = max(gain, (here - left) / total_added)
+        if best is None or gain > best[0] + EPS:
+            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
+    return best
+
+
+def _box_costs(costs, a, b, c, d):
+    """(least penalty sum of one method, that minus the cells' own least) of blocks given as arrays, as
+    LookAhead.cost computes them one by one."""
+    S, F = costs.sums, costs.floor
+    here = (S[b, d] - S[a, d] - S[b, c] + S[a, c]).min(axis=-1)
+    return here, here - (F[b, d] - F[a, d] - F[b, c] + F[a, c])
+
+
+def _two_way_gains(costs, a, b, c, d, child_cost):
+    """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: the
+    penalty sums of both halves of every cut, as split.two_way_after computes them."""
+    S = costs.sums
+    best = np.full(a.size, -np.inf)
+    for along_msg in (True, False):
+        count = (d - c - 1) if along_msg else (b - a - 1)
+        count = np.maximum(count, 0)
+        if not count.any():
+            continue
+        who = np.repeat(np.arange(a.size), count)
+        step = np.arange(who.size) - np.repeat(np.cumsum(count) - count, count)
+        r0, r1, c0, c1 = a[who], b[who], c[who], d[who]
+        if along_msg:
+            cut = c0 + 1 + step
+            top, bottom = S[r0, cut], S[r1, cut]
+            first = (bottom - top - S[r1, c0] + S[r0, c0]).min(axis=-1)
+            second = (S[r1, c1] - S[r0, c1] - bottom + top).min(axis=-1)
+        else:
+            cut = r0 + 1 + step
+            left, right = S[cut, c0], S[cut, c1]
+            first = (right - S[r0, c1] - left + S[r0, c0]).min(axis=-1)
+            second = (S[r1, c1] - right - S[r1, c0] + left).min(axis=-1)
+        np.maximum.at(best, who, child_cost[who] - (first + second))
     return best
 
 

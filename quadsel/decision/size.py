@@ -67,16 +67,29 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
+PATIENCE = 2       # budgets in a row that do not improve the best mean: the larger ones are not grown
+
+
 def fold_scores(dmap, trees, budgets):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
-    function of every budget of one training map (from one best-first growth, decision/best_first.py)."""
+    function of each budget of one training map in turn (decision_function.budget_stream). The folds go
+    together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
+    over the folds, the curve has turned and the larger budgets are not grown, nor the exact tree (None)
+    scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
+    (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
     cube = penalty_cube(dmap)
-    scores = {b: [] for b in budgets}
-    for test in folds(dmap):
-        train = training_map(dmap, test)
-        for budget, fn in zip(budgets, trees(train, budgets)):
-            scores[budget].append(held_out_penalty(dmap, fn, test, cube))
+    tests = folds(dmap)
+    streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
+    scores, best, stale = {}, float("inf"), 0
+    for budget in budgets:
+        scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
+        mean = float(np.mean(scores[budget]))
+        best, stale = (mean, 0) if mean < best - 1e-9 else (best, stale + 1)
+        if stale >= PATIENCE:
+            break
+    for stream in streams:
+        stream.close()
     return scores
 
 

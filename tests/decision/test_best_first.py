@@ -1,12 +1,15 @@
 """Leaf-budget growth (decision/best_first.py) and its look-ahead (decision/lookahead.py)."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from quadsel.decision.best_first import budget_trees, grow_best_first
 from quadsel.decision.grid import Axis, DecisionGrid
-from quadsel.decision.lookahead import LookAhead
+from quadsel.decision import lookahead
+from quadsel.decision.lookahead import LookAhead, _gain_per_leaf
 from quadsel.decision.split import BlockCosts, best_split, split_table
 
 from test_split import random_grid, tree_penalty
@@ -75,3 +78,25 @@ def test_the_look_ahead_gives_each_block_its_best_two_way_split(seed, rows, cols
     two = ahead.two_way(block)
     assert two == (gain[first], cc[first], mm[first], 1)
     assert ahead.two_way(block) is two          # scored once
+
+
+@pytest.mark.parametrize("chunk", [64, 3])
+@given(st.integers(0, 10**6), st.integers(1, 7), st.integers(1, 8), st.integers(1, 5), st.sampled_from([0, 5, 25]))
+@settings(max_examples=40, deadline=None)
+def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, cols, k, coarse):
+    """The batched look-ahead (all candidates' children in array operations) gives the loop's split and the
+    same gain to the last bit, on every block of the grid, ties included (`coarse`: penalties rounded to
+    multiples of it, so that many splits gain the same or nothing); `chunk` candidates at a time (3: the
+    candidates that cannot beat the best of the chunks before are left out)."""
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    if coarse:
+        grid.penalty[:] = np.round(grid.penalty / coarse) * coarse
+    costs = BlockCosts(grid)
+    for r0 in range(rows):
+        for r1 in range(r0 + 1, rows + 1):
+            for c0 in range(cols):
+                for c1 in range(c0 + 1, cols + 1):
+                    block = (r0, r1, c0, c1)
+                    with mock.patch.object(lookahead, "CHUNK", chunk):
+                        at_once = _gain_per_leaf(costs, LookAhead(costs), block, None, batch=True)
+                    assert at_once == _gain_per_leaf(costs, LookAhead(costs), block, None, batch=False), block
