@@ -33,19 +33,19 @@ def folds(dmap):
 
 def held_out_penalty(dmap, fn, test, cube):
     """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
-    decision_map.penalty_cube)."""
+    decision_map.penalty_cube with the library default, `scoring_cube`)."""
     from .decision_map import DEFAULT_METHOD
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
     index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
     to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
-    values = _with_default(cube, dmap)[rows, cols, to_full[chosen]]
+    values = cube[rows, cols, to_full[chosen]]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
 
 
-def _with_default(cube, dmap):
+def scoring_cube(cube, dmap):
     """The penalty cube with the library default as one more method (the worst where it was not measured)."""
     worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
     if dmap.default_cost is None:
@@ -67,7 +67,7 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-PATIENCE = 2       # budgets in a row that do not improve the best mean: the larger ones are not grown
+PATIENCE = int(__import__("os").environ.get("QS_PAT", "2"))       # budgets in a row that do not improve the best mean: the larger ones are not grown
 
 
 def fold_scores(dmap, trees, budgets):
@@ -78,7 +78,7 @@ def fold_scores(dmap, trees, budgets):
     scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
     (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
-    cube = penalty_cube(dmap)
+    cube = scoring_cube(penalty_cube(dmap), dmap)
     tests = folds(dmap)
     streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
     scores, best, stale = {}, float("inf"), 0
