@@ -15,7 +15,7 @@ import numpy as np
 
 from .split import EPS, _children, split_table, two_way_after
 
-LOOKAHEAD = int(__import__("os").environ.get("QS_LA", "16"))      # single splits looked ahead from (all of them on a plateau)
+LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
 CHUNK = 64          # candidates looked ahead from at once (a plateau has all of a block's)
 ROOMY = 7           # a budget this large holds back no split nor look-ahead: 3 for the split, 1 x 4 for its children's

@@ -67,7 +67,8 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-PATIENCE = int(__import__("os").environ.get("QS_PAT", "2"))       # budgets in a row that do not improve the best mean: the larger ones are not grown
+PATIENCE = 2       # budgets in a row that do not lower the best mean...
+PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
 def fold_scores(dmap, trees, budgets):
@@ -86,7 +87,7 @@ def fold_scores(dmap, trees, budgets):
         scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
         mean = float(np.mean(scores[budget]))
         best, stale = (mean, 0) if mean < best - 1e-9 else (best, stale + 1)
-        if stale >= PATIENCE:
+        if stale >= PATIENCE and budget is not None and budget >= PATIENT_FROM:
             break
     for stream in streams:
         stream.close()
