@@ -7,15 +7,15 @@ its look-ahead must fit too. `grow_best_first` grows the tree of one budget (the
 deploys); `budget_trees` gives the very same tree for each of several budgets from one growth (the held-out
 folds of decision/size.py score every budget).
 
-Why one growth serves every budget: while at least ROOMY leaves of a budget are left, a split's score is the
-same as with no budget at all (lookahead.gain_per_leaf). The growth of budget B therefore takes the same
-steps as the growth without a budget until it comes within ROOMY leaves of B; `budget_trees` grows without a
+Why one growth serves every budget: while at least `roomy` leaves of a budget are left (lookahead.LookAhead), a
+split's score is the same as with no budget at all (lookahead.gain_per_leaf). The growth of budget B
+therefore takes the same steps as the growth without a budget until it comes within `roomy` leaves of B; `budget_trees` grows without a
 budget and, at that point for each B, finishes a copy of its state within B.
 """
 
 import heapq
 
-from .lookahead import ROOMY, LookAhead, gain_per_leaf
+from .lookahead import LookAhead, gain_per_leaf
 from .quadtree import TreeBuilder
 from .split import EPS, BlockCosts, _children
 
@@ -75,8 +75,8 @@ class _Growth:
 
     def grow_while_roomy(self, max_leaves):
         """Grow without a budget as long as the growth within `max_leaves` would take the same steps: each
-        split leaves at least ROOMY leaves of it."""
-        while self.heap and self.leaves + self.heap[0][2][3] <= max_leaves - ROOMY:
+        split leaves at least `roomy` leaves of it (LookAhead)."""
+        while self.heap and self.leaves + self.heap[0][2][3] <= max_leaves - self.ahead.roomy:
             _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(self.heap)
             for kid in self.split(node, comm_cut, msg_cut, added):
                 self.push(kid)
@@ -113,7 +113,7 @@ def budget_trees(grid, budgets, leaf_rule="penalty", max_depth=None, ahead=None)
     free = _Growth(ahead, leaf_rule, max_depth)
     free.push(0)
     for budget in budgets:
-        if budget - 1 < ROOMY:         # the root itself is scored within the budget
+        if budget - 1 < ahead.roomy:         # the root itself is scored within the budget
             yield grow_best_first(grid, budget, leaf_rule, max_depth, ahead)
             continue
         yield free.grow_while_roomy(budget).copy().grow_within(budget).tree()

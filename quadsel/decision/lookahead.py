@@ -1,34 +1,45 @@
 """The look-ahead of the leaf-budget growth (decision/best_first.py): each split scored with its children's
-best two-way splits, cached.
+best splits, cached.
 
-A split is scored by its own gain per added leaf and by its gain together with its children's best two-way
-splits (one cut across one axis): a look-ahead of half a level more. That crosses the plateaus where no
-single split helps -- a lone column or row, a checkerboard, a cell cut off at a corner -- at the cost of
-the children's edges (rows + columns) instead of their areas (rows x columns): the full best split of every
-child of 16 candidates cost 16 times the block's cells per node, most of the build's time on large sweeps,
-for trees no better on unseen sizes (docs/methodology.md, "The look-ahead"). The same child block comes back
-as a child of other candidates and of the node's own children, so each block's best two-way split is
-computed once per grid.
+A split is scored by its own gain per added leaf and by its gain together with its children's best splits:
+one level of look-ahead, which crosses the plateaus where no single split helps (a lone column or row, a
+checkerboard). Two depths of it, by the size of the grid (docs/methodology.md, "The look-ahead"):
+
+  full      (grids of up to FULL_CELLS cells) each child's best split of any kind, scored on its area (rows x
+            columns): 16 candidates cost 16 times the block's cells per node;
+  two-way   (larger grids) each child's best two-way split, scored on its edges (rows + columns) -- half a
+            level, enough for a lone column or row -- a chunk of candidates at a time in array operations.
+            The full look-ahead was most of the build's time on large sweeps; on the synthetic sweeps' true
+            times its trees are 0.01-0.03 points better.
+
+The same child block comes back as a child of other candidates and of the node's own children, so each
+block's best split is computed once per grid.
 """
 
 import numpy as np
 
-from .split import EPS, _children, split_table, two_way_after
+from .split import EPS, _children, split_after, split_table, two_way_after
 
+FULL_CELLS = 4096   # grids of up to this many cells get the full look-ahead
 LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
+CHUNK = 64          # candidates looked ahead from at once (two-way; a plateau has all of a block's)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
-CHUNK = 64          # candidates looked ahead from at once (a plateau has all of a block's)
-ROOMY = 7           # a budget this large holds back no split nor look-ahead: 3 for the split, 1 x 4 for its children's
 
 
 class LookAhead:
-    """The best two-way split of any block of one grid, each block scored once: `two_way(block)` -> (gain,
-    comm cut or -1, msg cut or -1, 1 added leaf), None for a single cell; `cost(block)` its least penalty
-    and room; `gains` the unbudgeted best split of each block grown (lookahead.gain_per_leaf)."""
+    """The best split of any block of one grid, each block scored once: `best(block)` -> (gain per added leaf,
+    comm cut or -1, msg cut or -1, added leaves), None for a single cell; `two_way(block)` the same among the
+    two-way splits; `cost(block)` its least penalty and room; `gains` the unbudgeted best split of each block
+    grown (gain_per_leaf). `full`: the full look-ahead (default: by the grid's size). `roomy`: a budget this
+    large holds back no split nor look-ahead -- 3 leaves for the split, 3 (full) or 1 (two-way) for each of
+    its 4 children's."""
 
-    def __init__(self, costs):
+    def __init__(self, costs, full=None):
         self.costs = costs
-        self._two_way, self._cost, self.gains = {}, {}, {}
+        rows, cols = costs.floor.shape
+        self.full = (rows - 1) * (cols - 1) <= FULL_CELLS if full is None else bool(full)
+        self.roomy = 15 if self.full else 7
+        self._best, self._two_way, self._cost, self.gains = {}, {}, {}, {}
 
     def cost(self, block):
         """(least penalty sum of one method over the block, that minus its cells' own least: the most any
@@ -37,6 +48,24 @@ class LookAhead:
             here = self.costs.cost(*block)
             self._cost[block] = (here, here - self.costs._box(self.costs.floor, *block))
         return self._cost[block]
+
+    def best(self, block):
+        if block not in self._best:
+            self._score(block)
+        return self._best[block]
+
+    def _score(self, block):
+        if block[1] - block[0] == 1 and block[3] - block[2] == 1:
+            self._best[block] = self._two_way[block] = None
+            return
+        after = split_after(self.costs, block)                  # [0, 0]: no split (inf), never the best
+        one_axis = np.zeros(after.shape, dtype=bool)
+        one_axis[0, :] = one_axis[:, 0] = True
+        ratio = (self.cost(block)[0] - after) / np.where(one_axis, 1, 3)
+        for table, score in ((self._best, ratio), (self._two_way, np.where(one_axis, ratio, -np.inf))):
+            row, col = divmod(int(np.argmax(score)), after.shape[1])    # the first of equals, as split_table's order
+            table[block] = (float(score[row, col]), block[0] + row if row else -1, block[2] + col if col else -1,
+                            1 if row == 0 or col == 0 else 3)
 
     def two_way(self, block):
         if block not in self._two_way:
@@ -58,14 +87,15 @@ class LookAhead:
 def gain_per_leaf(costs, ahead, block, budget_left=None):
     """The most useful split of a block, (gain per added leaf, comm cut, msg cut, added leaves), None when
     nothing fits `budget_left` (None: no budget). Each split is scored by the better of its own gain per added
-    leaf and its gain per added leaf together with its children's best two-way splits, so that a plateau
+    leaf and its gain per added leaf together with its children's best splits (two-way only, unless the
+    look-ahead is full and the budget leaves room), so that a plateau
     -- where no single split helps but two do -- is crossed; with a budget, the children's splits must fit
     what is left of it too. A candidate whose two-level gain cannot beat the best found so far is not looked
     ahead, nor a child that no split can improve: the result is the same, found sooner. The bounds: each
     child's split removes at most its room (its penalty above its cells' own least) for at least one more
     leaf, so the two-level gain is at most the best of (own gain + the largest m rooms) / (own leaves + m),
     and at most the block's room over one more leaf."""
-    if budget_left is None or budget_left >= ROOMY:      # the same with any such budget: scored once
+    if budget_left is None or budget_left >= ahead.roomy:      # the same with any such budget: scored once
         if block not in ahead.gains:
             ahead.gains[block] = _gain_per_leaf(costs, ahead, block, None)
         return ahead.gains[block]
@@ -86,7 +116,7 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
         fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
     room = max(room, 0.0) * (1 + 1e-9) + 1e-9
     best = None
-    if batch and budget_left is None:         # the loop below, a chunk of candidates at once
+    if batch and budget_left is None and not ahead.full:      # the loop below, a chunk of candidates at once
         for start in range(0, fits.size, CHUNK):
             part = fits[start:start + CHUNK]
             if best is not None:
@@ -106,8 +136,12 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
         total_added, left = int(added[j]), 0.0
         for child, (child_cost, child_room) in zip(children, known):
             left_over = None if budget_left is None else budget_left - total_added
-            inner = None if child_room <= NO_ROOM or (left_over is not None and left_over < 1) \
-                else ahead.two_way(child)
+            if child_room <= NO_ROOM or (left_over is not None and left_over < 1):
+                inner = None
+            elif ahead.full and (left_over is None or left_over >= 3):
+                inner = ahead.best(child)
+            else:
+                inner = ahead.two_way(child)
             if inner is not None and inner[0] > EPS:
                 total_added += inner[3]
                 left += child_cost - inner[0] * inner[3]

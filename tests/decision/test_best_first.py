@@ -27,31 +27,38 @@ def test_leaf_budget_is_kept_and_a_large_one_reaches_zero_penalty(seed, rows, co
     assert tree_penalty(grid, full) <= tree_penalty(grid, tree)
 
 
-def test_plateau_does_not_stop_the_growth():
+@pytest.mark.parametrize("full", [True, False])
+def test_plateau_does_not_stop_the_growth(full):
     """A lone column: every single two-way cut leaves the penalty as it is; two levels remove it."""
     best = np.array([[0, 1, 0]])
     penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
     grid = DecisionGrid(Axis.of([1]), Axis.of([1, 2, 3]), penalty, np.ones((1, 3)), best)
     assert best_split(BlockCosts(grid), (0, 1, 0, 3))[0] == pytest.approx(10.0)   # no single cut helps
-    tree = grow_best_first(grid, 3)
+    tree = grow_best_first(grid, 3, ahead=LookAhead(BlockCosts(grid), full))
     assert tree.n_leaves == 3 and tree_penalty(grid, tree) == 0.0
 
 
+@pytest.mark.parametrize("full", [True, False])
 @given(st.integers(0, 10**6), st.integers(1, 12), st.integers(1, 14), st.integers(2, 5),
        st.lists(st.integers(1, 80), min_size=1, max_size=6, unique=True))
-@settings(max_examples=80, deadline=None)
-def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budgets):
+@settings(max_examples=60, deadline=None)
+def test_one_growth_gives_the_tree_of_every_budget(full, seed, rows, cols, k, budgets):
     """The trees budget_trees reads from one growth are the trees grow_best_first grows for each budget
-    (node for node), whether or not the growths share one look-ahead cache."""
+    (node for node), with either look-ahead."""
     grid = random_grid(seed, rows, cols, k, gaps=0.3)
     budgets = sorted(budgets)
-    read = list(budget_trees(grid, budgets))
+    read = list(budget_trees(grid, budgets, ahead=LookAhead(BlockCosts(grid), full)))
     assert len(read) == len(budgets)
     for budget, tree in zip(budgets, read):
-        direct = grow_best_first(grid, budget)
+        direct = grow_best_first(grid, budget, ahead=LookAhead(BlockCosts(grid), full))
         assert tree.n_leaves <= budget
         for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
             assert np.array_equal(getattr(tree, name), getattr(direct, name)), (budget, name)
+
+
+def test_the_look_ahead_is_full_on_small_grids_only():
+    assert LookAhead(BlockCosts(random_grid(0, 64, 64, 2))).full
+    assert not LookAhead(BlockCosts(random_grid(0, 64, 65, 2))).full
 
 
 def test_budgets_must_come_in_increasing_order():
@@ -62,7 +69,7 @@ def test_budgets_must_come_in_increasing_order():
 
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))
 @settings(max_examples=60, deadline=None)
-def test_the_look_ahead_gives_each_block_its_best_two_way_split(seed, rows, cols, k):
+def test_the_look_ahead_gives_each_block_its_best_single_and_two_way_split(seed, rows, cols, k):
     grid = random_grid(seed, rows, cols, k, gaps=0.3)
     costs = BlockCosts(grid)
     ahead = LookAhead(costs)
@@ -70,7 +77,7 @@ def test_the_look_ahead_gives_each_block_its_best_two_way_split(seed, rows, cols
     r0, c0 = int(rng.integers(0, rows)), int(rng.integers(0, cols))
     block = (r0, int(rng.integers(r0 + 1, rows + 1)), c0, int(rng.integers(c0 + 1, cols + 1)))
     if block[1] - block[0] == 1 and block[3] - block[2] == 1:
-        assert ahead.two_way(block) is None
+        assert ahead.two_way(block) is None and ahead.best(block) is None
         return
     cc, mm, after, n = split_table(costs, block)
     gain = costs.cost(*block) - after
@@ -78,13 +85,18 @@ def test_the_look_ahead_gives_each_block_its_best_two_way_split(seed, rows, cols
     two = ahead.two_way(block)
     assert two == (gain[first], cc[first], mm[first], 1)
     assert ahead.two_way(block) is two          # scored once
+    per_leaf = gain / (n - 1)
+    best = ahead.best(block)
+    assert best[0] == per_leaf.max() and best[3] == n[int(np.argmax(per_leaf))] - 1
+    assert (best[1], best[2]) == (cc[int(np.argmax(per_leaf))], mm[int(np.argmax(per_leaf))])
+    assert ahead.best(block) is best
 
 
 @pytest.mark.parametrize("chunk", [64, 3])
 @given(st.integers(0, 10**6), st.integers(1, 7), st.integers(1, 8), st.integers(1, 5), st.sampled_from([0, 5, 25]))
 @settings(max_examples=40, deadline=None)
 def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, cols, k, coarse):
-    """The batched look-ahead (all candidates' children in array operations) gives the loop's split and the
+    """The batched two-way look-ahead (all candidates' children in array operations) gives the loop's split and the
     same gain to the last bit, on every block of the grid, ties included (`coarse`: penalties rounded to
     multiples of it, so that many splits gain the same or nothing); `chunk` candidates at a time (3: the
     candidates that cannot beat the best of the chunks before are left out)."""
@@ -98,5 +110,6 @@ def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, col
                 for c1 in range(c0 + 1, cols + 1):
                     block = (r0, r1, c0, c1)
                     with mock.patch.object(lookahead, "CHUNK", chunk):
-                        at_once = _gain_per_leaf(costs, LookAhead(costs), block, None, batch=True)
-                    assert at_once == _gain_per_leaf(costs, LookAhead(costs), block, None, batch=False), block
+                        at_once = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=True)
+                    looped = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=False)
+                    assert at_once == looped, block
