@@ -3,9 +3,10 @@
 A tree that reproduces every measured point also reproduces its noise, and a tree that is too small misses
 real changes of the best method. The budget is chosen the way it will be used -- for sizes the tree has
 not seen: four folds each hold out every other message size (odd, then even positions) or every other
-communicator size, trees of every candidate budget are built on the rest, and each is scored by its mean
-penalty at the held-out points. The budget with the least mean over the folds is chosen, the smaller one
-of equal means. docs/methodology.md records the evidence.
+communicator size, trees of the candidate budgets (1, 2, 4, ... and the exact tree) are built on the rest,
+budget by budget until the mean over the folds stops falling, and each is scored by its mean penalty at the
+held-out points. The budget with the least mean over the folds is chosen, the smaller one of equal means
+(decision/budget_rule.py has the other rules). docs/methodology.md records the evidence.
 """
 
 import numpy as np
