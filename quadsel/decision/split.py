@@ -205,10 +205,11 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     order = []
     while stack:                                        # depth-first, children in NW..SE order (as recursion)
         block, depth, parent, slot = stack.pop()
-        method, _, share = costs.leaf(block, leaf_rule)
         exact = costs.exact(block)
         if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
-            method = costs.exact_method(block)
+            method, share = costs.exact_method(block), 1.0
+        else:
+            method, _, share = costs.leaf(block, leaf_rule)
         node = builder.node(method, depth)
         if parent is not None:
             pending[parent][slot] = node
