@@ -31,12 +31,12 @@ class BlockCosts:
     def __init__(self, grid):
         penalty = np.nan_to_num(grid.penalty) * grid.weight[:, :, None]
         rows, cols, k = penalty.shape
-        self.by_method = np.zeros((k, rows + 1, cols + 1))     # method-major (split_after reads it by slices)
-        inner = self.by_method[:, 1:, 1:]
-        inner[...] = np.moveaxis(penalty, 2, 0)
+        self.sums = np.zeros((rows + 1, cols + 1, k))           # [row, col, method]: a block's sums are contiguous
+        inner = self.sums[1:, 1:]
+        inner[...] = penalty
+        np.cumsum(inner, axis=0, out=inner)
         np.cumsum(inner, axis=1, out=inner)
-        np.cumsum(inner, axis=2, out=inner)
-        self.sums = np.moveaxis(self.by_method, 0, 2)             # the same numbers, indexed [row, col, method]
+        self.by_method = np.moveaxis(self.sums, 2, 0)             # the same numbers, [method, row, col] (split_after)
         self.floor = np.zeros((rows + 1, cols + 1))              # sum of every cell's own least penalty
         self.floor[1:, 1:] = penalty.min(axis=2).cumsum(axis=0).cumsum(axis=1)
         del penalty, inner
@@ -205,10 +205,11 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     order = []
     while stack:                                        # depth-first, children in NW..SE order (as recursion)
         block, depth, parent, slot = stack.pop()
-        method, _, share = costs.leaf(block, leaf_rule)
         exact = costs.exact(block)
         if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
-            method = costs.exact_method(block)
+            method, share = costs.exact_method(block), 1.0
+        else:
+            method, _, share = costs.leaf(block, leaf_rule)
         node = builder.node(method, depth)
         if parent is not None:
             pending[parent][slot] = node
