@@ -198,7 +198,7 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
         exact = build_decision_function(dmap, max_leaves=None, shared=shared, **variant)
-        budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_functions(d, budgets, **v),
+        budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
                                        exact.tree.n_leaves, rule)
         found[keep] = (budget, scores, min(scores.values()) if scores else 0.0)
     keep = next(iter(found))
@@ -212,27 +212,31 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     return found[keep][0], found[keep][1], keep, record
 
 
-def budget_functions(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
-                     leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                     provenance=None, shared=None):
+def budget_functions(dmap, budgets, **options):
     """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map: each
-    the tree `build --max-leaves BUDGET` deploys (decision/best_first.py, grow_best_first), so that the folds
-    score what a budget would deploy; the growths share the grid's look-ahead cache (`shared`: a SharedWork for
-    several builds of the same map)."""
-    from .best_first import grow_best_first
+    the tree `build --max-leaves BUDGET` deploys (decision/best_first.py, budget_trees), so that the folds
+    score what a budget would deploy. Options as budget_stream's."""
+    return list(budget_stream(dmap, budgets, **options))
+
+
+def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
+                  leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
+                  provenance=None, shared=None):
+    """budget_functions one budget at a time (a generator: a budget not asked for is not grown); the budgets
+    in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
+    a SharedWork for several builds of the same map)."""
+    from .best_first import budget_trees
     if keep_default not in (True, False):
         raise ValueError("budget_functions needs keep_default resolved to true or false")
     shared = shared or SharedWork()
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    ahead = shared.ahead(dmap, between, tolerance, keep_default)
-    out = []
+    grown = budget_trees(grid, [b for b in budgets if b is not None], leaf_rule, max_depth,
+                         shared.ahead(dmap, between, tolerance, keep_default))
     for budget in budgets:
-        tree = shared.exact(dmap, same) if budget is None else grow_best_first(grid, budget, leaf_rule, max_depth,
-                                                                                ahead)
-        out.append(_function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance))
-    return out
+        tree = next(grown) if budget is not None else shared.exact(dmap, same)
+        yield _function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance)
 
 
 def _options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,

@@ -3,9 +3,10 @@
 A tree that reproduces every measured point also reproduces its noise, and a tree that is too small misses
 real changes of the best method. The budget is chosen the way it will be used -- for sizes the tree has
 not seen: four folds each hold out every other message size (odd, then even positions) or every other
-communicator size, trees of every candidate budget are built on the rest, and each is scored by its mean
-penalty at the held-out points. The budget with the least mean over the folds is chosen, the smaller one
-of equal means. docs/methodology.md records the evidence.
+communicator size, trees of the candidate budgets (1, 2, 4, ... and the exact tree) are built on the rest,
+budget by budget until the mean over the folds stops falling, and each is scored by its mean penalty at the
+held-out points. The budget with the least mean over the folds is chosen, the smaller one of equal means
+(decision/budget_rule.py has the other rules). docs/methodology.md records the evidence.
 """
 
 import numpy as np
@@ -33,19 +34,19 @@ def folds(dmap):
 
 def held_out_penalty(dmap, fn, test, cube):
     """Mean penalty (%) of a tree built on part of `dmap` at the held-out points `test` (`cube`: dmap's
-    decision_map.penalty_cube)."""
+    decision_map.penalty_cube with the library default, `scoring_cube`)."""
     from .decision_map import DEFAULT_METHOD
     rows, cols = np.nonzero(test)
     index = {m: k for k, m in enumerate(dmap.methods)}
     index[DEFAULT_METHOD] = len(dmap.methods)     # the library default: its own penalty, the worst where unmeasured
     to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
     chosen = fn.choices(dmap.comm_sizes[rows], dmap.msg_sizes[cols])
-    values = _with_default(cube, dmap)[rows, cols, to_full[chosen]]
+    values = cube[rows, cols, to_full[chosen]]
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else 0.0
 
 
-def _with_default(cube, dmap):
+def scoring_cube(cube, dmap):
     """The penalty cube with the library default as one more method (the worst where it was not measured)."""
     worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
     if dmap.default_cost is None:
@@ -67,16 +68,30 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
+PATIENCE = 2       # budgets in a row that do not lower the best mean...
+PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
+
+
 def fold_scores(dmap, trees, budgets):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
-    function of every budget of one training map (from one best-first growth, decision/best_first.py)."""
+    function of each budget of one training map in turn (decision_function.budget_stream). The folds go
+    together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
+    over the folds, the curve has turned and the larger budgets are not grown, nor the exact tree (None)
+    scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
+    (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
-    cube = penalty_cube(dmap)
-    scores = {b: [] for b in budgets}
-    for test in folds(dmap):
-        train = training_map(dmap, test)
-        for budget, fn in zip(budgets, trees(train, budgets)):
-            scores[budget].append(held_out_penalty(dmap, fn, test, cube))
+    cube = scoring_cube(penalty_cube(dmap), dmap)
+    tests = folds(dmap)
+    streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
+    scores, best, stale = {}, float("inf"), 0
+    for budget in budgets:
+        scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
+        mean = float(np.mean(scores[budget]))
+        best, stale = (mean, 0) if mean < best - 1e-9 else (best, stale + 1)
+        if stale >= PATIENCE and budget is not None and budget >= PATIENT_FROM:
+            break
+    for stream in streams:
+        stream.close()
     return scores
 
 

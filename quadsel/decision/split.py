@@ -31,18 +31,34 @@ class BlockCosts:
     def __init__(self, grid):
         penalty = np.nan_to_num(grid.penalty) * grid.weight[:, :, None]
         rows, cols, k = penalty.shape
-        self.sums = np.zeros((rows + 1, cols + 1, k))
-        self.sums[1:, 1:] = penalty.cumsum(axis=0).cumsum(axis=1)
-        self.by_method = np.ascontiguousarray(np.moveaxis(self.sums, 2, 0))   # (K, rows + 1, cols + 1): split_after
-        onehot = np.zeros((rows, cols, k))
-        np.put_along_axis(onehot, grid.best[:, :, None], 1.0, axis=2)
-        counted = np.where(grid.weight[:, :, None] > 0, onehot * grid.weight[:, :, None], 0.0)
-        self.votes = np.zeros((rows + 1, cols + 1, k))
-        self.votes[1:, 1:] = counted.cumsum(axis=0).cumsum(axis=1)
-        self.plain = np.zeros((rows + 1, cols + 1, k))          # unweighted votes: blocks with no weight
-        self.plain[1:, 1:] = onehot.cumsum(axis=0).cumsum(axis=1)
+        self.sums = np.zeros((rows + 1, cols + 1, k))           # [row, col, method]: a block's sums are contiguous
+        inner = self.sums[1:, 1:]
+        inner[...] = penalty
+        np.cumsum(inner, axis=0, out=inner)
+        np.cumsum(inner, axis=1, out=inner)
+        self.by_method = np.moveaxis(self.sums, 2, 0)             # the same numbers, [method, row, col] (split_after)
         self.floor = np.zeros((rows + 1, cols + 1))              # sum of every cell's own least penalty
         self.floor[1:, 1:] = penalty.min(axis=2).cumsum(axis=0).cumsum(axis=1)
+        del penalty, inner
+        self._best, self._weight = grid.best, grid.weight
+        self.votes = self._vote_sums(np.where(grid.weight > 0, grid.weight, 0.0))
+        self._plain = None
+
+    def _vote_sums(self, weight):
+        """Prefix sums over the cells of `weight` counted for each cell's best method ((rows + 1, cols + 1, K))."""
+        rows, cols = weight.shape
+        votes = np.zeros((rows + 1, cols + 1, self.by_method.shape[0]))
+        np.put_along_axis(votes[1:, 1:], self._best[:, :, None], weight[:, :, None], axis=2)
+        np.cumsum(votes[1:, 1:], axis=0, out=votes[1:, 1:])
+        np.cumsum(votes[1:, 1:], axis=1, out=votes[1:, 1:])
+        return votes
+
+    @property
+    def plain(self):
+        """Unweighted votes (blocks with no weight), made when first needed."""
+        if self._plain is None:
+            self._plain = self._vote_sums(np.ones(self._weight.shape))
+        return self._plain
 
     @staticmethod
     def _box(table, r0, r1, c0, c1):
@@ -94,6 +110,18 @@ def split_table(costs, block):
     n = np.full((nr + 1, nc + 1), 4)
     n[0, :] = n[:, 0] = 2
     return cc, mm, after.ravel()[1:], n.ravel()[1:]
+
+
+def two_way_after(costs, block):
+    """(penalty left after every message-axis cut, after every communicator-axis cut) of a block: the two-way
+    splits only, O((rows + cols) x methods)."""
+    r0, r1, c0, c1 = block
+    S = costs.by_method
+    top, bottom = S[:, r0, c0 + 1:c1], S[:, r1, c0 + 1:c1]
+    left, right = S[:, r0 + 1:r1, c0], S[:, r0 + 1:r1, c1]
+    d00, d01, d10, d11 = (S[:, r, c, None] for r, c in ((r0, c0), (r0, c1), (r1, c0), (r1, c1)))
+    return ((bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0),
+            (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0))
 
 
 CHUNK = 1 << 17     # elements of one (cuts x methods) temporary of split_after: small enough to stay in cache
@@ -177,10 +205,11 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     order = []
     while stack:                                        # depth-first, children in NW..SE order (as recursion)
         block, depth, parent, slot = stack.pop()
-        method, _, share = costs.leaf(block, leaf_rule)
         exact = costs.exact(block)
         if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
-            method = costs.exact_method(block)
+            method, share = costs.exact_method(block), 1.0
+        else:
+            method, _, share = costs.leaf(block, leaf_rule)
         node = builder.node(method, depth)
         if parent is not None:
             pending[parent][slot] = node

@@ -67,8 +67,9 @@ def selector_row(selector, dmap, mask=None, holdout=None, cube=None):
 
 
 def quadsel_functions(dmap):
-    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... and the exact tree
-    (every budget from one best-first growth, decision/best_first.py)."""
+    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... up to the largest the
+    folds scored (they stop once their curve has turned, decision/size.py) and the exact tree (every budget
+    from one best-first growth, decision/best_first.py)."""
     from ..decision.decision_function import SharedWork, budget_functions
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
     chosen = build_decision_function(dmap, shared=shared, **DEFAULT_BUILD)
@@ -76,8 +77,9 @@ def quadsel_functions(dmap):
     options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
     options["keep_default"] = chosen.options.keep_default
     exact = build_decision_function(dmap, shared=shared, **options)
+    scored = [b for b, _ in chosen.provenance.get("size", {}).get("held_out_penalty", ()) if b is not None]
     budgets, budget = [], 2
-    while budget < exact.tree.n_leaves:
+    while budget < exact.tree.n_leaves and (not scored or budget <= max(scored)):
         budgets.append(budget)
         budget *= 2
     fns = budget_functions(dmap, budgets, shared=shared, **options) if budgets else []

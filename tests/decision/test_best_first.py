@@ -1,12 +1,15 @@
 """Leaf-budget growth (decision/best_first.py) and its look-ahead (decision/lookahead.py)."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.best_first import Growth, grow_best_first
+from quadsel.decision.best_first import budget_trees, grow_best_first
 from quadsel.decision.grid import Axis, DecisionGrid
-from quadsel.decision.lookahead import LookAhead
+from quadsel.decision import lookahead
+from quadsel.decision.lookahead import LookAhead, _gain_per_leaf
 from quadsel.decision.split import BlockCosts, best_split, split_table
 
 from test_split import random_grid, tree_penalty
@@ -24,27 +27,44 @@ def test_leaf_budget_is_kept_and_a_large_one_reaches_zero_penalty(seed, rows, co
     assert tree_penalty(grid, full) <= tree_penalty(grid, tree)
 
 
-def test_plateau_does_not_stop_the_growth():
+@pytest.mark.parametrize("full", [True, False])
+def test_plateau_does_not_stop_the_growth(full):
     """A lone column: every single two-way cut leaves the penalty as it is; two levels remove it."""
     best = np.array([[0, 1, 0]])
     penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
     grid = DecisionGrid(Axis.of([1]), Axis.of([1, 2, 3]), penalty, np.ones((1, 3)), best)
     assert best_split(BlockCosts(grid), (0, 1, 0, 3))[0] == pytest.approx(10.0)   # no single cut helps
-    tree = grow_best_first(grid, 3)
+    tree = grow_best_first(grid, 3, ahead=LookAhead(BlockCosts(grid), full))
     assert tree.n_leaves == 3 and tree_penalty(grid, tree) == 0.0
 
 
-@given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(2, 4), st.integers(1, 30))
+@pytest.mark.parametrize("full", [True, False])
+@given(st.integers(0, 10**6), st.integers(1, 12), st.integers(1, 14), st.integers(2, 5),
+       st.lists(st.integers(1, 80), min_size=1, max_size=6, unique=True))
 @settings(max_examples=60, deadline=None)
-def test_one_growth_gives_the_tree_of_every_budget(seed, rows, cols, k, budget):
-    """The tree of a budget read from one unlimited growth is the tree of a growth stopped at that budget."""
+def test_one_growth_gives_the_tree_of_every_budget(full, seed, rows, cols, k, budgets):
+    """The trees budget_trees reads from one growth are the trees grow_best_first grows for each budget
+    (node for node), with either look-ahead."""
     grid = random_grid(seed, rows, cols, k, gaps=0.3)
-    full = Growth(grid)
-    direct = Growth(grid, max_leaves=budget).tree(budget)
-    read = full.tree(budget)
-    assert read.n_leaves <= budget
-    for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
-        assert np.array_equal(getattr(read, name), getattr(direct, name))
+    budgets = sorted(budgets)
+    read = list(budget_trees(grid, budgets, ahead=LookAhead(BlockCosts(grid), full)))
+    assert len(read) == len(budgets)
+    for budget, tree in zip(budgets, read):
+        direct = grow_best_first(grid, budget, ahead=LookAhead(BlockCosts(grid), full))
+        assert tree.n_leaves <= budget
+        for name in ("children", "comm_cut", "msg_cut", "method", "depth"):
+            assert np.array_equal(getattr(tree, name), getattr(direct, name)), (budget, name)
+
+
+def test_the_look_ahead_is_full_on_small_grids_only():
+    assert LookAhead(BlockCosts(random_grid(0, 64, 64, 2))).full
+    assert not LookAhead(BlockCosts(random_grid(0, 64, 65, 2))).full
+
+
+def test_budgets_must_come_in_increasing_order():
+    grid = random_grid(1, 4, 4, 3, gaps=0.0)
+    with pytest.raises(ValueError, match="increasing"):
+        list(budget_trees(grid, [32, 16]))
 
 
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))
@@ -57,12 +77,39 @@ def test_the_look_ahead_gives_each_block_its_best_single_and_two_way_split(seed,
     r0, c0 = int(rng.integers(0, rows)), int(rng.integers(0, cols))
     block = (r0, int(rng.integers(r0 + 1, rows + 1)), c0, int(rng.integers(c0 + 1, cols + 1)))
     if block[1] - block[0] == 1 and block[3] - block[2] == 1:
-        assert ahead.best(block) is None and ahead.two_way(block) is None
+        assert ahead.two_way(block) is None and ahead.best(block) is None
         return
     cc, mm, after, n = split_table(costs, block)
-    gain = (costs.cost(*block) - after) / (n - 1)
-    best, two = ahead.best(block), ahead.two_way(block)
-    assert best[0] == gain.max() and best[3] == n[int(np.argmax(gain))] - 1
-    assert (best[1], best[2]) == (cc[int(np.argmax(gain))], mm[int(np.argmax(gain))])
-    assert two[0] == gain[n == 2].max() and two[3] == 1
-    assert ahead.best(block) is best          # scored once
+    gain = costs.cost(*block) - after
+    first = int(np.flatnonzero(n == 2)[np.argmax(gain[n == 2])])     # the first of the best, in the table's order
+    two = ahead.two_way(block)
+    assert two == (gain[first], cc[first], mm[first], 1)
+    assert ahead.two_way(block) is two          # scored once
+    per_leaf = gain / (n - 1)
+    best = ahead.best(block)
+    assert best[0] == per_leaf.max() and best[3] == n[int(np.argmax(per_leaf))] - 1
+    assert (best[1], best[2]) == (cc[int(np.argmax(per_leaf))], mm[int(np.argmax(per_leaf))])
+    assert ahead.best(block) is best
+
+
+@pytest.mark.parametrize("chunk", [64, 3])
+@given(st.integers(0, 10**6), st.integers(1, 7), st.integers(1, 8), st.integers(1, 5), st.sampled_from([0, 5, 25]))
+@settings(max_examples=40, deadline=None)
+def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, cols, k, coarse):
+    """The batched two-way look-ahead (all candidates' children in array operations) gives the loop's split and the
+    same gain to the last bit, on every block of the grid, ties included (`coarse`: penalties rounded to
+    multiples of it, so that many splits gain the same or nothing); `chunk` candidates at a time (3: the
+    candidates that cannot beat the best of the chunks before are left out)."""
+    grid = random_grid(seed, rows, cols, k, gaps=0.3)
+    if coarse:
+        grid.penalty[:] = np.round(grid.penalty / coarse) * coarse
+    costs = BlockCosts(grid)
+    for r0 in range(rows):
+        for r1 in range(r0 + 1, rows + 1):
+            for c0 in range(cols):
+                for c1 in range(c0 + 1, cols + 1):
+                    block = (r0, r1, c0, c1)
+                    with mock.patch.object(lookahead, "CHUNK", chunk):
+                        at_once = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=True)
+                    looped = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=False)
+                    assert at_once == looped, block

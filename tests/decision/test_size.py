@@ -1,0 +1,58 @@
+"""The held-out folds of the leaf budget (decision/size.py): budget by budget, stopping once the curve turned."""
+
+import numpy as np
+import pytest
+
+from quadsel.decision import size
+from quadsel.decision.decision_map import build_decision_map
+from quadsel.ingest import read_measurements
+
+from helpers import REPO
+
+
+@pytest.fixture(scope="module")
+def dmap():
+    return build_decision_map(read_measurements([str(REPO / "examples" / "ompi5-bcast.csv")]))
+
+
+def _run(dmap, curve, monkeypatch):
+    """fold_scores over `curve` ({budget: held-out penalty}): the budgets each fold's stream was asked for."""
+    asked = []
+
+    def trees(train, budgets):
+        for budget in budgets:
+            asked.append(budget)
+            yield budget                      # held_out_penalty below reads the budget back
+
+    monkeypatch.setattr(size, "held_out_penalty", lambda dmap, budget, test, cube: curve[budget])
+    scores = size.fold_scores(dmap, trees, list(curve))
+    n_folds = len(size.folds(dmap))
+    assert all(len(v) == n_folds for v in scores.values())
+    return scores, sorted(set(asked), key=list(curve).index)
+
+
+def test_a_curve_that_turns_past_64_leaves_stops_two_budgets_later(dmap, monkeypatch):
+    curve = {1: 9.0, 2: 8.0, 4: 7.0, 8: 6.0, 16: 5.0, 32: 4.0, 64: 3.0, 128: 3.5, 256: 3.2, 512: 2.0, None: 1.0}
+    scores, asked = _run(dmap, curve, monkeypatch)
+    assert asked == [1, 2, 4, 8, 16, 32, 64, 128, 256]       # 512 and the exact tree are never grown
+    assert size.choose(scores)[0] == 64
+
+
+def test_below_64_leaves_a_ragged_curve_is_followed_to_the_end(dmap, monkeypatch):
+    curve = {1: 9.0, 2: 5.0, 4: 6.0, 8: 7.0, 16: 6.5, 32: 4.0, None: 4.5}
+    scores, asked = _run(dmap, curve, monkeypatch)
+    assert asked == list(curve)
+    assert size.choose(scores)[0] == 32
+
+
+def test_a_curve_still_falling_scores_the_exact_tree(dmap, monkeypatch):
+    curve = {b: 100.0 / b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256)}
+    curve[None] = 0.1
+    scores, asked = _run(dmap, curve, monkeypatch)
+    assert asked == list(curve) and size.choose(scores)[0] is None
+
+
+def test_equal_means_count_as_not_lowering_the_best(dmap, monkeypatch):
+    curve = {1: 5.0, 2: 4.0, 4: 3.0, 8: 2.0, 16: 2.0, 32: 2.0, 64: 2.0, 128: 2.0, 256: 1.0, None: 0.5}
+    scores, asked = _run(dmap, curve, monkeypatch)
+    assert asked[-1] == 64 and size.choose(scores)[0] == 8       # stale since 16, stopped at the first budget >= 64
