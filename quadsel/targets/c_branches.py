@@ -78,11 +78,13 @@ class DecisionIR:
 def merged_ir(tree):
     """(DecisionIR, root id) of a Quadtree: bottom-up, each four-way node in its cheaper test order."""
     ir, ids = DecisionIR(), [None] * tree.n_nodes
+    children, comm_cut, msg_cut, method = (tree.children.tolist(), tree.comm_cut.tolist(), tree.msg_cut.tolist(),
+                                           tree.method.tolist())        # Python ints: one conversion, not one per node
     for node in range(tree.n_nodes - 1, -1, -1):      # children come after their parent
-        nw, ne, sw, se = (int(k) for k in tree.children[node])
-        cc, mc = int(tree.comm_cut[node]), int(tree.msg_cut[node])
+        nw, ne, sw, se = children[node]
+        cc, mc = comm_cut[node], msg_cut[node]
         if nw < 0:
-            ids[node] = ir.leaf(tree.method[node])
+            ids[node] = ir.leaf(method[node])
         elif mc < 0:
             ids[node] = ir.test(COMM, cc, ids[nw], ids[sw])
         elif cc < 0:
