@@ -11,10 +11,10 @@ from .aggregate import aggregate
 from .columns import FIELDS
 from . import column_table
 from .column_table import ColumnTable, Columns, RowsNeeded
-from .common import Context, Extent, OtherCollective, read_lines
+from .common import Context, Extent, OtherCollective, read_content
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
-from .replaced import drop_replaced, drop_replaced_columns
+from .replaced import drop_replaced, replaced_rows
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, META_COMMENT, Measurement, Table  # noqa: F401
 
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
@@ -80,8 +80,8 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
 def _columns_table(files, notes, library, as_columns):
     """read_measurements' last steps on columns (column_table.py): RowsNeeded where the rows must decide."""
     cols, library = identity.resolve_columns(files, notes, library)
-    cols, replaced = drop_replaced_columns(cols, library, _own_files(files))
-    cols = column_table.aggregate(cols)
+    dropped, replaced = replaced_rows(cols, library, _own_files(files))
+    cols = column_table.aggregate(cols, ~dropped)
     notes += identity.alike_methods(*_matrix(cols))
     table = ColumnTable(cols, notes, library) if as_columns else Table(cols.rows(), notes, library, aggregated=True)
     table.replaced = replaced
@@ -109,10 +109,11 @@ def _collective_option(collective):
 
 
 def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
-    lines = read_lines(path)
+    text = read_content(path)      # split into lines only when a reader asks for them (not a plain sweep)
     if fmt == "auto":
-        fmt = detect_format(path, lines)
-    ctx = Context(path, lines, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent)
+        fmt = detect_format(path, text=text)
+    ctx = Context(path, None, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent,
+                  text=text)
     if fmt == "csv":
         cols = csvfile.read_columns(ctx)
         seen = None if cols is None else ctx.extent.of_columns(cols)
@@ -127,7 +128,7 @@ def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
         if not rows:
             raise OtherCollective(path, f"no {collective} measurements (the file has {', '.join(found)})", found)
     ctx.extent.update(path, None, rows)
-    return lines, rows
+    return ctx.lines, rows
 
 
 def _columns_of(ctx, cols, seen, collective):
@@ -142,4 +143,6 @@ def _columns_of(ctx, cols, seen, collective):
         cols = cols.take(cols.collective == cols.collectives.index(collective))
         seen = ctx.extent.of_columns(cols)
     ctx.extent.add(seen)
+    if ctx.text is not None and META_COMMENT not in ctx.text:
+        return [], cols
     return [text for text in ctx.lines if text.startswith(META_COMMENT)], cols

@@ -44,7 +44,10 @@ class Columns:
         return len(self.time)
 
     def take(self, index):
-        """The rows at `index` (a mask or positions), same label tables."""
+        """The rows at `index` (a mask or positions), same label tables; a mask of every row: this table (the
+        columns are never changed in place)."""
+        if isinstance(index, np.ndarray) and index.dtype == bool and index.all():
+            return self
         return replace(self, **{name: getattr(self, name)[index] for name in self.ROWS})
 
     @classmethod
@@ -52,6 +55,8 @@ class Columns:
         """One table of several (their label tables merged)."""
         collectives = sorted({c for p in parts for c in p.collectives})
         labels = sorted({a for p in parts for a in p.labels})
+        if len(parts) == 1 and parts[0].collectives == collectives and parts[0].labels == labels:
+            return parts[0]
         paths = [path for p in parts for path in p.paths]
         out, offset = {name: [] for name in cls.ROWS}, 0
         for p in parts:
@@ -100,9 +105,10 @@ def _algorithm_rank(label):
     return (0, int(label), "") if label.isascii() and label.isdigit() else (1, 0, label)
 
 
-def aggregate(cols):
+def aggregate(cols, keep=None):
     """ingest.aggregate of columns without repeats: sorted by (collective, algorithm, segsize, comm_size,
-    msg_size); RowsNeeded when some point was measured more than once (the rows pool them)."""
+    msg_size); RowsNeeded when some point was measured more than once (the rows pool them). keep: a mask of the
+    rows to aggregate (the others left out), None: all."""
     coll_rank = np.argsort(np.argsort(np.array(cols.collectives, dtype=object)))
     order = sorted(range(len(cols.labels)), key=lambda i: _algorithm_rank(cols.labels[i]))
     alg_rank = np.empty(len(cols.labels), dtype=np.int64)
@@ -112,7 +118,11 @@ def aggregate(cols):
         alg_rank[i] = rank if key != previous else alg_rank[order[rank - 1]]
         previous = key
     keys = (cols.msg_size, cols.comm_size, cols.segsize, alg_rank[cols.algorithm], coll_rank[cols.collective])
-    index = np.lexsort(keys)       # stable, as sorted()
+    if keep is None or keep.all():
+        index = np.lexsort(keys)       # stable, as sorted()
+    else:
+        kept = np.flatnonzero(keep)
+        index = kept[np.lexsort(tuple(key[kept] for key in keys))]
     same = (np.diff(cols.collective[index]) == 0) & (np.diff(cols.algorithm[index]) == 0)
     for column in (cols.segsize, cols.comm_size, cols.msg_size):
         same &= np.diff(column[index]) == 0
@@ -125,15 +135,26 @@ def distinct(*columns):
     """(the distinct rows of equally long integer columns as an (n, columns) array, each row's index among them)."""
     key, values = np.zeros(len(columns[0]), dtype=np.int64), []
     for column in columns:
-        found, inverse = np.unique(column, return_inverse=True)
-        key = key * len(found) + inverse.ravel()        # mixed radix: at most rows ** columns, within int64 here
+        found, inverse = _unique(column)
+        key = key * len(found) + inverse        # mixed radix: the product of the columns' distinct counts
         values.append(found)
-    keys, inverse = np.unique(key, return_inverse=True)
+    keys, inverse = _unique(key)
     out = np.empty((len(keys), len(columns)), dtype=np.int64)
     for j in range(len(columns) - 1, -1, -1):
         keys, digit = np.divmod(keys, len(values[j]))
         out[:, j] = values[j][digit]
-    return out, inverse.ravel()
+    return out, inverse
+
+
+def _unique(column):
+    """np.unique(column, return_inverse=True) of integers; small ones (codes, communicator sizes) counted, not
+    sorted."""
+    if len(column) and 0 <= column.min() and column.max() < max(len(column), 1 << 16):
+        present = np.zeros(int(column.max()) + 1, dtype=bool)
+        present[column] = True
+        return np.flatnonzero(present).astype(column.dtype), (np.cumsum(present) - 1)[column]
+    found, inverse = np.unique(column, return_inverse=True)
+    return found, inverse.ravel()
 
 
 def method_matrix(cols):

@@ -17,17 +17,35 @@ MISSING = frozenset(("", "-", "--", "---", "na", "n/a", "none"))
 _INTEGER = re.compile(r"^([+-]?)([0-9]+)(?:\.0*)?$")  # "1024" or "1024.0" (spreadsheets), never "1.5" or "1e3"
 # What float() should accept from a benchmark: ASCII decimal notation (not "1_0", "١٢" or " 1 "), or nan/inf
 # (refused below as not finite).
-_REAL = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^[+-]?(?:nan|inf|infinity)$", re.I)
+REAL = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$|^[+-]?(?:nan|inf|infinity)$", re.I)
 ALGORITHM_MAX_CHARS = 256   # an algorithm name longer than this is not a name (MPICH's longest is 40)
 
 
 def read_lines(path):
     """The file's lines; InputError with no line number when it is missing, unreadable, not a regular file,
     beyond the size limit, binary or empty."""
-    text = read_text(path, what="measurements")   # a byte-order mark (spreadsheets) is dropped
-    if not text.strip():
+    return text_lines(read_content(path))
+
+
+def read_content(path):
+    """The file's text, with read_lines' checks (a byte-order mark, as spreadsheets write it, dropped)."""
+    text = read_text(path, what="measurements")
+    if not text or text.isspace():     # as `not text.strip()`, without a copy of the text
         raise InputError(path, None, "empty file")
-    return text_lines(text)
+    return text
+
+
+def first_lines(text, start=0):
+    """(line number from 1, end offset, line) of the text's lines from offset `start` (a line's start), lazily:
+    the lines text_lines gives, for a reader that needs only the first few."""
+    number, size = text.count("\n", 0, start), len(text)
+    while start < size:
+        end = text.find("\n", start)
+        end = size if end < 0 else end
+        line = text[start:end]
+        number += 1
+        yield number, end, line[:-1] if line.endswith("\r") else line
+        start = end + 1
 
 
 class Extent:
@@ -54,10 +72,9 @@ class Extent:
     @staticmethod
     def of_columns(cols):
         """(comm sizes, msg sizes, methods) of column_table.Columns, as sets."""
-        import numpy as np
         from .column_table import distinct
         methods = {(cols.labels[a], s) for a, s in distinct(cols.algorithm, cols.segsize)[0].tolist()}
-        return set(np.unique(cols.comm_size).tolist()), set(np.unique(cols.msg_size).tolist()), methods
+        return set(distinct(cols.comm_size)[0][:, 0].tolist()), set(distinct(cols.msg_size)[0][:, 0].tolist()), methods
 
     def admits(self, seen):
         """Would rows of these sizes and methods (of_columns) stay within the limits? (If not, the row reader
@@ -85,10 +102,11 @@ class OtherCollective(InputError):
 class Context:
     """One file being read: its lines, the caller's options, and the facts its name carries."""
 
-    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None, extent=None):
+    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None, extent=None, text=None):
         self.extent = extent if extent is not None else Extent()
         self.path = str(path)
-        self.lines = lines
+        self._lines = lines
+        self.text = text            # the file's text, until `lines` are split from it (when first asked for)
         self.collective = collective
         self.comm_size = comm_size
         self.column_map = column_map or {}
@@ -97,6 +115,12 @@ class Context:
     def total_sizes(self, benchmark, collective):
         """Does `benchmark` print `collective`'s size as a total over the ranks (libraries/sizes.py)?"""
         return normalise_collective(collective) in BENCHMARK_TOTALS.get(benchmark, ())
+
+    @property
+    def lines(self):
+        if self._lines is None:
+            self._lines, self.text = text_lines(self.text), None
+        return self._lines
 
     def error(self, line, message):
         return InputError(self.path, line, message)
@@ -158,8 +182,8 @@ class Context:
                 if sign != "-":
                     raise self.error(line, f"{what} {shown} is beyond {maximum}, the limit of {why}")
                 value = minimum - 1     # a huge negative number: refused as negative below
-            else:
-                value = -int(digits) if sign == "-" else int(digits)
+            else:     # without its leading zeros: int() refuses more than 4,300 digits
+                value = int(digits.lstrip("0") or "0") * (-1 if sign == "-" else 1)
         if value < minimum:
             rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
             raise self.error(line, f"{what} {shown} {rule}")
@@ -170,7 +194,7 @@ class Context:
     def real(self, line, what, text, positive, scale=1.0):
         """A finite number >= 0 (> 0 if positive), times `scale`; in µs it must stay within the time limits."""
         cell = str(text).strip()
-        if not _REAL.match(cell):
+        if not REAL.match(cell):
             raise self.error(line, f"{what} {shorten(cell)!r} is not a number")
         value = float(cell)
         if not math.isfinite(value):

@@ -5,9 +5,9 @@ import re
 
 import numpy as np
 
-from . import columns
-from ..inputs import INT64_MAX, INT_MAX, MAX_COLUMNS, TIME_MAX_US, TIME_MIN_US
-from .common import MISSING
+from . import columns, csv_columns
+from ..inputs import INT_MAX, MAX_COLUMNS
+from .common import first_lines
 from .names import normalise_collective
 from .table import DEFAULT_ALGORITHM
 
@@ -80,94 +80,57 @@ def _missing_columns(ctx, line, found):
 
 
 # -- the plain sweep as columns (column_table.py) ------------------------------------------------------------
-_PLAIN_CHUNK = 1 << 16                       # lines split together (bounds the cell strings alive at once)
-_REAL_CHARS = re.compile(r"[0-9.eE+-]+")     # a real in these characters is read alike by float() and NumPy
 _NOT_PLAIN = re.compile(r'["\r\x00]')        # quotes, a carriage return or NUL: csv.reader's business
-_INNER_SPACE = re.compile(r"[^\S\n]")
 
 
 def read_columns(ctx):
     """The file as Columns when every row is plain (the fast case of the row reader), else None: then `read`
-    reads it, with its errors at their lines. Header errors are the row reader's own (the same calls)."""
+    reads it, with its errors at their lines. Header errors are the row reader's own (the same calls); the
+    rows are read from the text's bytes (csv_columns.py)."""
+    text = _text(ctx)
     header = None
-    for line, raw in enumerate(ctx.lines, 1):
-        text = raw.strip()
-        if text and not text.startswith("#"):
-            if _NOT_PLAIN.search(text) or text.count(",") >= MAX_COLUMNS:
+    for line, end, raw in first_lines(text):
+        raw = raw.strip()
+        if raw and not raw.startswith("#"):
+            if _NOT_PLAIN.search(raw) or raw.count(",") >= MAX_COLUMNS:
                 return None
-            header = [cell.strip() for cell in text.split(",")]
+            header = raw.split(",")
             break
-    if header is None:
+    if header is None or max(map(len, header)) > csv.field_size_limit():     # csv.reader refuses such a cell
         return None
+    header = [cell.strip() for cell in header]
     found = columns.resolve(ctx, line, header)
     fixed = _missing_columns(ctx, line, found)
     if "msg_total" in found:
         return None
-    body = [raw.strip() for raw in ctx.lines[line:]]
-    keep = [bool(text) and text[0] != "#" for text in body]
-    if all(keep):
-        data, numbers = body, np.arange(line + 1, line + 1 + len(body))
-    else:
-        data = [text for text, k in zip(body, keep) if k]
-        numbers = np.flatnonzero(np.array(keep, dtype=bool)) + line + 1
-    del body, keep
-    if not data:
-        return None
-    width, parts, names = len(header), {}, {field: {} for field in ("collective", "algorithm")}
-    for first in range(0, len(data), _PLAIN_CHUNK):         # each chunk's cells become arrays at once
-        chunk = data[first:first + _PLAIN_CHUNK]
-        joined = "\n".join(chunk)
-        if not joined.isascii() or _NOT_PLAIN.search(joined):
-            return None
-        if any(n != width - 1 for n in map(str.count, chunk, [","] * len(chunk))):
-            return None
-        cells = joined.replace("\n", ",").split(",")
-        if _INNER_SPACE.search(joined):
-            cells = [cell.strip() for cell in cells]
-        got = _chunk({field: cells[index::width] for field, (index, _) in found.items()}, found, names)
-        if got is None:
-            return None
-        for field, values in got.items():
-            parts.setdefault(field, []).append(values)
-    return _columns(ctx, fixed, {field: np.concatenate(v) for field, v in parts.items()}, names, numbers)
+    got = csv_columns.read(text, end + 1, line + 1, len(header), found)
+    return None if got is None else _columns(ctx, fixed, *got)
 
 
-_WHOLE = {"comm_size": (1, INT_MAX), "msg_size": (0, INT64_MAX), "segsize": (0, INT_MAX), "reps": (1, INT64_MAX)}
-
-
-def _chunk(fields, found, names):
-    """The arrays of one chunk's cells ({field: cells}); the collective and algorithm cells as codes of `names`
-    ({field: {cell: code}}, grown here). None when some cell needs the row reader."""
-    out = {}
-    for field, (lo, hi) in _WHOLE.items():
-        if field in fields:
-            out[field] = _whole(fields[field], lo, hi, field == "reps")
-    scale = found["time"][1] or 1.0
-    out["time"] = _reals(fields["time"], scale, positive=True)
-    if "stddev" in fields:
-        out["stddev"] = _reals(fields["stddev"], (found["stddev"][1] or scale), positive=False)
-    if any(v is None for v in out.values()):
-        return None
-    for field, codes in names.items():
-        if field in fields:
-            for cell in dict.fromkeys(fields[field]):
-                codes.setdefault(cell, len(codes))
-            out[field] = np.fromiter(map(codes.__getitem__, fields[field]), np.int64, len(fields[field]))
-    return out
+def _text(ctx):
+    """The file's lines as one text, joined by newlines (as text_lines splits it: a carriage return before a
+    newline dropped)."""
+    if ctx.text is None:
+        return "\n".join(ctx.lines)
+    text = ctx.text
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+        text = text[:-1] if text.endswith("\r") else text
+    return text
 
 
 def _columns(ctx, fixed, got, names, numbers):
     """Columns of the file from its arrays (`got`), the codes of its labels and the fields without a column."""
     from .column_table import Columns
     n = len(numbers)
-    for field, (lo, hi) in _WHOLE.items():
+    for field, (lo, hi) in csv_columns.WHOLE.items():
         if field in got:
             continue
         if field in fixed:
-            value = _whole([str(fixed[field])], lo, hi, False)
+            value = _fixed_whole(fixed[field], lo, hi)
             if value is None:
                 return None
-            got[field] = np.full(n, value[0])
+            got[field] = np.full(n, value, dtype=np.int64)
         else:
             got[field] = np.zeros(n, dtype=np.int64)         # reps not recorded
     got.setdefault("stddev", np.full(n, np.nan))
@@ -186,62 +149,10 @@ def _columns(ctx, fixed, got, names, numbers):
                    got["stddev"], got["reps"], np.asarray(numbers, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
 
-def _whole(cells, lo, hi, optional):
-    """Context.integer over a column of ASCII digits within [lo, hi] (MISSING cells of an optional column: 0);
-    None when some cell needs the row reader."""
-    missing = None
-    if optional and not _digits(cells):
-        missing = np.array([cell.lower() in MISSING for cell in cells], dtype=bool)
-        cells = [cell for cell, m in zip(cells, missing.tolist()) if not m]
-    if not _digits(cells):
-        return None
-    try:
-        values = np.array(cells, dtype=np.int64)
-    except (ValueError, OverflowError):      # beyond int64
-        return None
-    if values.size and (values.min() < lo or values.max() > hi):
-        return None
-    if missing is not None:
-        full = np.zeros(missing.size, dtype=np.int64)
-        full[~missing] = values
-        values = full
-    return values
-
-
-def _digits(cells):
-    joined = "".join(cells)
-    return "" not in cells and joined.isascii() and (joined.isdigit() or not joined)
-
-
-def _reals(cells, scale, positive):
-    """Context.real over a column (MISSING cells of the stddev: NaN); None when some cell needs the row reader."""
-    values = _plain_reals(cells)
-    missing = None
-    if values is None and not positive:
-        missing = np.array([cell.lower() in MISSING for cell in cells], dtype=bool)
-        values = _plain_reals([cell for cell, m in zip(cells, missing.tolist()) if not m])
-    if values is None:
-        return None
-    if not np.isfinite(values).all() or (values < 0).any() or (positive and (values == 0).any()):
-        return None
-    values = values * scale
-    if (values > TIME_MAX_US).any() or (positive and (values < TIME_MIN_US).any()):
-        return None
-    if missing is not None:
-        full = np.full(missing.size, np.nan)
-        full[~missing] = values
-        values = full
-    return values
-
-
-def _plain_reals(cells):
-    """The cells as floats when each is a plain decimal number (as _REAL and float() read it), else None."""
-    if "" in cells or (cells and not _REAL_CHARS.fullmatch("".join(cells))):
-        return None
-    try:
-        return np.array(cells, dtype=float)
-    except ValueError:
-        return None
+def _fixed_whole(value, lo, hi):
+    """A value the file name or an option gives to every row, as `read` checks it; None when it needs the rows."""
+    value = str(value)
+    return int(value) if value.isascii() and value.isdigit() and lo <= int(value) <= hi else None
 
 
 def _collective(cell):

@@ -173,16 +173,16 @@ def resolve_columns(files, notes, library=None):
     """resolve() of files read as columns ([(path, lines, Columns)]), decided once per distinct label: (one
     Columns, library). column_table.RowsNeeded where a label is an error at its line (the rows raise it)."""
     import numpy as np
-    from .column_table import Columns, RowsNeeded
-    labelled = [(path, lines, [_Label(cols.collectives[c], cols.labels[a]) for c, a in
-                               sorted(set(zip(cols.collective.tolist(), cols.algorithm.tolist())))])
-                for path, lines, cols in files]
+    from .column_table import Columns, RowsNeeded, distinct
+    pairs = [distinct(cols.collective, cols.algorithm)[0].tolist() for _, _, cols in files]
+    labelled = [(path, lines, [_Label(cols.collectives[c], cols.labels[a]) for c, a in found])
+                for (path, lines, cols), found in zip(files, pairs)]
     library, listed = _library(labelled, notes, library)      # two libraries: its error, as the rows give it
     renamed, unresolved, default_segments, parts = {}, set(), defaultdict(set), []
-    for (path, _, cols), labels in zip(files, listed):
+    for (path, _, cols), labels, found in zip(files, listed, pairs):
         codes = np.arange(len(cols.labels))
         new_labels = list(cols.labels)
-        for c, a in sorted(set(zip(cols.collective.tolist(), cols.algorithm.tolist()))):
+        for c, a in found:
             collective, algorithm = cols.collectives[c], cols.labels[a]
             if (algorithm in labels and algorithm != DEFAULT_ALGORITHM) or algorithm == DEFAULT_ALGORITHM:
                 continue
@@ -300,8 +300,17 @@ def measured_by_quadsel(path):
     """Does metadata of `quadsel measure` stand beside the file (or in it, for a streamed run)?"""
     if os.path.exists(meta_path(path)):
         return True
+    marker, block = b"\n" + META_COMMENT.encode(), 1 << 20
     try:
-        with open(path, "rb") as handle:
-            return any(line.startswith(META_COMMENT.encode()) for line in handle)
+        with open(path, "rb") as handle:        # a line that starts with the marker, read a block at a time
+            data = handle.read(block)
+            if data.startswith(marker[1:]):
+                return True
+            while data:
+                if marker in data:
+                    return True
+                more = handle.read(block)
+                data = data[-len(marker) + 1:] + more if more else b""
+            return False
     except OSError:
         return False

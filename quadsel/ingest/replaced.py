@@ -7,6 +7,7 @@ before the decision map is built. Either way the decision map never credits the 
 another's time, and `build` and `report` say where it happened.
 """
 
+import operator
 import os
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from ..libraries.base import DEFAULT_ALGORITHM, is_reduction
 
 PREFIX = "# replaced "
+_POINT_ORDER = operator.itemgetter(0, 3, 4, 1, 2)     # dropped points by collective, comm, msg, algorithm, segsize
 
 
 def replaced_points(paths, collective=None):
@@ -51,12 +53,19 @@ def replacement_of(library, row):
     from ..libraries import fallbacks
     if library is None or row.algorithm == DEFAULT_ALGORITHM or not fallbacks.known(library, row.collective):
         return None
-    for size in TYPE_SIZES[is_reduction(row.collective)]:
-        call = fallbacks.Call(row.comm_size, row.msg_size // size, size, segsize=row.segsize)
-        runs = fallbacks.replacement(library, row.collective, row.algorithm, call)
-        if runs is not None:
-            return runs
-    return None
+    return replacements_at(library, row.collective, row.algorithm, [(row.segsize, row.comm_size, row.msg_size)])[0]
+
+
+def replacements_at(library, collective, algorithm, points):
+    """replacement_of a forced algorithm at each (segsize, comm_size, msg_size) of `points`."""
+    from ..libraries import fallbacks
+    out, todo = [None] * len(points), range(len(points))
+    for size in TYPE_SIZES[is_reduction(collective)]:      # the first type size under which it is replaced
+        calls = [fallbacks.Call(n, m // size, size, segsize=s) for s, n, m in map(points.__getitem__, todo)]
+        for i, runs in zip(todo, fallbacks.replacements(library, collective, algorithm, calls)):
+            out[i] = runs
+        todo = [i for i in todo if out[i] is None]
+    return out
 
 
 def drop_replaced(rows, library, own_files=()):
@@ -71,40 +80,35 @@ def drop_replaced(rows, library, own_files=()):
             kept.append(row)
         else:
             dropped.append((row.collective, row.algorithm, row.segsize, row.comm_size, row.msg_size, runs))
-    return kept, sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
+    return kept, sorted(set(dropped), key=_POINT_ORDER)
 
 
-def drop_replaced_columns(cols, library, own_files=()):
-    """drop_replaced on columns (ingest/column_table.py): each distinct (collective, algorithm, segsize, comm,
-    msg) is looked up once."""
+def replaced_rows(cols, library, own_files=()):
+    """drop_replaced on columns (ingest/column_table.py): (a mask of the rows to drop, the points dropped). Each
+    forced (collective, algorithm) some fallback names is looked up once per distinct (segsize, comm, msg)."""
     from ..libraries import fallbacks
-    from .table import Measurement
+    from .column_table import distinct
+    mask = np.zeros(len(cols), dtype=bool)
     if library is None or not len(cols) or not any(fallbacks.known(library, c) for c in cols.collectives):
-        return cols, []
-    own = np.array([path in own_files for path in cols.paths], dtype=bool)
+        return mask, []
+    own = np.array([path in own_files for path in cols.paths], dtype=bool)[cols.file]
     # only an algorithm some fallback names can be replaced (fallbacks.replacement's first step)
     named = {(c, f.algorithm) for c in cols.collectives for f in fallbacks.known(library, c)}
-    pairs = [(i, j) for i, c in enumerate(cols.collectives) for j, a in enumerate(cols.labels) if (c, a) in named]
-    ask = np.zeros(len(cols), dtype=bool)
-    for i, j in pairs:
-        ask |= (cols.collective == i) & (cols.algorithm == j)
-    ask &= ~own[cols.file]
-    if not ask.any():
-        return cols, []
-    keys = np.stack([cols.collective, cols.algorithm, cols.segsize, cols.comm_size, cols.msg_size], axis=1)[ask]
-    distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
-    dropped, hit = [], np.zeros(len(distinct), dtype=bool)
-    for i, (c, a, seg, n, m) in enumerate(distinct.tolist()):
-        row = Measurement(cols.collectives[c], cols.labels[a], seg, n, m, 1.0)
-        runs = replacement_of(library, row)
-        if runs is not None:
-            hit[i] = True
-            dropped.append((row.collective, row.algorithm, seg, n, m, runs))
-    mask = np.zeros(len(cols), dtype=bool)
-    mask[ask] = hit[inverse.reshape(-1)]
-    if not mask.any():
-        return cols, []
-    return cols.take(~mask), sorted(set(dropped), key=lambda p: (p[0], p[3], p[4], p[1], p[2]))
+    dropped = []
+    for i, collective in enumerate(cols.collectives):
+        for j, algorithm in enumerate(cols.labels):
+            if (collective, algorithm) not in named or algorithm == DEFAULT_ALGORITHM:
+                continue
+            rows = np.flatnonzero((cols.collective == i) & (cols.algorithm == j) & ~own)
+            if not len(rows):
+                continue
+            points, at = distinct(cols.segsize[rows], cols.comm_size[rows], cols.msg_size[rows])
+            points = points.tolist()
+            runs = replacements_at(library, collective, algorithm, points)
+            hit = np.array([r is not None for r in runs], dtype=bool)
+            mask[rows[hit[at]]] = True
+            dropped += [(collective, algorithm, *p, r) for p, r in zip(points, runs) if r is not None]
+    return mask, sorted(set(dropped), key=_POINT_ORDER)
 
 
 def replaced_note(paths, collective=None, show=6, extra=()):

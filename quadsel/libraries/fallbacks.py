@@ -159,15 +159,33 @@ def known(library, collective=None):
 def replacement(library, collective, label, call):
     """What really runs when `label` is forced for `call`: None (the forced one), a label, DEFAULT_ALGORITHM or
     ERROR. Follows chains (at most a few steps: every step is another algorithm)."""
-    seen, current = {str(label)}, str(label)
-    while True:
-        step = next((f for f in known(library, collective) if f.algorithm == current and f.applies(call)), None)
-        if step is None:
-            return None if current == str(label) else current
+    return replacements(library, collective, label, [call])[0]
+
+
+def replacements(library, collective, label, calls):
+    """[replacement(library, collective, label, call) for call in calls], each fallback's condition asked of the
+    calls still at its algorithm (ingest/replaced.py asks it of every point of a sweep)."""
+    steps = {}
+    for f in known(library, collective):
+        steps.setdefault(f.algorithm, []).append(f)
+    out = [None] * len(calls)
+    _follow(steps, str(label), calls, range(len(calls)), str(label), {str(label)}, out)
+    return out
+
+
+def _follow(steps, label, calls, at, current, seen, out):
+    """out[i] for the calls at `at`, which the chain from `label` has brought to `current` through `seen`."""
+    for step in steps.get(current, ()):          # the first that applies
+        applies = list(map(step.applies, map(calls.__getitem__, at)))
+        taken = [i for i, yes in zip(at, applies) if yes]
+        at = [i for i, yes in zip(at, applies) if not yes]
         if step.runs in (DEFAULT_ALGORITHM, ERROR) or step.runs in seen:
-            return step.runs
-        seen.add(step.runs)
-        current = step.runs
+            for i in taken:
+                out[i] = step.runs
+        elif taken:
+            _follow(steps, label, calls, taken, step.runs, seen | {step.runs}, out)
+    for i in at:
+        out[i] = None if current == label else current
 
 
 def why(library, collective, label, call):

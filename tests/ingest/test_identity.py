@@ -145,3 +145,18 @@ def test_labels_the_metadata_lists_stand_even_beyond_quadsels_tables(tmp_path):
     (tmp_path / "main.meta.json").write_text(json.dumps({"library": "openmpi"}))
     with pytest.raises(InputError, match="main.csv:2: algorithm id 8 is not one of Open MPI's reduce algorithms"):
         read_measurements(path)
+
+
+@pytest.mark.parametrize("at", [0, 5, (1 << 20) - 7, (1 << 20) - 1, 1 << 20, (1 << 20) + 3, None])
+def test_a_metadata_line_is_found_wherever_it_stands(tmp_path, at):
+    """measured_by_quadsel reads the file a block at a time: a `# quadsel-meta:` line at the start, across a block
+    boundary or nowhere (None); the marker inside a line is not one."""
+    from quadsel.ingest.identity import measured_by_quadsel
+    body = bytearray(b"x,y\n" * (1 << 19))
+    body[100:100] = b"z" + META_COMMENT.encode()           # inside a line: never counts
+    if at is not None:
+        start = body.rfind(b"\n", 0, at) + 1 if at else 0
+        body[start:start] = META_COMMENT.encode() + b"{}\n"
+    path = tmp_path / "sweep.csv"
+    path.write_bytes(bytes(body))
+    assert measured_by_quadsel(str(path)) is (at is not None)

@@ -77,3 +77,32 @@ def test_build_and_report_say_where(tmp_path):
     done = runner.invoke(main, ["report", str(ring), str(rd), "--library", "openmpi", "--format", "json"])
     assert done.exit_code == 0, done.output
     assert "allreduce 4 at comm 3 msg 8 runs 3" in done.output
+
+
+def test_columns_drop_the_rows_each_row_asks_the_table_about(tmp_path):
+    """replaced_rows (one look-up per distinct point, reductions under 4- and 1-byte elements) drops exactly the
+    rows fallbacks.replacement names, row by row, and lists their points once, ordered."""
+    import numpy as np
+    from quadsel.ingest.replaced import TYPE_SIZES, replaced_rows
+    from quadsel.libraries import fallbacks
+    from quadsel.libraries.base import is_reduction
+    rng = np.random.default_rng(5)
+    lines = ["collective,algorithm,segsize,comm_size,msg_size,time_us"]
+    for collective, algorithms in (("bcast", (4, 6, 8, 9)), ("allreduce", (3, 4, 5, 6)), ("reduce", (5, 7))):
+        for _ in range(400):
+            lines.append(f"{collective},{rng.choice(algorithms)},{rng.choice([0, 1, 512, 1024])},"
+                         f"{rng.integers(1, 40)},{rng.choice([0, 1, 3, 4, 7, 64, 1000, 4096, 1 << 20])},1.5")
+    from quadsel.ingest import common, csvfile
+    cols = csvfile.read_columns(common.Context("sweep.csv", None, text="\n".join(lines) + "\n"))   # repeats too
+    mask, points = replaced_rows(cols, "openmpi")
+    expected = []
+    for m in cols.rows():
+        runs = None
+        for size in TYPE_SIZES[is_reduction(m.collective)]:
+            call = fallbacks.Call(m.comm_size, m.msg_size // size, size, segsize=m.segsize)
+            runs = runs or fallbacks.replacement("openmpi", m.collective, m.algorithm, call)
+        expected.append(runs)
+    assert mask.tolist() == [runs is not None for runs in expected]
+    listed = {(m.collective, m.algorithm, m.segsize, m.comm_size, m.msg_size, runs)
+              for m, runs in zip(cols.rows(), expected) if runs is not None}
+    assert points == sorted(listed, key=lambda p: (p[0], p[3], p[4], p[1], p[2])) and 100 < len(points) < 1200

@@ -24,6 +24,37 @@ REPO = Path(__file__).resolve().parents[2]
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
 
 
+def _one_by_one(library, collective, label, call):
+    """fallbacks.replacement as the table reads, one call at a time: the first fallback of the current algorithm
+    that applies, followed until it ends (the library's own choice, an error, or a label seen before)."""
+    seen, current = {label}, label
+    while True:
+        step = next((f for f in fallbacks.known(library, collective) if f.algorithm == current and f.applies(call)),
+                    None)
+        if step is None:
+            return None if current == label else current
+        if step.runs in (DEFAULT_ALGORITHM, fallbacks.ERROR) or step.runs in seen:
+            return step.runs
+        seen.add(step.runs)
+        current = step.runs
+
+
+def test_many_calls_at_once_are_each_call_alone():
+    """replacements (every condition asked of a batch of calls, as ingest asks of a sweep) = one call at a time."""
+    import random
+    rng = random.Random(7)
+    calls = [Call(rng.choice([1, 2, 3, 4, 5, 6, 8, 12, 64, 2 ** 31 - 1]), rng.choice([0, 1, 2, 3, 7, 64, 4096, 2 ** 40]),
+                  rng.choice([1, 4]), rng.random() < 0.8, rng.random() < 0.9, rng.random() < 0.2,
+                  rng.choice([0, 1, 3, 1024, 65536])) for _ in range(400)]
+    for library, table in fallbacks.TABLES.items():
+        for collective in sorted({f.collective for f in table}):
+            labels = {f.algorithm for f in table if f.collective == collective} | {"1", "ring", "default"}
+            for label in sorted(labels):
+                expected = [_one_by_one(library, collective, label, call) for call in calls]
+                assert fallbacks.replacements(library, collective, label, calls) == expected
+                assert [replacement(library, collective, label, call) for call in calls[:40]] == expected[:40]
+
+
 def test_chains_and_conditions():
     # segmented ring without a segment size: ring, which with count < p is recursive doubling
     assert replacement("openmpi", "allreduce", "5", Call(4, 2, 4)) == "3"
