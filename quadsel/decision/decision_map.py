@@ -162,14 +162,14 @@ def _map_of_columns(cols, collective, library):
     cols = cols.take(cols.collective == cols.collectives.index(name))
     default = cols.is_default()
     methods_rows = cols.take(~default)
-    from ..ingest.column_table import distinct
+    from ..ingest.column_table import distinct, unique_inverse
     found, inverse = distinct(methods_rows.algorithm, methods_rows.segsize)
     found = [(cols.labels[a], s) for a, s in found.tolist()]
     if not found or (library in (None, "openmpi") and all(a.strip().isdigit() for a, _ in found) and
                      any(s and int(a) in _unsegmented(name) for a, s in found)):
         return None                               # pool_identical's relabelling: the rows pool them
-    comm_sizes, ci = np.unique(methods_rows.comm_size, return_inverse=True)
-    msg_sizes, mi = np.unique(methods_rows.msg_size, return_inverse=True)
+    comm_sizes, ci = unique_inverse(methods_rows.comm_size)
+    msg_sizes, mi = unique_inverse(methods_rows.msg_size)
     pairs = sorted({Method(a, s) for a, s in found}, key=_method_sort_key)
     ki = {(m.algorithm, m.segsize): i for i, m in enumerate(pairs)}
     code = np.array([ki[key] for key in found], dtype=np.int64)[inverse]

@@ -116,13 +116,14 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
         fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
     room = max(room, 0.0) * (1 + 1e-9) + 1e-9
     best = None
-    if batch and budget_left is None and not ahead.full:      # the loop below, a chunk of candidates at once
+    if batch and not ahead.full:      # the loop below, a chunk of candidates at once
         for start in range(0, fits.size, CHUNK):
             part = fits[start:start + CHUNK]
             if best is not None:
                 part = part[np.maximum((here - after[part]) / added[part], room / (added[part] + 1)) > best[0] + EPS]
             if part.size:
-                best = _looked_ahead(costs, block, here, cc[part], mm[part], after[part], added[part], best)
+                best = _looked_ahead(costs, block, here, cc[part], mm[part], after[part], added[part], best,
+                                     budget_left)
         return best
     for j in fits.tolist():
         gain = (here - after[j]) / added[j]
@@ -153,8 +154,8 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
     return best
 
 
-def _looked_ahead(costs, block, here, cc, mm, after, added, best=None):
-    """What the loop of _gain_per_leaf finds among some candidate splits without a budget, all at once: every
+def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_left=None):
+    """What the loop of _gain_per_leaf finds among some candidate splits (two-way look-ahead), all at once: every
     child of every candidate with its cost, room and best two-way split in a few array operations (the same
     arithmetic, so the same numbers), then the candidates in their order, the first clearly better than `best`
     (the best so far) kept."""
@@ -172,7 +173,7 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None):
     for j in range(len(after)):
         gain, total_added, left = (here - float(after[j])) / int(added[j]), int(added[j]), 0.0
         while k < len(owner) and owner[k] == j:
-            if inner[k] > EPS:
+            if inner[k] > EPS and (budget_left is None or budget_left - total_added >= 1):
                 total_added += 1
                 left += child_cost[k] - inner[k]
             else:

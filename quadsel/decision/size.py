@@ -68,7 +68,8 @@ def candidate_budgets(exact_leaves):
     return budgets + [None]
 
 
-PATIENCE = 2       # budgets in a row that do not lower the best mean...
+PATIENCE = 2       # budgets in a row that do not lower the best mean by more than LOWER of it...
+LOWER = 0.01
 PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
@@ -76,8 +77,9 @@ def fold_scores(dmap, trees, budgets):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
     function of each budget of one training map in turn (decision_function.budget_stream). The folds go
     together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
-    over the folds, the curve has turned and the larger budgets are not grown, nor the exact tree (None)
-    scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
+    over the folds by more than LOWER (1 %) of it (early stopping's "min delta"), the curve has turned and
+    the larger budgets are not grown, nor the exact tree (None) scored; the choice is still the best of the
+    budgets scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
     (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
     cube = scoring_cube(penalty_cube(dmap), dmap)
@@ -87,7 +89,8 @@ def fold_scores(dmap, trees, budgets):
     for budget in budgets:
         scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
         mean = float(np.mean(scores[budget]))
-        best, stale = (mean, 0) if mean < best - 1e-9 else (best, stale + 1)
+        stale = 0 if mean < best * (1 - LOWER) - 1e-9 else stale + 1
+        best = min(best, mean)
         if stale >= PATIENCE and budget is not None and budget >= PATIENT_FROM:
             break
     for stream in streams:

@@ -135,10 +135,10 @@ def distinct(*columns):
     """(the distinct rows of equally long integer columns as an (n, columns) array, each row's index among them)."""
     key, values = np.zeros(len(columns[0]), dtype=np.int64), []
     for column in columns:
-        found, inverse = _unique(column)
+        found, inverse = unique_inverse(column)
         key = key * len(found) + inverse        # mixed radix: the product of the columns' distinct counts
         values.append(found)
-    keys, inverse = _unique(key)
+    keys, inverse = unique_inverse(key)
     out = np.empty((len(keys), len(columns)), dtype=np.int64)
     for j in range(len(columns) - 1, -1, -1):
         keys, digit = np.divmod(keys, len(values[j]))
@@ -146,13 +146,19 @@ def distinct(*columns):
     return out, inverse
 
 
-def _unique(column):
-    """np.unique(column, return_inverse=True) of integers; small ones (codes, communicator sizes) counted, not
-    sorted."""
+def unique_inverse(column):
+    """np.unique(column, return_inverse=True) of integers, without sorting them where it can: small ones (codes,
+    communicator sizes) are counted; a long column whose values all stand in a sample of it (message sizes of a
+    sweep) is searched in the sample's."""
     if len(column) and 0 <= column.min() and column.max() < max(len(column), 1 << 16):
         present = np.zeros(int(column.max()) + 1, dtype=bool)
         present[column] = True
         return np.flatnonzero(present).astype(column.dtype), (np.cumsum(present) - 1)[column]
+    if len(column) > 1 << 16:
+        found = np.unique(column[::64])
+        at = np.minimum(np.searchsorted(found, column), len(found) - 1)
+        if (found[at] == column).all():
+            return found, at
     found, inverse = np.unique(column, return_inverse=True)
     return found, inverse.ravel()
 

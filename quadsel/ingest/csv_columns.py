@@ -153,9 +153,10 @@ def _whole(raw, padded, a, n, lo, hi, optional):
     """Context.integer over cells of ASCII digits within [lo, hi] (MISSING cells of an optional column: 0); None
     when some cell needs the row reader."""
     values = np.zeros(len(a), dtype=np.int64)
-    short = np.flatnonzero((n > 0) & (n <= _DIGITS))
+    short = (n > 0) & (n <= _DIGITS)
     odd = np.ones(len(a), dtype=bool)
-    if len(short):
+    if short.any():
+        short = _where(short)
         width = int(n[short].max())
         cells, inside = _gather(padded, a[short], n[short], width, right=True)
         digits = cells - np.uint8(48)
@@ -163,7 +164,7 @@ def _whole(raw, padded, a, n, lo, hi, optional):
         odd[short] = (digits > 9).any(axis=1)
         values[short] = digits @ _TENS[-width:]          # at most 18 digits: below 2**63
     missing = np.zeros(len(a), dtype=bool)
-    for i, cell in zip(np.flatnonzero(odd).tolist(), _texts(raw, a[odd], n[odd])):
+    for i, cell in _odd_cells(raw, a, n, odd):
         digits = cell.lstrip("0") or "0"
         if optional and cell.lower() in MISSING:
             missing[i], values[i] = True, 0
@@ -171,7 +172,7 @@ def _whole(raw, padded, a, n, lo, hi, optional):
             return None
         else:
             values[i] = int(digits)
-    present = values[~missing]
+    present = values[~missing] if missing.any() else values
     if len(present) and (present.min() < lo or present.max() > hi):
         return None
     return values
@@ -181,9 +182,10 @@ def _reals(raw, padded, a, n, scale, positive):
     """Context.real over cells in the row reader's syntax, times `scale` (MISSING cells of the stddev: NaN);
     None when some cell needs the row reader."""
     values = np.full(len(a), np.nan)
-    short = np.flatnonzero((n > 0) & (n <= _SHORT))
+    short = (n > 0) & (n <= _SHORT)
     odd = np.ones(len(a), dtype=bool)
-    if len(short):
+    if short.any():
+        short = _where(short)
         width = int(n[short].max()) + 1         # a zero byte after the longest cell ends it
         cells = _gather(padded, a[short], n[short], width)
         kinds = _PLAIN_REAL[cells].sum(axis=1, dtype=np.int32)
@@ -194,25 +196,40 @@ def _reals(raw, padded, a, n, scale, positive):
             for j in range(width):
                 state = _STEP[state, _CLASS[cells[rest, j]]]
             good[rest] = state == _DONE
+        if not good.all():
+            short, cells = np.arange(len(a))[short][good], cells[good]
         with np.errstate(over="ignore"):        # 1e999: infinite, refused below
-            values[short[good]] = cells[good].view(f"S{width}")[:, 0].astype(np.float64)
-        odd[short[good]] = False
+            values[short] = cells.view(f"S{width}")[:, 0].astype(np.float64)
+        odd[short] = False
     missing = np.zeros(len(a), dtype=bool)
-    for i, cell in zip(np.flatnonzero(odd).tolist(), _texts(raw, a[odd], n[odd])):
+    for i, cell in _odd_cells(raw, a, n, odd):
         if not positive and cell.lower() in MISSING:
             missing[i] = True
         elif REAL.match(cell):
             values[i] = float(cell)
         else:
             return None
-    present = values[~missing]
+    present = values[~missing] if missing.any() else values
     if not np.isfinite(present).all() or (present < 0).any() or (positive and (present == 0).any()):
         return None
     present = present * scale
     if (present > TIME_MAX_US).any() or (positive and (present < TIME_MIN_US).any()):
         return None
+    if not missing.any():
+        return present
     values[~missing] = present
     return values
+
+
+def _where(mask):
+    """Index of the True entries: every entry (a slice, no copies) when all are."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
+def _odd_cells(raw, a, n, odd):
+    """(index, text) of the cells marked odd, read one by one."""
+    at = np.flatnonzero(odd)
+    return zip(at.tolist(), _texts(raw, a[at], n[at])) if len(at) else ()
 
 
 def _labels(raw, padded, a, n, codes):

@@ -108,7 +108,7 @@ def replaced_rows(cols, library, own_files=()):
             hit = np.array([r is not None for r in runs], dtype=bool)
             mask[rows[hit[at]]] = True
             dropped += [(collective, algorithm, *p, r) for p, r in zip(points, runs) if r is not None]
-    return mask, sorted(set(dropped), key=_POINT_ORDER)
+    return mask, sorted(dropped, key=_POINT_ORDER)      # distinct already: one per (collective, algorithm, point)
 
 
 def replaced_note(paths, collective=None, show=6, extra=()):

@@ -97,7 +97,7 @@ def test_the_look_ahead_gives_each_block_its_best_single_and_two_way_split(seed,
 @settings(max_examples=40, deadline=None)
 def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, cols, k, coarse):
     """The batched two-way look-ahead (all candidates' children in array operations) gives the loop's split and the
-    same gain to the last bit, on every block of the grid, ties included (`coarse`: penalties rounded to
+    same gain to the last bit, on every block of the grid, with and without a budget left, ties included (`coarse`: penalties rounded to
     multiples of it, so that many splits gain the same or nothing); `chunk` candidates at a time (3: the
     candidates that cannot beat the best of the chunks before are left out)."""
     grid = random_grid(seed, rows, cols, k, gaps=0.3)
@@ -109,7 +109,8 @@ def test_the_look_ahead_at_once_finds_what_the_loop_finds(chunk, seed, rows, col
             for c0 in range(cols):
                 for c1 in range(c0 + 1, cols + 1):
                     block = (r0, r1, c0, c1)
-                    with mock.patch.object(lookahead, "CHUNK", chunk):
-                        at_once = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=True)
-                    looped = _gain_per_leaf(costs, LookAhead(costs, full=False), block, None, batch=False)
-                    assert at_once == looped, block
+                    for budget_left in (None, 1, 2, 3, 4, 5, 6):
+                        with mock.patch.object(lookahead, "CHUNK", chunk):
+                            at_once = _gain_per_leaf(costs, LookAhead(costs, full=False), block, budget_left)
+                        looped = _gain_per_leaf(costs, LookAhead(costs, full=False), block, budget_left, batch=False)
+                        assert at_once == looped, (block, budget_left)

@@ -56,3 +56,9 @@ def test_equal_means_count_as_not_lowering_the_best(dmap, monkeypatch):
     curve = {1: 5.0, 2: 4.0, 4: 3.0, 8: 2.0, 16: 2.0, 32: 2.0, 64: 2.0, 128: 2.0, 256: 1.0, None: 0.5}
     scores, asked = _run(dmap, curve, monkeypatch)
     assert asked[-1] == 64 and size.choose(scores)[0] == 8       # stale since 16, stopped at the first budget >= 64
+
+
+def test_a_gain_under_one_percent_of_the_best_is_no_progress(dmap, monkeypatch):
+    curve = {1: 9.0, 2: 8.0, 4: 7.0, 8: 6.0, 16: 5.0, 32: 4.0, 64: 3.0, 128: 2.99, 256: 2.98, 512: 1.0, None: 0.5}
+    scores, asked = _run(dmap, curve, monkeypatch)
+    assert asked[-1] == 256 and size.choose(scores)[0] == 256      # stopped, but the best scored is chosen

@@ -94,3 +94,18 @@ def test_a_changed_cell_gives_the_rows_outcome(tmp_path_factory, seed, column, c
     path = tmp_path_factory.mktemp("cells") / "sweep.csv"
     path.write_text("\n".join(lines) + "\n")
     assert outcome(columns, [str(path)]) == outcome(by_rows, [str(path)])
+
+
+@pytest.mark.parametrize("case", ["codes", "sizes", "sizes and one rare", "many", "negative", "empty", "one"])
+def test_unique_inverse_is_numpys(case):
+    """Counted, searched in a sample's values or sorted: always np.unique's values and inverse."""
+    from quadsel.ingest.column_table import unique_inverse
+    rng = np.random.default_rng(1)
+    n = 200_000
+    column = {"codes": rng.integers(0, 40, n), "sizes": rng.choice(2 ** rng.integers(4, 62, 280), n),
+              "sizes and one rare": np.insert(rng.choice([16, 1 << 40, 1 << 62], n), 1, 7 << 50),   # not sampled
+              "many": rng.integers(0, 2 ** 62, n), "negative": rng.integers(-5, 5, n),
+              "empty": np.zeros(0, dtype=np.int64), "one": np.array([9 << 55])}[case].astype(np.int64)
+    found, inverse = unique_inverse(column)
+    expected, at = np.unique(column, return_inverse=True)
+    assert found.dtype == np.int64 and found.tolist() == expected.tolist() and inverse.tolist() == at.ravel().tolist()
