@@ -7,10 +7,10 @@ its look-ahead must fit too. `grow_best_first` grows the tree of one budget (the
 deploys); `budget_trees` gives the very same tree for each of several budgets from one growth (the held-out
 folds of decision/size.py score every budget).
 
-Why one growth serves every budget: while at least `roomy` leaves of a budget are left (lookahead.LookAhead), a
-split's score is the same as with no budget at all (lookahead.gain_per_leaf). The growth of budget B
-therefore takes the same steps as the growth without a budget until it comes within `roomy` leaves of B; `budget_trees` grows without a
-budget and, at that point for each B, finishes a copy of its state within B.
+Why one growth serves every budget: while at least `roomy` leaves of a budget are left (lookahead.LookAhead),
+a split's score is the same as with no budget at all (lookahead.gain_per_leaf). The growth of budget B
+therefore takes the same steps as the growth without a budget until it comes within `roomy` leaves of B;
+`budget_trees` grows without a budget and, at that point for each B, finishes a copy of its state within B.
 """
 
 import heapq
@@ -18,8 +18,6 @@ import heapq
 from .lookahead import LookAhead, gain_per_leaf
 from .quadtree import TreeBuilder
 from .split import EPS, BlockCosts, _children
-
-MOST_ADDED = 3          # leaves one split adds at most (a four-way split)
 
 
 class _Growth:

@@ -3,7 +3,7 @@ best splits, cached.
 
 A split is scored by its own gain per added leaf and by its gain together with its children's best splits:
 one level of look-ahead, which crosses the plateaus where no single split helps (a lone column or row, a
-checkerboard). Two depths of it, by the size of the grid (docs/methodology.md, "The look-ahead"):
+checkerboard). Two depths of it, by the size of the grid (docs/methodology.md, "Two depths of look-ahead"):
 
   full      (grids of up to FULL_CELLS cells) each child's best split of any kind, scored on its area (rows x
             columns): 16 candidates cost 16 times the block's cells per node;
