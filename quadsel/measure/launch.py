@@ -101,8 +101,27 @@ def library_without_init():
                            f"(or 'quadsel[mpich]' in its own environment)") from None
 
 
+# Open MPI's mpiexec now and then fails before starting any rank with this notice (exit 213; PMIx's listener
+# could not start; seen a few times in this project's test runs on a 2-core VM): nothing ran, so the launch
+# is made again.
+LAUNCHER_FLAKE = b"The PMIx server's listener thread failed to start"
+LAUNCH_ATTEMPTS = 2
+
+
 def run(cmd, env, timeout=None, capture=False):
-    """Run one launch; returns its exit status, or (capture=True) the CompletedProcess with its output.
+    """Run one launch (again, once, when the launcher failed before starting any rank: LAUNCHER_FLAKE);
+    returns its exit status, or (capture=True) the CompletedProcess with its output."""
+    for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+        result, flaked = _run_once(cmd, env, timeout, capture)
+        if not flaked or attempt == LAUNCH_ATTEMPTS:
+            return result
+        sys.stderr.write(f"note: {os.path.basename(cmd[0])} could not start its PMIx server (nothing ran); "
+                         "launching again\n")
+        time.sleep(1.0)
+
+
+def _run_once(cmd, env, timeout, capture):
+    """One launch: (its exit status or CompletedProcess, whether it failed with LAUNCHER_FLAKE).
 
     The launcher runs in a process group of its own, so a terminal's Ctrl-C reaches only us: we then stop the job with
     SIGTERM (on which mpiexec ends its ranks quietly, where SIGINT makes Open MPI's print an abort
@@ -117,8 +136,9 @@ def run(cmd, env, timeout=None, capture=False):
     except OSError as exc:
         raise QuadselError(f"cannot start {cmd[0]}: {exc.strerror}") from None
     forwarder = out = err = None
+    seen = []
     if not capture:   # the forwarder alone reads the job's stderr
-        forwarder = threading.Thread(target=forward_stderr, args=(child.stderr, _stderr_bytes()), daemon=True)
+        forwarder = threading.Thread(target=forward_stderr, args=(child.stderr, _stderr_bytes(), seen), daemon=True)
         forwarder.start()
     with _signals_interrupt():
         try:
@@ -135,9 +155,10 @@ def run(cmd, env, timeout=None, capture=False):
         finally:
             if forwarder is not None:
                 forwarder.join(timeout=5)
+    flaked = child.returncode != 0 and (LAUNCHER_FLAKE.decode() in (err or "") if capture else bool(seen))
     if capture:
-        return subprocess.CompletedProcess(cmd, child.returncode, out, err)
-    return child.returncode
+        return subprocess.CompletedProcess(cmd, child.returncode, out, err), flaked
+    return child.returncode, flaked
 
 
 # Set in the job's environment: the ranks end themselves when this process is gone (kill -9 included).
@@ -182,9 +203,10 @@ def _stderr_bytes():
 _DASHES = re.compile(rb"^-{20,}\s*$")
 
 
-def forward_stderr(source, sink):
+def forward_stderr(source, sink, seen=None):
     """The job's stderr, passed on as it comes (progress bars redraw), except Open MPI's framed notices (between
-    lines of dashes) once quadsel has said what went wrong in its own `Error:` line: the one line is enough."""
+    lines of dashes) once quadsel has said what went wrong in its own `Error:` line: the one line is enough.
+    `seen` (a list): True is appended when a line holds LAUNCHER_FLAKE."""
     said, framed, pending = False, False, b""
     while True:
         chunk = os.read(source.fileno(), 65536)
@@ -195,6 +217,8 @@ def forward_stderr(source, sink):
         pending = lines.pop()
         shown = []
         for line in lines:
+            if seen is not None and LAUNCHER_FLAKE in line:
+                seen.append(True)
             if said and _DASHES.match(line):
                 framed = not framed
                 continue
