@@ -134,7 +134,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
         if keep_record:
             size_info["keep_default"] = keep_record
-    options = _options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside, **same)
+    options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
+                              **same)
     shared = shared or SharedWork()
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -148,7 +149,7 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
                                                                                      keep_default))
     else:
         tree = shared.exact(dmap, same)
-    return _function(dmap, work, tree, options, provenance, size_info, paper)
+    return decision_function_of(dmap, work, tree, options, provenance, size_info, paper)
 
 
 class SharedWork:
@@ -236,11 +237,13 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
                          shared.ahead(dmap, between, tolerance, keep_default))
     for budget in budgets:
         tree = next(grown) if budget is not None else shared.exact(dmap, same)
-        yield _function(dmap, work, tree, _options(max_leaves=budget, outside=outside, **same), provenance)
+        options = builder_options(max_leaves=budget, outside=outside, **same)
+        yield decision_function_of(dmap, work, tree, options, provenance)
 
 
-def _options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
-             keep_default=False, outside="extrapolate", size_rule="fixed"):
+def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
+                    keep_default=False, outside="extrapolate", size_rule="fixed"):
+    """The checked BuildOptions of one build (decision/options.py)."""
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
                            size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
@@ -258,7 +261,9 @@ def _grid(dmap, between, tolerance, keep_default):
     return work, build_grid(work, between, tolerance=tolerance)
 
 
-def _function(dmap, work, tree, options, provenance=None, size_info=None, paper=None):
+def decision_function_of(dmap, work, tree, options, provenance=None, size_info=None, paper=None):
+    """The DecisionFunction of a tree built on `work` (the map, or the map with the library default as one more
+    method), with its provenance; sizes outside the measured range handed back to the library when asked."""
     methods = list(work.methods)
     if options.outside == "default":
         from .library_default import hand_back_outside, with_default

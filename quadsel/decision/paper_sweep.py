@@ -7,7 +7,7 @@ is the exact tree cut at its first stopping nodes (midpoint.constrained). Each d
 (its "created" time aside).
 """
 
-from .decision_function import SharedWork, _function, _options
+from .decision_function import SharedWork, builder_options, decision_function_of
 from .midpoint import constrained, exact_padded, paper_stats, region_tree
 
 
@@ -15,12 +15,13 @@ def paper_functions(dmap, constraints, pad_mode="spread", leaf_rule="majority"):
     """One decision function per (max_depth, accuracy_threshold) in `constraints` (max_depth None: no limit),
     in that order, with the paper's builder's other options (floor rule, no tolerance, no default kept)."""
     options = dict(split="midpoint", between="floor", pad_mode=pad_mode, leaf_rule=leaf_rule, tolerance=0.0)
-    checked = [_options(max_depth=depth, accuracy_threshold=threshold, max_leaves=None, **options)
+    checked = [builder_options(max_depth=depth, accuracy_threshold=threshold, max_leaves=None, **options)
                for depth, threshold in constraints]       # bad constraints fail before any growth
     work, grid = SharedWork().grid(dmap, "floor", 0.0, False)
     exact = exact_padded(grid, pad_mode, leaf_rule)
     out = []
     for option in checked:
         padded = constrained(exact, option.max_depth, option.accuracy_threshold)
-        out.append(_function(dmap, work, region_tree(padded, *grid.shape), option, paper=paper_stats(padded)))
+        tree = region_tree(padded, *grid.shape)
+        out.append(decision_function_of(dmap, work, tree, option, paper=paper_stats(padded)))
     return out
