@@ -13,9 +13,10 @@ copies, quadrants that hold only padding copies are dropped, and a node left wit
 by it. The paper's own statistics of the padded tree (its leaves, nodes and depths, Tables 1-2) are
 returned beside it.
 
-`build_padded` grows one tree block by block, as the paper describes it; a sweep of constraints (`quadsel
-report`) grows the exact tree once a level at a time (`exact_padded`) and cuts every constrained tree from it
-(`constrained`): the midpoints do not depend on the constraints.
+The builds grow the exact tree a level at a time (`exact_padded`) and cut the constrained tree from it
+(`constrained`): the midpoints do not depend on the constraints, so a sweep of constraints (`quadsel report`)
+grows it once. `build_padded` grows one tree block by block, as the paper describes it: the reference the
+tests hold the other two to.
 """
 
 import numpy as np
