@@ -29,7 +29,7 @@ class _Growth:
         self.ahead, self.leaf_rule, self.max_depth = ahead, leaf_rule, max_depth
         rows, cols = ahead.costs.sums.shape[0] - 1, ahead.costs.sums.shape[1] - 1
         root = (0, rows, 0, cols)
-        self.blocks, self.method, self.depth = [root], [ahead.costs.leaf(root, leaf_rule)[0]], [0]
+        self.blocks, self.method, self.depth = [root], [ahead.costs.method(root, leaf_rule)], [0]
         self.splits, self.heap, self.leaves = [], [], 1
 
     def copy(self):
@@ -40,21 +40,33 @@ class _Growth:
         return other
 
     def push(self, node, budget_left=None):
-        """Score a node's best split within `budget_left` (None: no budget) and queue it."""
+        """Queue a node to be scored within `budget_left` (None: no budget) when it comes to the top: first
+        under its room (LookAhead.cost), which no split of it can beat per added leaf (`_resolve`)."""
         block = self.blocks[node]
         if (self.max_depth is not None and self.depth[node] >= self.max_depth) or \
                 (block[1] - block[0] == 1 and block[3] - block[2] == 1):
             return
-        found = gain_per_leaf(self.ahead.costs, self.ahead, block, budget_left)
-        if found is not None and found[0] > EPS:
-            heapq.heappush(self.heap, (-found[0], node, found))
+        room = self.ahead.cost(block)[1]
+        if room > EPS:
+            heapq.heappush(self.heap, (-room, node, None, budget_left))
+
+    def _resolve(self):
+        """Score the top of the heap until a scored split is there (or nothing is): a node's room bounds every
+        score of it, so the scored splits come off the heap in the order they would if every node had been
+        scored when queued -- the same tree, the nodes never split (most of them) never scored."""
+        while self.heap and self.heap[0][2] is None:
+            _, node, _, budget_left = heapq.heappop(self.heap)
+            found = gain_per_leaf(self.ahead.costs, self.ahead, self.blocks[node], budget_left)
+            if found is not None and found[0] > EPS:
+                heapq.heappush(self.heap, (-found[0], node, found, budget_left))
+        return self.heap
 
     def split(self, node, comm_cut, msg_cut, added):
         kids = []
         for child in _children(self.blocks[node], comm_cut, msg_cut):
             kids.append(len(self.blocks))
             self.blocks.append(child)
-            self.method.append(self.ahead.costs.leaf(child, self.leaf_rule)[0])
+            self.method.append(self.ahead.costs.method(child, self.leaf_rule))
             self.depth.append(self.depth[node] + 1)
         self.splits.append((node, comm_cut, msg_cut, kids))
         self.leaves += added
@@ -62,8 +74,8 @@ class _Growth:
 
     def grow_within(self, max_leaves):
         """Grow to at most `max_leaves` leaves, every split scored within the budget left."""
-        while self.heap and self.leaves < max_leaves:
-            _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(self.heap)
+        while self._resolve() and self.leaves < max_leaves:
+            _, node, (gain, comm_cut, msg_cut, added), _ = heapq.heappop(self.heap)
             if self.leaves + added > max_leaves:      # the budget shrank since it was scored: score it again
                 self.push(node, max_leaves - self.leaves)
                 continue
@@ -74,8 +86,8 @@ class _Growth:
     def grow_while_roomy(self, max_leaves):
         """Grow without a budget as long as the growth within `max_leaves` would take the same steps: each
         split leaves at least `roomy` leaves of it (LookAhead)."""
-        while self.heap and self.leaves + self.heap[0][2][3] <= max_leaves - self.ahead.roomy:
-            _, node, (gain, comm_cut, msg_cut, added) = heapq.heappop(self.heap)
+        while self._resolve() and self.leaves + self.heap[0][2][3] <= max_leaves - self.ahead.roomy:
+            _, node, (gain, comm_cut, msg_cut, added), _ = heapq.heappop(self.heap)
             for kid in self.split(node, comm_cut, msg_cut, added):
                 self.push(kid)
         return self
@@ -103,14 +115,16 @@ def grow_best_first(grid, max_leaves, leaf_rule="penalty", max_depth=None, ahead
 
 
 def budget_trees(grid, budgets, leaf_rule="penalty", max_depth=None, ahead=None):
-    """The tree `grow_best_first` grows for each budget of `budgets` (increasing), one after the other (a
-    generator), from one growth without a budget (the module's docstring says why they are the same)."""
-    if list(budgets) != sorted(budgets):
-        raise ValueError("budget_trees needs the budgets in increasing order")
+    """The tree `grow_best_first` grows for each budget of `budgets` (increasing, any iterable: each is read
+    when its tree is asked for), one after the other (a generator), from one growth without a budget (the module's docstring says why they are the same)."""
     ahead = _ahead(grid, ahead)
     free = _Growth(ahead, leaf_rule, max_depth)
     free.push(0)
+    last = 0
     for budget in budgets:
+        if budget < last:
+            raise ValueError("budget_trees needs the budgets in increasing order")
+        last = budget
         if budget - 1 < ahead.roomy:         # the root itself is scored within the budget
             yield grow_best_first(grid, budget, leaf_rule, max_depth, ahead)
             continue

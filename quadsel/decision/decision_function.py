@@ -176,12 +176,27 @@ class SharedWork:
             entry[3] = LookAhead(BlockCosts(entry[2]))
         return entry[3]
 
+    def exact_leaves(self, dmap, same):
+        """`more_than(n)`: the exact tree has more than n leaves -- split.ExactLeaves, walked only as far as
+        asked, unless the tree is already grown."""
+        from .split import ExactLeaves
+        key = self._exact_key(dmap, same)
+        if key in self._exact:
+            return lambda n, leaves=self._exact[key].n_leaves: leaves > n
+        at = (dmap, same["between"], same["tolerance"], same["keep_default"])
+        return ExactLeaves(self.grid(*at)[1], same["leaf_rule"], same["max_depth"], same["accuracy_threshold"],
+                           self.ahead(*at).costs).more_than
+
+    @staticmethod
+    def _exact_key(dmap, same):
+        return (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]), same["leaf_rule"],
+                same["max_depth"], same["accuracy_threshold"])
+
     def exact(self, dmap, same):
         """The exact (or depth-, threshold-limited) tree of cuts at measured sizes of that grid."""
         from .split import grow_exact
         at = (dmap, same["between"], same["tolerance"], same["keep_default"])
-        key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]), same["leaf_rule"],
-               same["max_depth"], same["accuracy_threshold"])
+        key = self._exact_key(dmap, same)
         if key not in self._exact:
             self._exact[key] = grow_exact(self.grid(*at)[1], same["leaf_rule"], same["max_depth"],
                                           same["accuracy_threshold"], self.ahead(*at).costs)
@@ -195,12 +210,12 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
     `record` says what each variant scored (docs/methodology.md, "Keep the default where it is not beaten")."""
     from .size import choose_budget
+    shared = shared or SharedWork()
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        exact = build_decision_function(dmap, max_leaves=None, shared=shared, **variant)
         budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                       exact.tree.n_leaves, rule)
+                                       shared.exact_leaves(dmap, variant), rule)
         found[keep] = (budget, scores, min(scores.values()) if scores else 0.0)
     keep = next(iter(found))
     if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
@@ -233,7 +248,7 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    grown = budget_trees(grid, [b for b in budgets if b is not None], leaf_rule, max_depth,
+    grown = budget_trees(grid, (b for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
     for budget in budgets:
         tree = next(grown) if budget is not None else shared.exact(dmap, same)

@@ -124,11 +124,12 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     if DEFAULT_METHOD in dmap.methods:       # the library default wins every tie (decision/library_default.py)
         point[:, :, dmap.methods.index(DEFAULT_METHOD)] -= PREFER_DEFAULT
     # a cell's penalty: the worst over the points around it (one point for a measured cell)
-    corners = [(comm.left, msg.left), (comm.left, msg.right), (comm.right, msg.left), (comm.right, msg.right)]
-    stack = np.stack([point[np.ix_(r, c)] for r, c in corners])
+    # (np.fmax: the larger of two, the other where one is NaN; NaN where nothing is known around the cell)
+    rows = np.fmax(point[comm.left], point[comm.right])
+    penalty = np.fmax(rows[:, msg.left], rows[:, msg.right])
+    del rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: nothing known around the cell
-        penalty = np.nanmax(stack, axis=0)
         worst = np.nanmax(penalty, axis=2, keepdims=True)
     known = ~np.isnan(worst[:, :, 0])
     penalty = np.where(np.isnan(penalty) & known[:, :, None], worst + UNMEASURED, penalty)

@@ -195,28 +195,28 @@ def _box_costs(costs, a, b, c, d):
 
 def _two_way_gains(costs, a, b, c, d, child_cost):
     """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: the
-    penalty sums of both halves of every cut, as split.two_way_after computes them."""
+    penalty sums of both halves of every cut by split.two_way_after's formulas, term for term (the same
+    numbers to the last bit); the sums at the cuts gathered once per cut, the block's corners once per block."""
     S = costs.sums
     best = np.full(a.size, -np.inf)
     for along_msg in (True, False):
-        count = (d - c - 1) if along_msg else (b - a - 1)
-        count = np.maximum(count, 0)
+        count = np.maximum((d - c - 1) if along_msg else (b - a - 1), 0)
         if not count.any():
             continue
-        who = np.repeat(np.arange(a.size), count)
-        step = np.arange(who.size) - np.repeat(np.cumsum(count) - count, count)
-        r0, r1, c0, c1 = a[who], b[who], c[who], d[who]
+        first = np.cumsum(count) - count                  # each block's first cut in the flat arrays
+        cut = np.arange(int(count.sum())) - np.repeat(first, count) + 1
+        d00, d01, d10, d11 = (np.repeat(S[r, c_], count, axis=0) for r, c_ in ((a, c), (a, d), (b, c), (b, d)))
         if along_msg:
-            cut = c0 + 1 + step
-            top, bottom = S[r0, cut], S[r1, cut]
-            first = (bottom - top - S[r1, c0] + S[r0, c0]).min(axis=-1)
-            second = (S[r1, c1] - S[r0, c1] - bottom + top).min(axis=-1)
+            cut += np.repeat(c, count)
+            top, bottom = S[np.repeat(a, count), cut], S[np.repeat(b, count), cut]
+            halves = (bottom - top - d10 + d00).min(axis=-1) + (d11 - d01 - bottom + top).min(axis=-1)
         else:
-            cut = r0 + 1 + step
-            left, right = S[cut, c0], S[cut, c1]
-            first = (right - S[r0, c1] - left + S[r0, c0]).min(axis=-1)
-            second = (S[r1, c1] - right - S[r1, c0] + left).min(axis=-1)
-        np.maximum.at(best, who, child_cost[who] - (first + second))
+            cut += np.repeat(a, count)
+            left, right = S[cut, np.repeat(c, count)], S[cut, np.repeat(d, count)]
+            halves = (right - d01 - left + d00).min(axis=-1) + (d11 - right - d10 + left).min(axis=-1)
+        gains = np.repeat(child_cost, count) - halves
+        some = count > 0
+        best[some] = np.maximum(best[some], np.maximum.reduceat(gains, first[some]))
     return best
 
 

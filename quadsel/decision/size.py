@@ -59,13 +59,26 @@ def scoring_cube(cube, dmap):
     return np.concatenate([cube, default[:, :, None]], axis=2)
 
 
+class Ladder:
+    """The candidate budgets: 1, 2, 4, ... below the exact tree's leaf count, then the exact tree (None), each
+    made when first asked for (`more_than(n)`: the exact tree has more than n leaves -- split.ExactLeaves
+    walks that tree only as far as the ladder climbs). Iterable any number of times."""
+
+    def __init__(self, more_than):
+        self._more_than, self._made = more_than, []
+
+    def __iter__(self):
+        i = 0
+        while i < len(self._made) or (not self._made or self._made[-1] is not None):
+            if i == len(self._made):
+                self._made.append(1 << i if self._more_than(1 << i) else None)
+            yield self._made[i]
+            i += 1
+
+
 def candidate_budgets(exact_leaves):
-    """1, 2, 4, ... below the exact tree's leaf count, then the exact tree (None)."""
-    budgets, b = [], 1
-    while b < exact_leaves:
-        budgets.append(b)
-        b *= 2
-    return budgets + [None]
+    """1, 2, 4, ... below an exact tree of `exact_leaves` leaves, then the exact tree (None)."""
+    return list(Ladder(lambda n: n < exact_leaves))
 
 
 PATIENCE = 2       # budgets in a row that do not lower the best mean by more than LOWER of it...
@@ -98,11 +111,10 @@ def fold_scores(dmap, trees, budgets):
     return scores
 
 
-def choose_budget(dmap, trees, exact_leaves, rule=DEFAULT_RULE):
+def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
     """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)` (the
-    decision functions of every budget of one map, from one growth); `rule` picks the budget from the curve
-    (decision/budget_rule.py)."""
-    budgets = candidate_budgets(exact_leaves)
-    if not folds(dmap) or len(budgets) == 1:
+    decision functions of every budget of one map, from one growth); `more_than(n)`: the exact tree of the
+    map has more than n leaves (Ladder); `rule` picks the budget from the curve (decision/budget_rule.py)."""
+    if not folds(dmap) or not more_than(1):
         return None, {}
-    return choose(fold_scores(dmap, trees, budgets), rule)
+    return choose(fold_scores(dmap, trees, Ladder(more_than)), rule)

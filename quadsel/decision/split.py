@@ -41,8 +41,9 @@ class BlockCosts:
         self.floor[1:, 1:] = penalty.min(axis=2).cumsum(axis=0).cumsum(axis=1)
         del penalty, inner
         self._best, self._weight = grid.best, grid.weight
-        self.votes = self._vote_sums(np.where(grid.weight > 0, grid.weight, 0.0))
-        self._plain = None
+        self.weights = np.zeros((rows + 1, cols + 1))           # sum of the cells' weights
+        self.weights[1:, 1:] = np.where(grid.weight > 0, grid.weight, 0.0).cumsum(axis=0).cumsum(axis=1)
+        self._votes = self._plain = None
 
     def _vote_sums(self, weight):
         """Prefix sums over the cells of `weight` counted for each cell's best method ((rows + 1, cols + 1, K))."""
@@ -52,6 +53,14 @@ class BlockCosts:
         np.cumsum(votes[1:, 1:], axis=0, out=votes[1:, 1:])
         np.cumsum(votes[1:, 1:], axis=1, out=votes[1:, 1:])
         return votes
+
+    @property
+    def votes(self):
+        """Each cell's weight counted for its best method (the majority rule and the share), made when first
+        needed: (rows + 1) x (cols + 1) x methods, as large as the penalty sums."""
+        if self._votes is None:
+            self._votes = self._vote_sums(np.where(self._weight > 0, self._weight, 0.0))
+        return self._votes
 
     @property
     def plain(self):
@@ -76,6 +85,12 @@ class BlockCosts:
         """The method of least penalty sum over the block (the exact one when `exact(block)`)."""
         return int(np.argmin(self._box(self.sums, *block)))
 
+    def method(self, block, leaf_rule):
+        """The method of one block (leaf()'s first, without the votes where the penalty rule needs none)."""
+        if leaf_rule == "penalty" and self._box(self.weights, *block) > EPS:
+            return int(np.argmin(self._box(self.sums, *block)))
+        return self.leaf(block, leaf_rule)[0]
+
     def leaf(self, block, leaf_rule):
         """(method, penalty sum of that method, majority share) of one block."""
         r0, r1, c0, c1 = block
@@ -84,7 +99,7 @@ class BlockCosts:
         if votes.sum() <= EPS:
             votes = self._box(self.plain, r0, r1, c0, c1)
         top = np.flatnonzero(votes >= votes.max() - EPS)
-        if leaf_rule == "penalty" and self._box(self.votes, r0, r1, c0, c1).sum() > EPS:
+        if leaf_rule == "penalty" and self._box(self.weights, r0, r1, c0, c1) > EPS:
             method = int(np.argmin(totals))
         else:
             method = int(top[np.argmin(totals[top])])       # majority; ties to the least penalty
@@ -199,30 +214,59 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     """Cut every block at its best split until it is a leaf (no penalty left, one cell, the depth limit or
     a majority share >= accuracy_threshold). costs: the grid's BlockCosts, when already made."""
     costs, builder = costs or BlockCosts(grid), TreeBuilder()
-    rows, cols = grid.shape
-    stack = [((0, rows, 0, cols), 0, None, None)]      # (block, depth, parent, slot among its children)
     pending = {}                                       # parent -> its children in NW..SE order, as they come
     order = []
-    while stack:                                        # depth-first, children in NW..SE order (as recursion)
-        block, depth, parent, slot = stack.pop()
-        exact = costs.exact(block)
-        if exact:         # some method is as good as each cell's own best: that one, whatever the leaf rule
-            method, share = costs.exact_method(block), 1.0
-        else:
-            method, _, share = costs.leaf(block, leaf_rule)
+    for block, depth, parent, slot, exact, share, cuts in _exact_walk(costs, grid.shape, leaf_rule, max_depth,
+                                                                      accuracy_threshold):
+        method = costs.exact_method(block) if exact else costs.method(block, leaf_rule)
         node = builder.node(method, depth)
         if parent is not None:
             pending[parent][slot] = node
-        single = block[1] - block[0] == 1 and block[3] - block[2] == 1
-        limited = (max_depth is not None and depth >= max_depth) or \
-            (accuracy_threshold < 1.0 and share >= accuracy_threshold)
-        if single or limited or exact:
-            continue
-        _, comm_cut, msg_cut = best_split(costs, block)
-        kids = _children(block, comm_cut, msg_cut)
-        pending[node] = [None] * len(kids)
-        order.append((node, comm_cut, msg_cut))
-        stack.extend((kid, depth + 1, node, i) for i, kid in reversed(list(enumerate(kids))))
+        if cuts is not None:
+            pending[node] = [None] * len(_children(block, *cuts))
+            order.append((node, *cuts))
     for node, comm_cut, msg_cut in order:
         builder.split(node, comm_cut, msg_cut, pending[node])
     return builder.tree()
+
+
+def _exact_walk(costs, shape, leaf_rule, max_depth, accuracy_threshold):
+    """grow_exact's nodes, depth-first with the children in NW..SE order (as recursion): (block, depth, parent
+    node, slot among its children, exact?, majority share or None, (comm cut, msg cut) or None for a leaf),
+    a node numbered by its place in this order. A generator: a walk stopped early costs only what it saw."""
+    rows, cols = shape
+    stack = [((0, rows, 0, cols), 0, None, None)]      # (block, depth, parent, slot among its children)
+    number = 0
+    while stack:
+        block, depth, parent, slot = stack.pop()
+        exact = costs.exact(block)   # some method is as good as each cell's own best: that one, whatever the rule
+        share = None
+        if not exact and accuracy_threshold < 1.0:
+            share = costs.leaf(block, leaf_rule)[2]
+        single = block[1] - block[0] == 1 and block[3] - block[2] == 1
+        limited = (max_depth is not None and depth >= max_depth) or (share is not None and share >= accuracy_threshold)
+        cuts = None
+        if not (single or limited or exact):
+            cuts = best_split(costs, block)[1:]
+            kids = _children(block, *cuts)
+            stack.extend((kid, depth + 1, number, i) for i, kid in reversed(list(enumerate(kids))))
+        yield block, depth, parent, slot, exact, share, cuts
+        number += 1
+
+
+class ExactLeaves:
+    """The leaf count of grow_exact's tree, walked only as far as asked: `more_than(n)`."""
+
+    def __init__(self, grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0, costs=None):
+        self._walk = _exact_walk(costs or BlockCosts(grid), grid.shape, leaf_rule, max_depth, accuracy_threshold)
+        self.counted, self.done = 0, False
+
+    def more_than(self, n):
+        """True when the exact tree has more than `n` leaves."""
+        while self.counted <= n and not self.done:
+            node = next(self._walk, None)
+            if node is None:
+                self.done = True
+            elif node[-1] is None:
+                self.counted += 1
+        return self.counted > n
