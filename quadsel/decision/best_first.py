@@ -66,6 +66,7 @@ class _Growth:
         for child in _children(self.blocks[node], comm_cut, msg_cut):
             kids.append(len(self.blocks))
             self.blocks.append(child)
+            self.ahead.within[child] = self.blocks[node]
             self.method.append(self.ahead.costs.method(child, self.leaf_rule))
             self.depth.append(self.depth[node] + 1)
         self.splits.append((node, comm_cut, msg_cut, kids))

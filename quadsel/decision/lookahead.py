@@ -40,6 +40,14 @@ class LookAhead:
         self.full = (rows - 1) * (cols - 1) <= FULL_CELLS if full is None else bool(full)
         self.roomy = 15 if self.full else 7
         self._best, self._two_way, self._cost, self.gains = {}, {}, {}, {}
+        self._methods, self.within = {}, {}     # block -> its undominated methods; child block -> its parent's
+
+    def methods(self, block):
+        """The methods not dominated in the block (BlockCosts.undominated), among those of the block it was cut
+        from (`within`, when known)."""
+        if block not in self._methods:
+            self._methods[block] = self.costs.undominated(block, self._methods.get(self.within.get(block)))
+        return self._methods[block]
 
     def cost(self, block):
         """(least penalty sum of one method over the block, that minus its cells' own least: the most any
@@ -103,9 +111,14 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
 
 
 def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
-    here, room = ahead.cost(block)
+    here, room = ahead.cost(block) if batch != "part" else _part_cost(ahead, costs, block)
     if room <= NO_ROOM:
         return None
+    if batch is True and not ahead.full:     # in the block's own coordinates, over the methods that can be least there
+        found = _gain_per_leaf(_Part(costs, block, ahead.methods(block)), ahead, (0, block[1] - block[0], 0, block[3] - block[2]),
+                               budget_left, "part")
+        return found and (found[0], found[1] + block[0] if found[1] >= 0 else -1,
+                          found[2] + block[2] if found[2] >= 0 else -1, found[3])
     cc, mm, after, n = split_table(costs, block)
     added = n - 1
     fits = np.arange(added.size) if budget_left is None else np.flatnonzero(added <= budget_left)
@@ -154,34 +167,57 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
     return best
 
 
+class _Part:
+    """The prefix sums of one block's cells over the methods not dominated there (BlockCosts.undominated), in
+    the block's own coordinates: each block's least penalty within it is the same, from a smaller table."""
+
+    def __init__(self, costs, block, methods):
+        a, b, c, d = block
+        self.origin = (a, c)
+        self.sums = costs.sums[a:b + 1, c:d + 1][:, :, methods]
+        self.by_method = np.ascontiguousarray(np.moveaxis(self.sums, 2, 0))
+        self.floor = costs.floor[a:b + 1, c:d + 1]
+
+
+def _part_cost(ahead, part, block):
+    """LookAhead.cost of a block given in a _Part's coordinates (cached under the grid's own block)."""
+    a, c = part.origin
+    return ahead.cost((block[0] + a, block[1] + a, block[2] + c, block[3] + c))
+
+
 def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_left=None):
     """What the loop of _gain_per_leaf finds among some candidate splits (two-way look-ahead), all at once: every
-    child of every candidate with its cost, room and best two-way split in a few array operations (the same
-    arithmetic, so the same numbers), then the candidates in their order, the first clearly better than `best`
-    (the best so far) kept."""
-    owner, blocks = [], []
-    for j, (comm_cut, msg_cut) in enumerate(zip(cc.tolist(), mm.tolist())):
-        for child in _children(block, comm_cut, msg_cut):
-            owner.append(j)
-            blocks.append(child)
-    a, b, c, d = np.array(blocks, dtype=np.int64).T
-    child_cost, child_room = _box_costs(costs, a, b, c, d)
-    inner = _two_way_gains(costs, a, b, c, d, child_cost)
-    inner[child_room <= NO_ROOM] = -np.inf
-    child_cost, inner = child_cost.tolist(), inner.tolist()
-    k = 0
-    for j in range(len(after)):
-        gain, total_added, left = (here - float(after[j])) / int(added[j]), int(added[j]), 0.0
-        while k < len(owner) and owner[k] == j:
-            if inner[k] > EPS and (budget_left is None or budget_left - total_added >= 1):
-                total_added += 1
-                left += child_cost[k] - inner[k]
-            else:
-                left += child_cost[k]
-            k += 1
-        gain = max(gain, (here - left) / total_added)
-        if best is None or gain > best[0] + EPS:
-            best = (float(gain), int(cc[j]), int(mm[j]), int(added[j]))
+    child of every candidate with its cost, room and best two-way split in a few array operations, each
+    candidate's penalty left summed over its children in their order (the same arithmetic, so the same
+    numbers), then the candidates in their order, the first clearly better than `best` (the best so far) kept."""
+    r0, r1, c0, c1 = block
+    rows, cols = cc >= 0, mm >= 0
+    mid_r, mid_c = np.where(rows, cc, r1), np.where(cols, mm, c1)
+    # the quadrants NW, NE, SW, SE of each candidate (as _children), those that exist
+    a = np.stack([np.full(cc.size, r0)] * 2 + [cc] * 2, axis=1)
+    b = np.stack([mid_r] * 2 + [np.full(cc.size, r1)] * 2, axis=1)
+    c = np.stack([np.full(cc.size, c0), mm] * 2, axis=1)
+    d = np.stack([mid_c, np.full(cc.size, c1)] * 2, axis=1)
+    exists = np.stack([np.ones(cc.size, dtype=bool), cols, rows, rows & cols], axis=1)
+    child_cost = np.zeros(exists.shape)
+    inner = np.full(exists.shape, -np.inf)
+    ca, cb, cc_, cd = a[exists], b[exists], c[exists], d[exists]
+    cost, room = _box_costs(costs, ca, cb, cc_, cd)
+    child_cost[exists] = cost
+    gains = _two_way_gains(costs, ca, cb, cc_, cd, cost)
+    gains[room <= NO_ROOM] = -np.inf
+    inner[exists] = gains
+    total_added, left = added.astype(np.int64), np.zeros(cc.size)
+    for k in range(4):               # the children in order: a split of each while the budget leaves room
+        split = inner[:, k] > EPS
+        if budget_left is not None:
+            split &= budget_left - total_added >= 1
+        total_added = total_added + split
+        left = left + np.where(split, child_cost[:, k] - inner[:, k], child_cost[:, k])
+    gain = np.maximum((here - after) / added, (here - left) / total_added)
+    for j, g in enumerate(gain.tolist()):
+        if best is None or g > best[0] + EPS:
+            best = (g, int(cc[j]), int(mm[j]), int(added[j]))
     return best
 
 

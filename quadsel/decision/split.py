@@ -40,7 +40,7 @@ class BlockCosts:
         self.floor = np.zeros((rows + 1, cols + 1))              # sum of every cell's own least penalty
         self.floor[1:, 1:] = penalty.min(axis=2).cumsum(axis=0).cumsum(axis=1)
         del penalty, inner
-        self._best, self._weight = grid.best, grid.weight
+        self._best, self._weight, self._penalty = grid.best, grid.weight, grid.penalty
         self.weights = np.zeros((rows + 1, cols + 1))           # sum of the cells' weights
         self.weights[1:, 1:] = np.where(grid.weight > 0, grid.weight, 0.0).cumsum(axis=0).cumsum(axis=1)
         self._votes = self._plain = None
@@ -76,6 +76,26 @@ class BlockCosts:
     def cost(self, r0, r1, c0, c1):
         """Least penalty sum of one method over the block(s) (vectorised over array bounds)."""
         return self._box(self.sums, r0, r1, c0, c1).min(axis=-1)
+
+    def undominated(self, block, among=None, dominators=8):
+        """The methods of the grid less those dominated in the block -- no better than one other method (a best
+        method of up to `dominators` of the block's cells) at any cell: a dominated method's penalty sum over any
+        part of the block is no less than its dominator's, so the least over the methods is the least over these
+        (weights are the same for every method of a cell, so the grid's penalties order them as the sums do).
+        `among`: the undominated methods of a block around this one (the others are dominated here too)."""
+        r0, r1, c0, c1 = block
+        cells = self._penalty[r0:r1, c0:c1]
+        among = np.arange(cells.shape[2]) if among is None else among
+        cells = cells[:, :, among]
+        alive = np.ones(among.size, dtype=bool)
+        best, seen = np.unique(self._best[r0:r1, c0:c1], return_counts=True)
+        for m in best[np.argsort(-seen, kind="stable")][:dominators].tolist():
+            at = np.searchsorted(among, m)
+            if at < among.size and among[at] == m and alive[at]:
+                beaten = (cells >= cells[:, :, at:at + 1]).all(axis=(0, 1))
+                beaten[at] = False
+                alive &= ~beaten
+        return among[alive]
 
     def exact(self, block):
         """True when one method is as good as each cell's own best everywhere in the block."""
