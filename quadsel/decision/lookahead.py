@@ -23,6 +23,7 @@ from .split import EPS, _children, split_after, split_table, two_way_after
 FULL_CELLS = 4096   # grids of up to this many cells get the full look-ahead
 LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
 CHUNK = 64          # candidates looked ahead from at once (two-way; a plateau has all of a block's)
+PRUNE_FROM = 4096   # cells x methods from which a block's methods are pruned anew (BlockCosts.undominated)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
 
 
@@ -46,7 +47,11 @@ class LookAhead:
         """The methods not dominated in the block (BlockCosts.undominated), among those of the block it was cut
         from (`within`, when known)."""
         if block not in self._methods:
-            self._methods[block] = self.costs.undominated(block, self._methods.get(self.within.get(block)))
+            among = self._methods.get(self.within.get(block))
+            if among is not None and (block[1] - block[0]) * (block[3] - block[2]) * among.size < PRUNE_FROM:
+                self._methods[block] = among     # a small block: pruning again costs more than it saves
+            else:
+                self._methods[block] = self.costs.undominated(block, among)
         return self._methods[block]
 
     def cost(self, block):
