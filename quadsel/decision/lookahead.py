@@ -179,8 +179,7 @@ class _Part:
     def __init__(self, costs, block, methods):
         a, b, c, d = block
         self.origin = (a, c)
-        self.sums = costs.sums[a:b + 1, c:d + 1][:, :, methods]
-        self.by_method = np.ascontiguousarray(np.moveaxis(self.sums, 2, 0))
+        self.by_method = costs.by_method[methods, a:b + 1, c:d + 1]      # a copy, method-major
         self.floor = costs.floor[a:b + 1, c:d + 1]
 
 
@@ -229,16 +228,17 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_le
 def _box_costs(costs, a, b, c, d):
     """(least penalty sum of one method, that minus the cells' own least) of blocks given as arrays, as
     LookAhead.cost computes them one by one."""
-    S, F = costs.sums, costs.floor
-    here = (S[b, d] - S[a, d] - S[b, c] + S[a, c]).min(axis=-1)
+    S, F = costs.by_method, costs.floor
+    here = (S[:, b, d] - S[:, a, d] - S[:, b, c] + S[:, a, c]).min(axis=0)
     return here, here - (F[b, d] - F[a, d] - F[b, c] + F[a, c])
 
 
 def _two_way_gains(costs, a, b, c, d, child_cost):
     """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: the
     penalty sums of both halves of every cut by split.two_way_after's formulas, term for term (the same
-    numbers to the last bit); the sums at the cuts gathered once per cut, the block's corners once per block."""
-    S = costs.sums
+    numbers to the last bit); the sums at the cuts gathered once per cut, the block's corners once per block,
+    method-major (the least over the methods a reduction over the first axis: few methods, many cuts)."""
+    S = costs.by_method
     best = np.full(a.size, -np.inf)
     for along_msg in (True, False):
         count = np.maximum((d - c - 1) if along_msg else (b - a - 1), 0)
@@ -246,15 +246,15 @@ def _two_way_gains(costs, a, b, c, d, child_cost):
             continue
         first = np.cumsum(count) - count                  # each block's first cut in the flat arrays
         cut = np.arange(int(count.sum())) - np.repeat(first, count) + 1
-        d00, d01, d10, d11 = (np.repeat(S[r, c_], count, axis=0) for r, c_ in ((a, c), (a, d), (b, c), (b, d)))
+        d00, d01, d10, d11 = (np.repeat(S[:, r, c_], count, axis=1) for r, c_ in ((a, c), (a, d), (b, c), (b, d)))
         if along_msg:
             cut += np.repeat(c, count)
-            top, bottom = S[np.repeat(a, count), cut], S[np.repeat(b, count), cut]
-            halves = (bottom - top - d10 + d00).min(axis=-1) + (d11 - d01 - bottom + top).min(axis=-1)
+            top, bottom = S[:, np.repeat(a, count), cut], S[:, np.repeat(b, count), cut]
+            halves = (bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0)
         else:
             cut += np.repeat(a, count)
-            left, right = S[cut, np.repeat(c, count)], S[cut, np.repeat(d, count)]
-            halves = (right - d01 - left + d00).min(axis=-1) + (d11 - right - d10 + left).min(axis=-1)
+            left, right = S[:, cut, np.repeat(c, count)], S[:, cut, np.repeat(d, count)]
+            halves = (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0)
         gains = np.repeat(child_cost, count) - halves
         some = count > 0
         best[some] = np.maximum(best[some], np.maximum.reduceat(gains, first[some]))
