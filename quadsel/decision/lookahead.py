@@ -246,15 +246,16 @@ def _two_way_gains(costs, a, b, c, d, child_cost):
             continue
         first = np.cumsum(count) - count                  # each block's first cut in the flat arrays
         cut = np.arange(int(count.sum())) - np.repeat(first, count) + 1
-        d00, d01, d10, d11 = (np.repeat(S[:, r, c_], count, axis=1) for r, c_ in ((a, c), (a, d), (b, c), (b, d)))
-        if along_msg:
+        if along_msg:       # band: the block's rows, its columns up to the cut; edges: its first and last column
             cut += np.repeat(c, count)
-            top, bottom = S[:, np.repeat(a, count), cut], S[:, np.repeat(b, count), cut]
-            halves = (bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0)
-        else:
+            band = S[:, np.repeat(b, count), cut] - S[:, np.repeat(a, count), cut]
+            near, far = S[:, b, c] - S[:, a, c], S[:, b, d] - S[:, a, d]
+        else:               # band: the block's columns, its rows up to the cut; edges: its first and last row
             cut += np.repeat(a, count)
-            left, right = S[:, cut, np.repeat(c, count)], S[:, cut, np.repeat(d, count)]
-            halves = (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0)
+            band = S[:, cut, np.repeat(d, count)] - S[:, cut, np.repeat(c, count)]
+            near, far = S[:, a, d] - S[:, a, c], S[:, b, d] - S[:, b, c]
+        near, far = np.repeat(near, count, axis=1), np.repeat(far, count, axis=1)
+        halves = (band - near).min(axis=0) + (far - band).min(axis=0)
         gains = np.repeat(child_cost, count) - halves
         some = count > 0
         best[some] = np.maximum(best[some], np.maximum.reduceat(gains, first[some]))

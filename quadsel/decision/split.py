@@ -149,14 +149,17 @@ def split_table(costs, block):
 
 def two_way_after(costs, block):
     """(penalty left after every message-axis cut, after every communicator-axis cut) of a block: the two-way
-    splits only, O((rows + cols) x methods)."""
+    splits only, O((rows + cols) x methods). Each half is a band's sums up to the cut less the block's edge
+    (lookahead._two_way_gains' arithmetic, to the last bit; split_after's own two-way row may differ from it in
+    the last bits)."""
     r0, r1, c0, c1 = block
     S = costs.by_method
-    top, bottom = S[:, r0, c0 + 1:c1], S[:, r1, c0 + 1:c1]
-    left, right = S[:, r0 + 1:r1, c0], S[:, r0 + 1:r1, c1]
     d00, d01, d10, d11 = (S[:, r, c, None] for r, c in ((r0, c0), (r0, c1), (r1, c0), (r1, c1)))
-    return ((bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0),
-            (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0))
+    band = S[:, r1, c0 + 1:c1] - S[:, r0, c0 + 1:c1]                # rows r0..r1, columns up to each cut
+    along_msg = (band - (d10 - d00)).min(axis=0) + ((d11 - d01) - band).min(axis=0)
+    band = S[:, r0 + 1:r1, c1] - S[:, r0 + 1:r1, c0]                # columns c0..c1, rows up to each cut
+    along_comm = (band - (d01 - d00)).min(axis=0) + ((d11 - d10) - band).min(axis=0)
+    return along_msg, along_comm
 
 
 CHUNK = 1 << 17     # elements of one (cuts x methods) temporary of split_after: small enough to stay in cache
