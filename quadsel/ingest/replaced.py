@@ -7,6 +7,7 @@ before the decision map is built. Either way the decision map never credits the 
 another's time, and `build` and `report` say where it happened.
 """
 
+import io
 import operator
 import os
 
@@ -26,10 +27,14 @@ def replaced_points(paths, collective=None):
         if not os.path.isfile(path):
             continue
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                lines = [line for line in handle if line.startswith(PREFIX)]
+            with open(path, "rb") as handle:
+                data = handle.read()
         except OSError:
             continue
+        if PREFIX.encode() not in data:      # most files: no such line (a search of the bytes, not a parse)
+            continue
+        text = io.StringIO(data.decode("utf-8", errors="replace"), newline=None)   # lines as a text file's
+        lines = [line for line in text if line.startswith(PREFIX)]
         for line in lines:
             parts = line[len(PREFIX):].split(" ", 2)
             key = parts[0].split(",")
