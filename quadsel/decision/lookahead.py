@@ -112,7 +112,10 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
         if block not in ahead.gains:
             ahead.gains[block] = _gain_per_leaf(costs, ahead, block, None)
         return ahead.gains[block]
-    return _gain_per_leaf(costs, ahead, block, budget_left)
+    key = (block, budget_left)
+    if key not in ahead.gains:
+        ahead.gains[key] = _gain_per_leaf(costs, ahead, block, budget_left)
+    return ahead.gains[key]
 
 
 def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
