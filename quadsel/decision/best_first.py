@@ -46,9 +46,8 @@ class _Growth:
         if (self.max_depth is not None and self.depth[node] >= self.max_depth) or \
                 (block[1] - block[0] == 1 and block[3] - block[2] == 1):
             return
-        room = self.ahead.cost(block)[1]
-        if room > EPS:
-            heapq.heappush(self.heap, (-room, node, None, budget_left))
+        if self.ahead.cost(block)[1] > EPS:
+            heapq.heappush(self.heap, (-self.ahead.bound(block), node, None, budget_left))
 
     def _resolve(self):
         """Score the top of the heap until a scored split is there (or nothing is): a node's room bounds every

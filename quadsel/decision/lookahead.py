@@ -42,6 +42,18 @@ class LookAhead:
         self.roomy = 15 if self.full else 7
         self._best, self._two_way, self._cost, self.gains = {}, {}, {}, {}
         self._methods, self.within = {}, {}     # block -> its undominated methods; child block -> its parent's
+        self.two_way_known = {}                 # block -> its best two-way gain, where a look-ahead saw it
+
+    def bound(self, block):
+        """A bound of every score of the block (gain_per_leaf, with or without a budget): its best single split
+        gains at most its best two-way split or a third of its room (a four-way split adds three leaves), a
+        look-ahead at most half its room (two more leaves at least); its room alone where the best two-way
+        split is not known yet."""
+        room = self.cost(block)[1]
+        two = self.two_way_known.get(block)
+        if two is None:
+            return room
+        return max(two, room / 2) * (1 + 1e-9) + 1e-9
 
     def methods(self, block):
         """The methods not dominated in the block (BlockCosts.undominated), among those of the block it was cut
@@ -144,7 +156,7 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
                 part = part[np.maximum((here - after[part]) / added[part], room / (added[part] + 1)) > best[0] + EPS]
             if part.size:
                 best = _looked_ahead(costs, block, here, cc[part], mm[part], after[part], added[part], best,
-                                     budget_left)
+                                     budget_left, ahead.two_way_known if batch == "part" else None)
         return best
     for j in fits.tolist():
         gain = (here - after[j]) / added[j]
@@ -192,11 +204,12 @@ def _part_cost(ahead, part, block):
     return ahead.cost((block[0] + a, block[1] + a, block[2] + c, block[3] + c))
 
 
-def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_left=None):
+def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_left=None, known=None):
     """What the loop of _gain_per_leaf finds among some candidate splits (two-way look-ahead), all at once: every
     child of every candidate with its cost, room and best two-way split in a few array operations, each
     candidate's penalty left summed over its children in their order (the same arithmetic, so the same
-    numbers), then the candidates in their order, the first clearly better than `best` (the best so far) kept."""
+    numbers), then the candidates in their order, the first clearly better than `best` (the best so far) kept.
+    `known`: a dict that learns the best two-way gain of the children of a split chosen here (LookAhead.bound)."""
     r0, r1, c0, c1 = block
     rows, cols = cc >= 0, mm >= 0
     mid_r, mid_c = np.where(rows, cc, r1), np.where(cols, mm, c1)
@@ -222,9 +235,15 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_le
         total_added = total_added + split
         left = left + np.where(split, child_cost[:, k] - inner[:, k], child_cost[:, k])
     gain = np.maximum((here - after) / added, (here - left) / total_added)
+    chosen = None
     for j, g in enumerate(gain.tolist()):
         if best is None or g > best[0] + EPS:
-            best = (g, int(cc[j]), int(mm[j]), int(added[j]))
+            best, chosen = (g, int(cc[j]), int(mm[j]), int(added[j])), j
+    if known is not None and chosen is not None:     # the best two-way gain of the chosen split's children
+        r, c_ = costs.origin
+        for k in np.flatnonzero(exists[chosen]).tolist():
+            known[(int(a[chosen, k]) + r, int(b[chosen, k]) + r, int(c[chosen, k]) + c_, int(d[chosen, k]) + c_)] = \
+                float(inner[chosen, k])
     return best
 
 
