@@ -139,7 +139,7 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
                                budget_left, "part")
         return found and (found[0], found[1] + block[0] if found[1] >= 0 else -1,
                           found[2] + block[2] if found[2] >= 0 else -1, found[3])
-    cc, mm, after, n = split_table(costs, block)
+    cc, mm, after, n = split_table(costs, block, budget_left is None or budget_left >= 3)
     added = n - 1
     fits = np.arange(added.size) if budget_left is None else np.flatnonzero(added <= budget_left)
     if fits.size == 0:

@@ -130,11 +130,12 @@ def _min(array):
     return array.min(axis=-1)
 
 
-def split_table(costs, block):
+def split_table(costs, block, four_way=True):
     """Every split of a block at once: (comm cuts, msg cuts, penalty left after it, children), in the order
-    comm cut (-1 first) then msg cut (-1 first), the split with neither cut left out."""
+    comm cut (-1 first) then msg cut (-1 first), the split with neither cut left out. four_way=False: the
+    four-way splits are left inf (not computed: a budget with no room for them)."""
     r0, r1, c0, c1 = block
-    after = split_after(costs, block)
+    after = split_after(costs, block, four_way)
     nr, nc = after.shape[0] - 1, after.shape[1] - 1
     comm = np.arange(r0, r1)
     comm[0] = -1
@@ -165,7 +166,7 @@ def two_way_after(costs, block):
 CHUNK = 1 << 17     # elements of one (cuts x methods) temporary of split_after: small enough to stay in cache
 
 
-def split_after(costs, block):
+def split_after(costs, block, four_way=True):
     """(rows, cols) penalty left after every split of a block: [i, j] cuts the communicator axis at r0 + i and
     the message axis at c0 + j (0: no cut on that axis; [0, 0] = inf, not a split).
 
@@ -182,7 +183,8 @@ def split_after(costs, block):
     after[0, 0] = np.inf
     after[0, 1:] = (bottom - top - d10 + d00).min(axis=0) + (d11 - d01 - bottom + top).min(axis=0)     # west + east
     after[1:, 0] = (right - d01 - left + d00).min(axis=0) + (d11 - right - d10 + left).min(axis=0)     # north + south
-    if nr == 0 or nc == 0:
+    if nr == 0 or nc == 0 or not four_way:
+        after[1:, 1:] = np.inf
         return after
     k = S.shape[0]
     step = max(1, CHUNK // (nc * k))                            # rows per chunk
