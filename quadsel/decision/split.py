@@ -29,17 +29,18 @@ class BlockCosts:
     """Penalty sums of every method over any block of cells, by 2-D prefix sums (O(K) per block)."""
 
     def __init__(self, grid):
-        penalty = np.nan_to_num(grid.penalty) * grid.weight[:, :, None]
-        rows, cols, k = penalty.shape
+        rows, cols, k = grid.penalty.shape
         self.sums = np.zeros((rows + 1, cols + 1, k))           # [row, col, method]: a block's sums are contiguous
         inner = self.sums[1:, 1:]
-        inner[...] = penalty
+        np.multiply(grid.penalty, grid.weight[:, :, None], out=inner)       # weight x penalty, in place
+        if not np.isfinite(inner).all():
+            inner[...] = np.nan_to_num(grid.penalty) * grid.weight[:, :, None]
+        self.floor = np.zeros((rows + 1, cols + 1))              # sum of every cell's own least penalty
+        self.floor[1:, 1:] = inner.min(axis=2).cumsum(axis=0).cumsum(axis=1)
         np.cumsum(inner, axis=0, out=inner)
         np.cumsum(inner, axis=1, out=inner)
         self.by_method = np.moveaxis(self.sums, 2, 0)             # the same numbers, [method, row, col] (split_after)
-        self.floor = np.zeros((rows + 1, cols + 1))              # sum of every cell's own least penalty
-        self.floor[1:, 1:] = penalty.min(axis=2).cumsum(axis=0).cumsum(axis=1)
-        del penalty, inner
+        del inner
         self._best, self._weight, self._penalty = grid.best, grid.weight, grid.penalty
         self.weights = np.zeros((rows + 1, cols + 1))           # sum of the cells' weights
         self.weights[1:, 1:] = np.where(grid.weight > 0, grid.weight, 0.0).cumsum(axis=0).cumsum(axis=1)
