@@ -204,6 +204,9 @@ def _part_cost(ahead, part, block):
     return ahead.cost((block[0] + a, block[1] + a, block[2] + c, block[3] + c))
 
 
+_SOUTH, _EAST = np.array([False, False, True, True]), np.array([False, True, False, True])    # NW, NE, SW, SE
+
+
 def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_left=None, known=None):
     """What the loop of _gain_per_leaf finds among some candidate splits (two-way look-ahead), all at once: every
     child of every candidate with its cost, room and best two-way split in a few array operations, each
@@ -211,14 +214,13 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_le
     numbers), then the candidates in their order, the first clearly better than `best` (the best so far) kept.
     `known`: a dict that learns the best two-way gain of the children of a split chosen here (LookAhead.bound)."""
     r0, r1, c0, c1 = block
-    rows, cols = cc >= 0, mm >= 0
-    mid_r, mid_c = np.where(rows, cc, r1), np.where(cols, mm, c1)
+    rows, cols = cc[:, None] >= 0, mm[:, None] >= 0
     # the quadrants NW, NE, SW, SE of each candidate (as _children), those that exist
-    a = np.stack([np.full(cc.size, r0)] * 2 + [cc] * 2, axis=1)
-    b = np.stack([mid_r] * 2 + [np.full(cc.size, r1)] * 2, axis=1)
-    c = np.stack([np.full(cc.size, c0), mm] * 2, axis=1)
-    d = np.stack([mid_c, np.full(cc.size, c1)] * 2, axis=1)
-    exists = np.stack([np.ones(cc.size, dtype=bool), cols, rows, rows & cols], axis=1)
+    a = np.where(_SOUTH, cc[:, None], r0)
+    b = np.where(_SOUTH, r1, np.where(rows, cc[:, None], r1))
+    c = np.where(_EAST, mm[:, None], c0)
+    d = np.where(_EAST, c1, np.where(cols, mm[:, None], c1))
+    exists = (rows | ~_SOUTH) & (cols | ~_EAST)
     child_cost = np.zeros(exists.shape)
     inner = np.full(exists.shape, -np.inf)
     ca, cb, cc_, cd = a[exists], b[exists], c[exists], d[exists]
