@@ -195,6 +195,7 @@ class _Part:
         a, b, c, d = block
         self.origin = (a, c)
         self.by_method = costs.by_method[methods, a:b + 1, c:d + 1]      # a copy, method-major
+        self.by_column = np.ascontiguousarray(self.by_method.transpose(0, 2, 1))
         self.floor = costs.floor[a:b + 1, c:d + 1]
 
 
@@ -276,7 +277,8 @@ def _two_way_gains(costs, a, b, c, d, child_cost):
             near, far = S[:, b, c] - S[:, a, c], S[:, b, d] - S[:, a, d]
         else:               # band: the block's columns, its rows up to the cut; edges: its first and last row
             cut += np.repeat(a, count)
-            band = S[:, cut, np.repeat(d, count)] - S[:, cut, np.repeat(c, count)]
+            T = costs.by_column         # the same sums, column-major: a child's cuts are neighbours
+            band = T[:, np.repeat(d, count), cut] - T[:, np.repeat(c, count), cut]
             near, far = S[:, a, d] - S[:, a, c], S[:, b, d] - S[:, b, c]
         near, far = np.repeat(near, count, axis=1), np.repeat(far, count, axis=1)
         halves = (band - near).min(axis=0) + (far - band).min(axis=0)
