@@ -51,9 +51,8 @@ class LookAhead:
         split is not known yet."""
         room = self.cost(block)[1]
         two = self.two_way_known.get(block)
-        if two is None:
-            return room
-        return max(two, room / 2) * (1 + 1e-9) + 1e-9
+        bound = room if two is None else max(two, room / 2)
+        return bound * (1 + 1e-9) + 1e-9            # sums of many terms: the bound holds up to rounding
 
     def methods(self, block):
         """The methods not dominated in the block (BlockCosts.undominated), among those of the block it was cut
