@@ -62,14 +62,19 @@ def replacement_of(library, row):
 
 
 def replacements_at(library, collective, algorithm, points):
-    """replacement_of a forced algorithm at each (segsize, comm_size, msg_size) of `points`."""
+    """replacement_of a forced algorithm at each (segsize, comm_size, msg_size) of `points` (rows of an array
+    or tuples), as an object array."""
     from ..libraries import fallbacks
-    out, todo = [None] * len(points), range(len(points))
+    try:
+        points = np.asarray(points, dtype=np.int64).reshape(-1, 3)
+    except OverflowError:                                  # sizes past int64 (a reader lets them through)
+        points = np.asarray(points, dtype=object).reshape(-1, 3)
+    out, todo = np.full(len(points), None, dtype=object), np.arange(len(points))
     for size in TYPE_SIZES[is_reduction(collective)]:      # the first type size under which it is replaced
-        calls = [fallbacks.Call(n, m // size, size, segsize=s) for s, n, m in map(points.__getitem__, todo)]
-        for i, runs in zip(todo, fallbacks.replacements(library, collective, algorithm, calls)):
-            out[i] = runs
-        todo = [i for i in todo if out[i] is None]
+        seg, comm, msg = points[todo].T
+        columns = {"comm_size": comm, "count": msg // size, "type_size": np.full(todo.size, size), "segsize": seg}
+        out[todo] = fallbacks.replacements_of_columns(library, collective, algorithm, columns, todo.size)
+        todo = todo[np.equal(out[todo], None)]
     return out
 
 
@@ -108,11 +113,10 @@ def replaced_rows(cols, library, own_files=()):
             if not len(rows):
                 continue
             points, at = distinct(cols.segsize[rows], cols.comm_size[rows], cols.msg_size[rows])
-            points = points.tolist()
             runs = replacements_at(library, collective, algorithm, points)
-            hit = np.array([r is not None for r in runs], dtype=bool)
+            hit = np.not_equal(runs, None)
             mask[rows[hit[at]]] = True
-            dropped += [(collective, algorithm, *p, r) for p, r in zip(points, runs) if r is not None]
+            dropped += [(collective, algorithm, *p, r) for p, r in zip(points[hit].tolist(), runs[hit].tolist())]
     return mask, sorted(dropped, key=_POINT_ORDER)      # distinct already: one per (collective, algorithm, point)
 
 

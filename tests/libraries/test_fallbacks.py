@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from quadsel.libraries import COLLECTIVES, DEFAULT_ALGORITHM, fallbacks, mpich
 from quadsel.libraries.fallbacks import Call, replacement
@@ -172,3 +173,19 @@ def test_mpich_falls_back_exactly_where_the_table_says(_env):
                         and first.runs != fallbacks.ERROR:
                     expected.add((coll, alg, n))   # (ccl returns MPICH's selection itself: nothing printed)
     assert printed == expected
+
+
+@given(st.integers(1, 2 ** 31 - 1), st.integers(0, 2 ** 40), st.sampled_from([1, 2, 4, 8]), st.booleans(), st.booleans(),
+       st.booleans(), st.sampled_from([0, 1, 3, 1024, 65536]), st.data())
+@settings(max_examples=300, deadline=None)
+def test_each_condition_reads_only_the_fields_it_says(comm, count, size, commutative, built_in, in_place, seg, data):
+    """Fallback.reads is what lets ingest ask a condition once per distinct value of those fields: a field left
+    out of it must never change the answer."""
+    call = Call(comm, count, size, commutative, built_in, in_place, seg)
+    other = Call(data.draw(st.integers(1, 2 ** 31 - 1)), data.draw(st.integers(0, 2 ** 40)),
+                 data.draw(st.sampled_from([1, 2, 4, 8])), data.draw(st.booleans()), data.draw(st.booleans()),
+                 data.draw(st.booleans()), data.draw(st.sampled_from([0, 1, 3, 1024, 65536])))
+    for table in fallbacks.TABLES.values():
+        for f in table:
+            mixed = call._replace(**{name: getattr(other, name) for name in Call._fields if name not in f.reads})
+            assert bool(f.applies(mixed)) == bool(f.applies(call)), (f.collective, f.algorithm, f.reads)
