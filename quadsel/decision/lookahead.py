@@ -229,13 +229,16 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_le
     gains = _two_way_gains(costs, ca, cb, cc_, cd, cost)
     gains[room <= NO_ROOM] = -np.inf
     inner[exists] = gains
-    total_added, left = added.astype(np.int64), np.zeros(cc.size)
-    for k in range(4):               # the children in order: a split of each while the budget leaves room
-        split = inner[:, k] > EPS
-        if budget_left is not None:
-            split &= budget_left - total_added >= 1
-        total_added = total_added + split
-        left = left + np.where(split, child_cost[:, k] - inner[:, k], child_cost[:, k])
+    if budget_left is None:          # every child with a gainful split splits; its penalty left, in order
+        split = inner > EPS
+        total_added = added + split.sum(axis=1)
+        left = np.where(split, child_cost - inner, child_cost).sum(axis=1)    # 4 terms: added in order
+    else:
+        total_added, left = added.astype(np.int64), np.zeros(cc.size)
+        for k in range(4):           # the children in order: a split of each while the budget leaves room
+            split = (inner[:, k] > EPS) & (budget_left - total_added >= 1)
+            total_added = total_added + split
+            left = left + np.where(split, child_cost[:, k] - inner[:, k], child_cost[:, k])
     gain = np.maximum((here - after) / added, (here - left) / total_added)
     chosen = None
     for j, g in enumerate(gain.tolist()):
