@@ -17,11 +17,13 @@ process (so that its peak resident memory is its own):
 
 and prints per command its wall time, peak RSS and both as a ratio to the baseline of the same sweep, then
 the growth exponent of each command's time over the sweeps (least-squares slope of log time on log points,
-and the slope between the two largest sweeps). A command stopped by --timeout is shown as `>T`.
+and the slope between the two largest sweeps). A command stopped by --timeout is shown as `>T`. For the
+commands that write a tree file it also prints the tree's true penalty: its mean penalty over every point
+against the noise-free times the sweep was drawn from (`true_penalty`, computed after the timing), which
+says how good the tree is beyond the noise its build saw.
 """
 
 import argparse
-import math
 import os
 import subprocess
 import sys
@@ -61,6 +63,24 @@ def write_sweep(path, points, n_methods, seed=0):
     """A seeded synthetic sweep: a pipelined-tree cost model per method (tree depth, per-segment overhead,
     bandwidth), so that the best algorithm and segment size change with both sizes; 3 % log-normal noise."""
     rng = np.random.default_rng(seed)
+    comm, msg, methods, mean = model_times(points, n_methods)
+    alg = np.array([a for a, _ in methods])
+    times = mean * rng.lognormal(0.0, 0.03, mean.shape)
+    C, M, K = times.shape
+    cc, mm, kk = np.meshgrid(np.arange(C), np.arange(M), np.arange(K), indexing="ij")
+    alg_col = alg[kk.ravel()]
+    seg_col = np.array([s for _, s in methods])[kk.ravel()]
+    t = times.ravel()
+    with open(path, "w") as out:
+        out.write("collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps\n")
+        out.writelines(f"bcast,{a},{s},{c},{m},{x:.4f},{0.03 * x:.4f},20\n"
+                       for a, s, c, m, x in zip(alg_col.tolist(), seg_col.tolist(), comm[cc.ravel()].tolist(),
+                                                msg[mm.ravel()].tolist(), t.tolist()))
+    return C * M * K
+
+
+def model_times(points, n_methods):
+    """(comm sizes, msg sizes, [(algorithm, segsize)], (C, M, K) noise-free times in us) of a sweep."""
     comm, msg = sweep_axes(points)
     methods = [(a, s) for s in SEGMENTS for a in ALGORITHMS][:n_methods]
     p = comm[:, None, None].astype(float)
@@ -77,18 +97,24 @@ def write_sweep(path, points, n_methods, seed=0):
     piece = np.where(seg > 0, np.minimum(seg, b), b)           # bytes per step (the whole message unsegmented)
     steps = np.ceil(b / np.maximum(piece, 1)) + d - 1
     mean = steps * (o + piece * 1e-3 * w) * (1 + 0.05 * np.sin(alg[None, None, :] * p / 30 + np.log(b + 1)))
-    times = mean * rng.lognormal(0.0, 0.03, mean.shape)
-    C, M, K = times.shape
-    cc, mm, kk = np.meshgrid(np.arange(C), np.arange(M), np.arange(K), indexing="ij")
-    alg_col = alg[kk.ravel()]
-    seg_col = np.array([s for _, s in methods])[kk.ravel()]
-    t = times.ravel()
-    with open(path, "w") as out:
-        out.write("collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps\n")
-        out.writelines(f"bcast,{a},{s},{c},{m},{x:.4f},{0.03 * x:.4f},20\n"
-                       for a, s, c, m, x in zip(alg_col.tolist(), seg_col.tolist(), comm[cc.ravel()].tolist(),
-                                                msg[mm.ravel()].tolist(), t.tolist()))
-    return C * M * K
+    return comm, msg, methods, mean
+
+
+def true_penalty(tree, points, n_methods):
+    """Mean penalty (%) of a tree file's choices at every point of the sweep against the noise-free times the
+    sweep was drawn from (what the measurements estimate): how good the tree really is, noise aside."""
+    from quadsel.decision.decision_function import DecisionFunction
+    comm, msg, methods, mean = model_times(points, n_methods)
+    fn = DecisionFunction.load(tree)
+    index = {(a, s): k for k, (a, s) in enumerate(methods)}
+    to_sweep = np.array([index.get((int(m.algorithm), int(m.segsize or 0)), -1) if m.algorithm.isdigit() else -1
+                         for m in fn.methods])
+    cc, mm = np.meshgrid(np.arange(comm.size), np.arange(msg.size), indexing="ij")
+    chosen = to_sweep[fn.choices(comm[cc.ravel()], msg[mm.ravel()])]
+    if (chosen < 0).any():
+        return None
+    best = mean.min(axis=2).ravel()
+    return float(((mean.reshape(-1, len(methods))[np.arange(chosen.size), chosen] - best) / best).mean() * 100)
 
 
 def measure(argv, timeout):
@@ -139,8 +165,8 @@ def main():
     os.makedirs(folder, exist_ok=True)
     print(f"# load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs; "
           f"{args.methods} methods; timeout {args.timeout:g} s", flush=True)
-    print("| points | rows | CSV MB | command | time s | x baseline | peak MiB | x baseline |")
-    print("|---:|---:|---:|---|---:|---:|---:|---:|", flush=True)
+    print("| points | rows | CSV MB | command | time s | x baseline | peak MiB | x baseline | true penalty % |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|", flush=True)
     times = {c: [] for c in ["baseline"] + commands}
     for points in sizes:
         csv = os.path.join(folder, f"sweep-{points}-{args.methods}.csv")
@@ -151,20 +177,23 @@ def main():
         base = measure([sys.executable, "-c", BASELINE, csv], args.timeout)
         times["baseline"].append(base[0] if base else None)
         print(f"| {points} | {rows} | {mb:.1f} | pandas read + pivot + argmin | {base[0]:.2f} | 1 | "
-              f"{base[1]:.0f} | 1 |", flush=True)
+              f"{base[1]:.0f} | 1 | - |", flush=True)
         for name in commands:
-            argv = [sys.executable, "-m", "quadsel"] + [a.format(csv=csv, out=os.path.join(folder, f"out-{name}"))
-                                                        for a in COMMANDS[name]]
+            out = os.path.join(folder, f"out-{name}")
+            argv = [sys.executable, "-m", "quadsel"] + [a.format(csv=csv, out=out) for a in COMMANDS[name]]
             got = measure(argv, args.timeout)
             if got is None:
                 times[name].append(None)
                 print(f"| {points} | {rows} | {mb:.1f} | {name} | >{args.timeout:g} | >{args.timeout / base[0]:.1f} "
-                      f"| - | - |", flush=True)
+                      f"| - | - | - |", flush=True)
                 continue
             wall, rss, code = got
             times[name].append(wall if code == 0 else None)
+            truth = true_penalty(out + ".qt.json", points, args.methods) if code == 0 and \
+                COMMANDS[name][-1].endswith(".qt.json") else None      # a tree file: scored after the timing
             print(f"| {points} | {rows} | {mb:.1f} | {name}{'' if code == 0 else f' (exit {code})'} | {wall:.2f} | "
-                  f"{wall / base[0]:.1f} | {rss:.0f} | {rss / base[1]:.2f} |", flush=True)
+                  f"{wall / base[0]:.1f} | {rss:.0f} | {rss / base[1]:.2f} | "
+                  f"{'-' if truth is None else f'{truth:.3f}'} |", flush=True)
     print()
     print("| command | growth exponent (fit over all sweeps) | between the two largest |")
     print("|---|---:|---:|")
