@@ -144,9 +144,13 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
     if fits.size == 0:
         return None
     one = (here - after[fits]) / added[fits]
-    if one.max() > EPS:          # look ahead from the most promising single splits only (the rest rarely win)
-        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
     room = max(room, 0.0) * (1 + 1e-9) + 1e-9
+    top = int(np.argmax(one))
+    if one[top] > room / 2 + 1e-9:   # no look-ahead can beat it (at most the room over two leaves): it wins
+        j = fits[top]
+        return (float(one[top]), int(cc[j]), int(mm[j]), int(added[j]))
+    if one[top] > EPS:           # look ahead from the most promising single splits only (the rest rarely win)
+        fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
     best = None
     if batch and not ahead.full:      # the loop below, a chunk of candidates at once
         for start in range(0, fits.size, CHUNK):
