@@ -51,7 +51,10 @@ def text():
             "MPICH then runs `MPIR_<Coll>_allcomm_auto`, its own selection) — and checked on the installed "
             "libraries by `tests/libraries/test_fallbacks.py`: Open MPI by traffic (a replaced algorithm sends "
             "exactly its replacement's messages), MPICH with `MPIR_CVAR_COLLECTIVE_FALLBACK=print` at 2 and 3 "
-            "ranks (it prints exactly the table's rows). The table is `quadsel/libraries/fallbacks.py`. "
+            "ranks (it prints exactly the table's rows). The table is `quadsel/libraries/fallbacks.py`; each condition "
+            "there also names the call fields it reads (`reads`), so that ingest asks it once per distinct value of "
+            "those fields over a whole sweep, and a property test in `tests/libraries/test_fallbacks.py` holds every "
+            "condition to its list. "
             "*count* = elements per rank (bytes per rank / datatype size), *p* = communicator size.", "",
             "**What quadsel does with them.** Before it times anything, `quadsel measure` computes every point "
             "where a forced algorithm would be replaced for its own calls (MPI_SUM, never in place, the chosen "
