@@ -40,8 +40,8 @@ class _Growth:
         return other
 
     def push(self, node, budget_left=None):
-        """Queue a node to be scored within `budget_left` (None: no budget) when it comes to the top: first
-        under its room (LookAhead.cost), which no split of it can beat per added leaf (`_resolve`)."""
+        """Queue a node to be scored within `budget_left` (None: no budget) when it comes to the top: until
+        then under LookAhead.bound, which no score of it can beat (`_resolve`)."""
         block = self.blocks[node]
         if (self.max_depth is not None and self.depth[node] >= self.max_depth) or \
                 (block[1] - block[0] == 1 and block[3] - block[2] == 1):
@@ -50,9 +50,9 @@ class _Growth:
             heapq.heappush(self.heap, (-self.ahead.bound(block), node, None, budget_left))
 
     def _resolve(self):
-        """Score the top of the heap until a scored split is there (or nothing is): a node's room bounds every
-        score of it, so the scored splits come off the heap in the order they would if every node had been
-        scored when queued -- the same tree, the nodes never split (most of them) never scored."""
+        """Score the top of the heap until a scored split is there (or nothing is): a node's bound is at least
+        every score of it, so the scored splits come off the heap in the order they would if every node had
+        been scored when queued -- the same tree, most of the nodes never split never scored."""
         while self.heap and self.heap[0][2] is None:
             _, node, _, budget_left = heapq.heappop(self.heap)
             found = gain_per_leaf(self.ahead.costs, self.ahead, self.blocks[node], budget_left)
@@ -116,7 +116,8 @@ def grow_best_first(grid, max_leaves, leaf_rule="penalty", max_depth=None, ahead
 
 def budget_trees(grid, budgets, leaf_rule="penalty", max_depth=None, ahead=None):
     """The tree `grow_best_first` grows for each budget of `budgets` (increasing, any iterable: each is read
-    when its tree is asked for), one after the other (a generator), from one growth without a budget (the module's docstring says why they are the same)."""
+    when its tree is asked for), one after the other (a generator), from one growth without a budget (the
+    module's docstring says why they are the same)."""
     ahead = _ahead(grid, ahead)
     free = _Growth(ahead, leaf_rule, max_depth)
     free.push(0)

@@ -130,14 +130,22 @@ def gain_per_leaf(costs, ahead, block, budget_left=None):
 
 
 def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
-    here, room = ahead.cost(block) if batch != "part" else _part_cost(ahead, costs, block)
+    """gain_per_leaf, not cached; batch=False: the two-way look-ahead candidate by candidate (the reference
+    the batched one is held to)."""
+    here, room = ahead.cost(block)
     if room <= NO_ROOM:
         return None
-    if batch is True and not ahead.full:     # in the block's own coordinates, over the methods that can be least there
-        found = _gain_per_leaf(_Part(costs, block, ahead.methods(block)), ahead, (0, block[1] - block[0], 0, block[3] - block[2]),
-                               budget_left, "part")
-        return found and (found[0], found[1] + block[0] if found[1] >= 0 else -1,
-                          found[2] + block[2] if found[2] >= 0 else -1, found[3])
+    if not batch or ahead.full:
+        return _scored(costs, ahead, block, here, room, budget_left, batch)
+    part = _Part(costs, block, ahead.methods(block))     # over the methods that can be least there, locally
+    found = _scored(part, ahead, (0, block[1] - block[0], 0, block[3] - block[2]), here, room, budget_left, True)
+    return found and (found[0], found[1] + block[0] if found[1] >= 0 else -1,
+                      found[2] + block[2] if found[2] >= 0 else -1, found[3])
+
+
+def _scored(costs, ahead, block, here, room, budget_left, batch):
+    """The body of _gain_per_leaf: `costs` the grid's BlockCosts or a block's _Part (then `block` is in its
+    coordinates), `here` and `room` the block's LookAhead.cost."""
     cc, mm, after, n = split_table(costs, block, budget_left is None or budget_left >= 3)
     added = n - 1
     fits = np.arange(added.size) if budget_left is None else np.flatnonzero(added <= budget_left)
@@ -159,7 +167,7 @@ def _gain_per_leaf(costs, ahead, block, budget_left, batch=True):
                 part = part[np.maximum((here - after[part]) / added[part], room / (added[part] + 1)) > best[0] + EPS]
             if part.size:
                 best = _looked_ahead(costs, block, here, cc[part], mm[part], after[part], added[part], best,
-                                     budget_left, ahead.two_way_known if batch == "part" else None)
+                                     budget_left, ahead.two_way_known if isinstance(costs, _Part) else None)
         return best
     for j in fits.tolist():
         gain = (here - after[j]) / added[j]
@@ -200,12 +208,6 @@ class _Part:
         self.by_method = costs.by_method[methods, a:b + 1, c:d + 1]      # a copy, method-major
         self.by_column = np.ascontiguousarray(self.by_method.transpose(0, 2, 1))
         self.floor = costs.floor[a:b + 1, c:d + 1]
-
-
-def _part_cost(ahead, part, block):
-    """LookAhead.cost of a block given in a _Part's coordinates (cached under the grid's own block)."""
-    a, c = part.origin
-    return ahead.cost((block[0] + a, block[1] + a, block[2] + c, block[3] + c))
 
 
 _SOUTH, _EAST = np.array([False, False, True, True]), np.array([False, True, False, True])    # NW, NE, SW, SE
@@ -265,10 +267,10 @@ def _box_costs(costs, a, b, c, d):
 
 
 def _two_way_gains(costs, a, b, c, d, child_cost):
-    """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: the
-    penalty sums of both halves of every cut by split.two_way_after's formulas, term for term (the same
-    numbers to the last bit); the sums at the cuts gathered once per cut, the block's corners once per block,
-    method-major (the least over the methods a reduction over the first axis: few methods, many cuts)."""
+    """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: each half a
+    band's sums up to the cut less the block's edge, as split.two_way_after (the same numbers to the last bit);
+    the bands gathered once per cut, the edges once per block, method-major (the least over the methods a
+    reduction over the first axis: few methods, many cuts)."""
     S = costs.by_method
     best = np.full(a.size, -np.inf)
     for along_msg in (True, False):

@@ -69,16 +69,13 @@ class Ladder:
 
     def __iter__(self):
         i = 0
-        while i < len(self._made) or (not self._made or self._made[-1] is not None):
+        while True:
             if i == len(self._made):
                 self._made.append(1 << i if self._more_than(1 << i) else None)
             yield self._made[i]
+            if self._made[i] is None:
+                return
             i += 1
-
-
-def candidate_budgets(exact_leaves):
-    """1, 2, 4, ... below an exact tree of `exact_leaves` leaves, then the exact tree (None)."""
-    return list(Ladder(lambda n: n < exact_leaves))
 
 
 PATIENCE = 2       # budgets in a row that do not lower the best mean by more than LOWER of it...

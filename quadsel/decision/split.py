@@ -242,9 +242,9 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
     costs, builder = costs or BlockCosts(grid), TreeBuilder()
     pending = {}                                       # parent -> its children in NW..SE order, as they come
     order = []
-    for block, depth, parent, slot, exact, share, cuts in _exact_walk(costs, grid.shape, leaf_rule, max_depth,
-                                                                      accuracy_threshold):
-        method = costs.exact_method(block) if exact else costs.method(block, leaf_rule)
+    for block, depth, parent, slot, exact, leaf, cuts in _exact_walk(costs, grid.shape, leaf_rule, max_depth,
+                                                                     accuracy_threshold):
+        method = costs.exact_method(block) if exact else leaf[0] if leaf else costs.method(block, leaf_rule)
         node = builder.node(method, depth)
         if parent is not None:
             pending[parent][slot] = node
@@ -258,7 +258,8 @@ def grow_exact(grid, leaf_rule="penalty", max_depth=None, accuracy_threshold=1.0
 
 def _exact_walk(costs, shape, leaf_rule, max_depth, accuracy_threshold):
     """grow_exact's nodes, depth-first with the children in NW..SE order (as recursion): (block, depth, parent
-    node, slot among its children, exact?, majority share or None, (comm cut, msg cut) or None for a leaf),
+    node, slot among its children, exact?, BlockCosts.leaf where the threshold needed it or None, (comm cut, msg
+    cut) or None for a leaf),
     a node numbered by its place in this order. A generator: a walk stopped early costs only what it saw."""
     rows, cols = shape
     stack = [((0, rows, 0, cols), 0, None, None)]      # (block, depth, parent, slot among its children)
@@ -266,17 +267,15 @@ def _exact_walk(costs, shape, leaf_rule, max_depth, accuracy_threshold):
     while stack:
         block, depth, parent, slot = stack.pop()
         exact = costs.exact(block)   # some method is as good as each cell's own best: that one, whatever the rule
-        share = None
-        if not exact and accuracy_threshold < 1.0:
-            share = costs.leaf(block, leaf_rule)[2]
+        leaf = costs.leaf(block, leaf_rule) if not exact and accuracy_threshold < 1.0 else None
         single = block[1] - block[0] == 1 and block[3] - block[2] == 1
-        limited = (max_depth is not None and depth >= max_depth) or (share is not None and share >= accuracy_threshold)
+        limited = (max_depth is not None and depth >= max_depth) or (leaf is not None and leaf[2] >= accuracy_threshold)
         cuts = None
         if not (single or limited or exact):
             cuts = best_split(costs, block)[1:]
             kids = _children(block, *cuts)
             stack.extend((kid, depth + 1, number, i) for i, kid in reversed(list(enumerate(kids))))
-        yield block, depth, parent, slot, exact, share, cuts
+        yield block, depth, parent, slot, exact, leaf, cuts
         number += 1
 
 

@@ -69,15 +69,18 @@ def _split_bintree_too_small(call):
 _OB = "ompi/mca/coll/base/"
 OPENMPI = [
     Fallback("allgather", "3", "comm size not a power of two", "2", _OB + "coll_base_allgather.c "
-             "ompi_coll_base_allgather_intra_recursivedoubling", lambda c: not _pow2(c.comm_size), reads=("comm_size",)),
+             "ompi_coll_base_allgather_intra_recursivedoubling", lambda c: not _pow2(c.comm_size),
+             reads=("comm_size",)),
     Fallback("allgather", "5", "odd comm size", "4", _OB + "coll_base_allgather.c "
              "ompi_coll_base_allgather_intra_neighborexchange", lambda c: c.comm_size % 2 == 1, reads=("comm_size",)),
     Fallback("allgather", "6", "comm size not 2", ERROR, _OB + "coll_base_allgather.c "
-             "ompi_coll_base_allgather_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2, reads=("comm_size",)),
+             "ompi_coll_base_allgather_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2,
+             reads=("comm_size",)),
     Fallback("allgatherv", "4", "odd comm size", "3", _OB + "coll_base_allgatherv.c "
              "ompi_coll_base_allgatherv_intra_neighborexchange", lambda c: c.comm_size % 2 == 1, reads=("comm_size",)),
     Fallback("allgatherv", "5", "comm size not 2", ERROR, _OB + "coll_base_allgatherv.c "
-             "ompi_coll_base_allgatherv_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2, reads=("comm_size",)),
+             "ompi_coll_base_allgatherv_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2,
+             reads=("comm_size",)),
     Fallback("allreduce", "4", "count < comm size", "3", _OB + "coll_base_allreduce.c "
              "ompi_coll_base_allreduce_intra_ring", lambda c: c.count < c.comm_size, reads=("comm_size", "count")),
     Fallback("allreduce", "5", "count < comm size x segment count (segment count = count without a segment "
@@ -85,25 +88,33 @@ OPENMPI = [
              lambda c: c.count < c.comm_size * _segcount(c), reads=("comm_size", "count", "type_size", "segsize")),
     Fallback("allreduce", "6", "count < largest power of two <= comm size, or a non-commutative op", "1",
              _OB + "coll_base_allreduce.c ompi_coll_base_allreduce_intra_redscat_allgather",
-             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative, reads=("comm_size", "count", "commutative")),
+             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative,
+             reads=("comm_size", "count", "commutative")),
     Fallback("alltoall", "5", "comm size not 2", ERROR, _OB + "coll_base_alltoall.c "
-             "ompi_coll_base_alltoall_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2, reads=("comm_size",)),
+             "ompi_coll_base_alltoall_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size != 2,
+             reads=("comm_size",)),
     Fallback("barrier", "5", "comm size not 2", ERROR, _OB + "coll_base_barrier.c "
-             "ompi_coll_base_barrier_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size > 2, reads=("comm_size",)),
+             "ompi_coll_base_barrier_intra_two_procs (MPI_ERR_UNSUPPORTED_OPERATION)", lambda c: c.comm_size > 2,
+             reads=("comm_size",)),
     Fallback("bcast", "4", "a half of the buffer smaller than the segment size (or empty)", "3",
              _OB + "coll_base_bcast.c ompi_coll_base_bcast_intra_split_bintree (chain of fan-out 1 = pipeline)",
              _split_bintree_too_small, reads=("count", "type_size", "segsize")),
     Fallback("bcast", "8", "count < comm size", "1", _OB + "coll_base_bcast.c "
-             "ompi_coll_base_bcast_intra_scatter_allgather", lambda c: c.count < c.comm_size, reads=("comm_size", "count")),
+             "ompi_coll_base_bcast_intra_scatter_allgather", lambda c: c.count < c.comm_size,
+             reads=("comm_size", "count")),
     Fallback("bcast", "9", "count < comm size", "1", _OB + "coll_base_bcast.c "
-             "ompi_coll_base_bcast_intra_scatter_allgather_ring", lambda c: c.count < c.comm_size, reads=("comm_size", "count")),
+             "ompi_coll_base_bcast_intra_scatter_allgather_ring", lambda c: c.count < c.comm_size,
+             reads=("comm_size", "count")),
     Fallback("reduce", "7", "count < largest power of two <= comm size, or a non-commutative op", "1",
              _OB + "coll_base_reduce.c ompi_coll_base_reduce_intra_redscat_gather",
-             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative or c.comm_size < 2, reads=("comm_size", "count", "commutative")),
+             lambda c: c.count < _pof2_below(c.comm_size) or not c.commutative or c.comm_size < 2,
+             reads=("comm_size", "count", "commutative")),
     Fallback("reduce_scatter_block", "2", "count x comm size > INT_MAX", "1", _OB + "coll_base_reduce_scatter_block.c "
-             "ompi_coll_base_reduce_scatter_block_intra_recursivedoubling", lambda c: c.count * c.comm_size > 2**31 - 1, reads=("comm_size", "count")),
+             "ompi_coll_base_reduce_scatter_block_intra_recursivedoubling", lambda c: c.count * c.comm_size > 2**31 - 1,
+             reads=("comm_size", "count")),
     Fallback("reduce_scatter_block", "3", "a non-commutative op", "1", _OB + "coll_base_reduce_scatter_block.c "
-             "ompi_coll_base_reduce_scatter_block_intra_recursivehalving", lambda c: not c.commutative, reads=("commutative",)),
+             "ompi_coll_base_reduce_scatter_block_intra_recursivehalving", lambda c: not c.commutative,
+             reads=("commutative",)),
 ]
 
 _MT = "src/mpi/coll/coll_algorithms.txt"

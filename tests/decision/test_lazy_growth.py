@@ -122,7 +122,7 @@ def test_the_ladder_asks_only_as_far_as_it_is_read():
 
     ladder = size.Ladder(more_than)
     assert list(itertools.islice(ladder, 3)) == [1, 2, 4] and asked == [1, 2, 4]
-    assert list(ladder) == [1, 2, 4, 8, 16, 32, 64, None] == size.candidate_budgets(100)
+    assert list(ladder) == [1, 2, 4, 8, 16, 32, 64, None]
     assert list(ladder) == list(ladder) and asked == [1, 2, 4, 8, 16, 32, 64, 128]
     assert list(size.Ladder(lambda n: False)) == [None]
 
