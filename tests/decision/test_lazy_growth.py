@@ -100,14 +100,16 @@ def test_the_least_over_the_undominated_methods_is_the_least_over_all(seed, rows
         assert set(inner.tolist()) <= set(keep.tolist())
 
 
-@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 12), st.integers(1, 4), st.integers(0, 2))
+@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 12), st.integers(1, 4), st.integers(0, 2),
+       st.sampled_from([1.0, 0.6]), st.sampled_from(["penalty", "majority"]))
 @settings(max_examples=80, deadline=None)
-def test_the_exact_leaf_count_is_walked_only_as_far_as_asked(seed, rows, cols, k, depth):
-    """ExactLeaves.more_than(n) answers as the exact tree's leaf count does, for every n, asked in any order."""
+def test_the_exact_leaf_count_is_walked_only_as_far_as_asked(seed, rows, cols, k, depth, threshold, rule):
+    """ExactLeaves.more_than(n) answers as the exact (or depth-, threshold-limited) tree's leaf count does, for
+    every n, asked in any order."""
     grid = random_grid(seed, rows, cols, k)
     max_depth = None if depth == 0 else depth
-    leaves = grow_exact(grid, max_depth=max_depth).n_leaves
-    count = ExactLeaves(grid, max_depth=max_depth)
+    leaves = grow_exact(grid, rule, max_depth, threshold).n_leaves
+    count = ExactLeaves(grid, rule, max_depth, threshold)
     for n in (3, 1, 0, leaves - 1, leaves, leaves + 5, 2):
         assert count.more_than(n) == (leaves > n)
     assert count.counted <= leaves
