@@ -6,6 +6,7 @@ import click
 
 from ..errors import QuadselError, one_line
 from ..inputs import BUILD_OPTION_MAX
+from ..library_option import input_library, library_option
 from .group import MESSAGE_LIMIT
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
@@ -50,27 +51,6 @@ def ingest_options(command, format_alias=True):
     for option in reversed(options):
         command = option(command)
     return command
-
-
-def _library(ctx, param, value):
-    if value is not None:
-        from ..libraries import library_name
-        ctx.meta["quadsel.library"] = library_name(value)
-    return value
-
-
-def library_option():
-    """--library NAME: the MPI library the measurement files come from (stored in ctx.meta for the reader)."""
-    return click.option("--library", "input_library", metavar="NAME", expose_value=False, callback=_library,
-                        help="MPI library of the files (openmpi, mpich, intelmpi, or any other name), over what a "
-                             ".meta.json or the algorithm names say. Another library's numeric ids stay its own ids: "
-                             "the C returns them, and other libraries' rules files refuse the tree.")
-
-
-def input_library():
-    """The --library of the running command, or None."""
-    ctx = click.get_current_context(silent=True)
-    return ctx.meta.get("quadsel.library") if ctx is not None else None
 
 
 def paper_tree_options(command):

@@ -8,7 +8,7 @@ import click
 
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
-from ..cli.options import library_option
+from ..library_option import library_option
 from ..libraries import COLLECTIVES, open_library
 from . import launch
 from .grid import DATATYPES, TIMINGS, parse_list
@@ -103,7 +103,7 @@ from .output import CONTINUED, interrupted_note
 @click.option("--sync", type=click.Choice(["barrier", "ring"]), default="barrier", show_default=True,
               help="Before every timed call: MPI_Barrier, or the paper's ring semi-barrier (a token from the "
                    "root around the ring, rank r from r+1 to r-1; span timing then starts at the root).")
-@library_option()   # --replay: the library of the recorded FILES (quadsel.cli.options)
+@library_option()   # --replay: the library of the recorded FILES (quadsel/library_option.py)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,

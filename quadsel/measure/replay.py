@@ -95,7 +95,7 @@ def _half_width(rule, stddev, n):
 
 def run_replay(spec, files):
     """The replay of `spec` (full sweep, or --adaptive) from the recorded `files`; writes spec.output."""
-    from ..cli.options import input_library
+    from ..library_option import input_library
     recording = Recording(files, spec.collective, input_library())
     comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
     planned = spec.adaptive or spec.sample
