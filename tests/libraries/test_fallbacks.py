@@ -189,3 +189,24 @@ def test_each_condition_reads_only_the_fields_it_says(comm, count, size, commuta
         for f in table:
             mixed = call._replace(**{name: getattr(other, name) for name in Call._fields if name not in f.reads})
             assert bool(f.applies(mixed)) == bool(f.applies(call)), (f.collective, f.algorithm, f.reads)
+
+
+def test_a_condition_that_does_not_say_what_it_reads_is_asked_call_by_call(monkeypatch):
+    """Fallback.reads left out (None): every call is asked on its own, with every field, and the answers are
+    those of the table's own entry."""
+    table = [f._replace(reads=None) for f in fallbacks.OPENMPI]
+    monkeypatch.setitem(fallbacks.TABLES, "openmpi", table)
+    calls = [Call(n, m, t, segsize=s) for n in (2, 3, 4, 7) for m in (0, 1, 5, 64, 4096) for t in (1, 4)
+             for s in (0, 1024)]
+    for collective in ("allreduce", "bcast", "reduce"):
+        for label in sorted({f.algorithm for f in table if f.collective == collective}):
+            expected = [_one_by_one("openmpi", collective, label, call) for call in calls]
+            assert fallbacks.replacements("openmpi", collective, label, calls) == expected
+
+
+def test_sizes_past_int64_are_asked_call_by_call():
+    """A count no int64 holds (a reader lets it through) is asked as the Python integer it is."""
+    calls = [Call(4, 2 ** 70, 4, segsize=1024), Call(4, 3, 4, segsize=1024), Call(2 ** 65, 5, 1)]
+    for collective, label in (("bcast", "4"), ("allreduce", "5"), ("reduce", "7")):
+        expected = [_one_by_one("openmpi", collective, label, call) for call in calls]
+        assert fallbacks.replacements("openmpi", collective, label, calls) == expected
