@@ -53,14 +53,6 @@ def replaced_points(paths, collective=None):
 TYPE_SIZES = {True: (4, 1), False: (1,)}
 
 
-def replacement_of(library, row):
-    """What runs instead of the row's forced algorithm at its point (None: the algorithm itself)."""
-    from ..libraries import fallbacks
-    if library is None or row.algorithm == DEFAULT_ALGORITHM or not fallbacks.known(library, row.collective):
-        return None
-    return replacements_at(library, row.collective, row.algorithm, [(row.segsize, row.comm_size, row.msg_size)])[0]
-
-
 def replacements_at(library, collective, algorithm, points):
     """replacement_of a forced algorithm at each (segsize, comm_size, msg_size) of `points` (rows of an array
     or tuples), as an object array."""
@@ -81,16 +73,23 @@ def replacements_at(library, collective, algorithm, points):
 def drop_replaced(rows, library, own_files=()):
     """(kept rows, [(collective, algorithm, segsize, comm, msg, runs)] dropped): rows of a forced algorithm at a
     point where `library` replaces it. Rows of `own_files` (measured by quadsel, whose `# replaced` lines
-    already say where) are kept as they are."""
+    already say where) are kept as they are. The rows of each forced (collective, algorithm) are asked at once
+    (replacements_at), as replaced_rows asks a column table's."""
+    from ..libraries import fallbacks
     from .identity import where
-    kept, dropped = [], []
-    for row in rows:
-        runs = None if where(row.source)[0] in own_files else replacement_of(library, row)
-        if runs is None:
-            kept.append(row)
-        else:
-            dropped.append((row.collective, row.algorithm, row.segsize, row.comm_size, row.msg_size, runs))
-    return kept, sorted(set(dropped), key=_POINT_ORDER)
+    runs, asked = [None] * len(rows), {}
+    for i, row in enumerate(rows):
+        if library is not None and row.algorithm != DEFAULT_ALGORITHM and where(row.source)[0] not in own_files \
+                and fallbacks.known(library, row.collective):
+            asked.setdefault((row.collective, row.algorithm), []).append(i)
+    for (collective, algorithm), at in asked.items():
+        points = [(rows[i].segsize, rows[i].comm_size, rows[i].msg_size) for i in at]
+        for i, found in zip(at, replacements_at(library, collective, algorithm, points).tolist()):
+            runs[i] = found
+    kept = [row for row, found in zip(rows, runs) if found is None]
+    dropped = {(row.collective, row.algorithm, row.segsize, row.comm_size, row.msg_size, found)
+               for row, found in zip(rows, runs) if found is not None}
+    return kept, sorted(dropped, key=_POINT_ORDER)
 
 
 def replaced_rows(cols, library, own_files=()):
