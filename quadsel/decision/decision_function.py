@@ -140,9 +140,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
     if split == "midpoint":
-        from .midpoint import constrained, exact_padded, paper_stats, region_tree
-        padded = constrained(exact_padded(grid, pad_mode, leaf_rule), max_depth, accuracy_threshold)
-        tree, paper = region_tree(padded, *grid.shape), paper_stats(padded)
+        from .midpoint import cut_tree, exact_padded
+        tree, paper = cut_tree(exact_padded(grid, pad_mode, leaf_rule), grid.shape, max_depth, accuracy_threshold)
     elif max_leaves is not None:
         from .best_first import grow_best_first
         tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth, shared.ahead(dmap, between, tolerance,

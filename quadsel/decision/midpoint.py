@@ -137,6 +137,13 @@ def exact_padded(grid, pad_mode="spread", leaf_rule="majority"):
     return out
 
 
+def cut_tree(exact, shape, max_depth=None, accuracy_threshold=1.0):
+    """(the cell Quadtree, the paper's statistics) of the padded tree cut from `exact` under the constraints:
+    what `build --paper` deploys, and each paper row of `report` (decision/paper_sweep.py)."""
+    padded = constrained(exact, max_depth, accuracy_threshold)
+    return region_tree(padded, *shape), paper_stats(padded)
+
+
 def constrained(exact, max_depth=None, accuracy_threshold=1.0):
     """The padded tree `build_padded` grows under `max_depth` and `accuracy_threshold`, cut from the exact tree.
 

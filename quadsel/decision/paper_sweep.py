@@ -8,7 +8,7 @@ is the exact tree cut at its first stopping nodes (midpoint.constrained). Each d
 """
 
 from .decision_function import SharedWork, builder_options, decision_function_of
-from .midpoint import constrained, exact_padded, paper_stats, region_tree
+from .midpoint import cut_tree, exact_padded
 
 
 def paper_functions(dmap, constraints, pad_mode="spread", leaf_rule="majority"):
@@ -21,7 +21,6 @@ def paper_functions(dmap, constraints, pad_mode="spread", leaf_rule="majority"):
     exact = exact_padded(grid, pad_mode, leaf_rule)
     out = []
     for option in checked:
-        padded = constrained(exact, option.max_depth, option.accuracy_threshold)
-        tree = region_tree(padded, *grid.shape)
-        out.append(decision_function_of(dmap, work, tree, option, paper=paper_stats(padded)))
+        tree, stats = cut_tree(exact, grid.shape, option.max_depth, option.accuracy_threshold)
+        out.append(decision_function_of(dmap, work, tree, option, paper=stats))
     return out
