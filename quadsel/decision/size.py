@@ -11,20 +11,23 @@ held-out points. The budget with the least mean over the folds is chosen, the sm
 
 import numpy as np
 
-from .budget_rule import DEFAULT_RULE, choose
+from .budget_rule import DEFAULT_RULE, choose, rescaled, rule_of
 
 
-def folds(dmap):
-    """(C, M) masks of the held-out points of each fold (only axes with 3 or more sizes are halved)."""
+def folds(dmap, stride=2):
+    """(C, M) masks of the held-out points of each fold: every `stride`-th size of an axis, each offset in turn
+    (stride 2: odd, then even positions); only axes with 3 or more sizes are cut, and an axis with fewer than
+    2 * stride sizes is halved."""
     out = []
     measured = dmap.measured
     for axis, n in ((1, dmap.shape[1]), (0, dmap.shape[0])):
         if n < 3:
             continue
-        for start in (1, 0):
+        step = stride if n >= 2 * stride else 2
+        for start in ((1, 0) if step == 2 else range(step)):
             mask = np.zeros(dmap.shape, dtype=bool)
             index = [slice(None), slice(None)]
-            index[axis] = slice(start, None, 2)
+            index[axis] = slice(start, None, step)
             mask[tuple(index)] = True
             mask &= measured
             if mask.any() and (measured & ~mask).any():
@@ -83,7 +86,7 @@ LOWER = 0.01
 PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
-def fold_scores(dmap, trees, budgets):
+def fold_scores(dmap, trees, budgets, stride=2):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
     function of each budget of one training map in turn (decision_function.budget_stream). The folds go
     together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
@@ -93,7 +96,7 @@ def fold_scores(dmap, trees, budgets):
     (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
     cube = scoring_cube(penalty_cube(dmap), dmap)
-    tests = folds(dmap)
+    tests = folds(dmap, stride)
     streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
     scores, best, stale = {}, float("inf"), 0
     for budget in budgets:
@@ -111,7 +114,14 @@ def fold_scores(dmap, trees, budgets):
 def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
     """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)` (the
     decision functions of every budget of one map, from one growth); `more_than(n)`: the exact tree of the
-    map has more than n leaves (Ladder); `rule` picks the budget from the curve (decision/budget_rule.py)."""
-    if not folds(dmap) or not more_than(1):
+    map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from their curve
+    (decision/budget_rule.py)."""
+    stride = rule_of(rule).stride
+    tests = folds(dmap, stride)
+    if not tests or not more_than(1):
         return None, {}
-    return choose(fold_scores(dmap, trees, Ladder(more_than)), rule)
+    budget, means = choose(fold_scores(dmap, trees, Ladder(more_than), stride), rule)
+    if rule_of(rule).rescale:
+        training = np.mean([(dmap.measured & ~test).sum() for test in tests])
+        budget = rescaled(budget, dmap.measured.sum() / training, more_than)
+    return budget, means

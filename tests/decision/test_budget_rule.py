@@ -1,9 +1,11 @@
 """The leaf-budget choice from the held-out folds' curve (decision/budget_rule.py)."""
 
+import math
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.budget_rule import RULES, choose
+from quadsel.decision.budget_rule import RULES, choose, rescaled
 
 
 def test_min_takes_the_least_mean_and_the_smaller_budget_of_equal_means():
@@ -34,4 +36,22 @@ def test_a_wider_rule_never_takes_a_larger_budget(per_fold):
 def test_unknown_rule():
     with pytest.raises(ValueError):
         choose({1: [1.0]}, "2se")
-    assert set(RULES) == {"min", "0.5se", "1se"}
+    assert set(RULES) == {"min", "0.5se", "1se", "thirds", "quarters", "rescaled", "thirds-rescaled"}
+
+
+def test_the_fold_cut_rules_choose_like_min():
+    per_fold = {1: [5.0, 5.0], 2: [3.0, 3.0], 4: [3.0, 3.0], None: [4.0, 4.0]}
+    assert {choose(per_fold, rule)[0] for rule in ("thirds", "quarters", "rescaled")} == {2}
+
+
+@given(st.sampled_from([None, 1, 2, 4, 8, 16, 32]), st.floats(1.0, 4.0), st.integers(1, 200))
+def test_rescaled_is_the_nearest_power_of_two_on_the_ladder(budget, ratio, exact_leaves):
+    out = rescaled(budget, ratio, lambda n: exact_leaves > n)
+    if budget is None or budget == 1:
+        assert out == budget
+    elif out is None:                                  # the exact tree has no more leaves than the scaled budget
+        assert exact_leaves <= 2 ** round(math.log2(budget * ratio))
+    else:
+        assert out & (out - 1) == 0 and exact_leaves > out
+        assert abs(math.log2(out) - math.log2(budget * ratio)) <= 0.5 + 1e-9     # nearest power of two
+        assert out >= budget                          # a larger grid never gets a smaller budget

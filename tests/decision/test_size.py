@@ -62,3 +62,26 @@ def test_a_gain_under_one_percent_of_the_best_is_no_progress(dmap, monkeypatch):
     curve = {1: 9.0, 2: 8.0, 4: 7.0, 8: 6.0, 16: 5.0, 32: 4.0, 64: 3.0, 128: 2.99, 256: 2.98, 512: 1.0, None: 0.5}
     scores, asked = _run(dmap, curve, monkeypatch)
     assert asked[-1] == 256 and size.choose(scores)[0] == 256      # stopped, but the best scored is chosen
+
+
+@pytest.mark.parametrize("stride", [2, 3, 4])
+def test_folds_hold_out_every_measured_point_once_per_axis(dmap, stride):
+    masks = size.folds(dmap, stride)
+    on_comm = stride if 7 >= 2 * stride else 2               # 7 comm x 21 msg sizes: a short axis is halved
+    assert len(masks) == stride + on_comm
+    per_axis = [masks[:stride], masks[stride:]]
+    for axis_masks in per_axis:
+        total = np.sum(axis_masks, axis=0)
+        assert np.array_equal(total, dmap.measured.astype(int))    # each measured point held out exactly once
+        for mask in axis_masks:                                      # and a training grid keeps the rest
+            assert mask.any() and (dmap.measured & ~mask).any()
+
+
+def test_an_axis_too_short_for_the_stride_is_halved():
+    from quadsel.decision.decision_map import map_from_cube
+    from quadsel.decision.decision_map import Method
+    cost = np.random.default_rng(0).uniform(1, 2, size=(4, 9, 2))
+    small = map_from_cube("bcast", np.array([2, 3, 4, 5]), 2 ** np.arange(9), [Method("1", 0), Method("2", 0)], cost)
+    masks = size.folds(small, 3)
+    assert len(masks) == 3 + 2                                # 9 message sizes in thirds, 4 communicator sizes halved
+    assert [m.sum() for m in masks[3:]] == [2 * 9, 2 * 9]
