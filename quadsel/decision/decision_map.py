@@ -137,11 +137,9 @@ def build_decision_map(measurements, collective=None):
     default_cost = default_se = None
     default_rows = [m for m in rows if m.is_default and m.comm_size in ci and m.msg_size in mi]
     if default_rows:   # the default under several segment-size labels is one baseline: pooled, not the last row
-        default_cost = _pooled((len(comm_sizes), len(msg_sizes)),
-                               (((ci[m.comm_size], mi[m.msg_size]), m.time) for m in default_rows))
-        default_se = _pooled((len(comm_sizes), len(msg_sizes)),
-                             (((ci[m.comm_size], mi[m.msg_size]), m.stddev / math.sqrt(m.reps))
-                              for m in default_rows if m.stddev is not None and m.reps))
+        default_cost, default_se = _pooled((len(comm_sizes), len(msg_sizes)),
+                                           (((ci[m.comm_size], mi[m.msg_size]), m.time, m.stddev, m.reps)
+                                            for m in default_rows))
 
     sources = tuple(sorted({m.source.rsplit(":", 1)[0] for m in rows if m.source}))
     dmap = map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se, default_cost, sources, library,
@@ -183,11 +181,10 @@ def _map_of_columns(cols, collective, library):
     base = cols.take(default & np.isin(cols.comm_size, comm_sizes) & np.isin(cols.msg_size, msg_sizes))
     if len(base):
         at = list(zip(np.searchsorted(comm_sizes, base.comm_size).tolist(), np.searchsorted(msg_sizes, base.msg_size).tolist()))
-        default_cost = _pooled((len(comm_sizes), len(msg_sizes)), zip(at, base.time.tolist()))
-        se = ~np.isnan(base.stddev) & (base.reps > 0)
-        default_se = _pooled((len(comm_sizes), len(msg_sizes)),
-                             ((p, s / math.sqrt(r)) for p, s, r, k in zip(at, base.stddev.tolist(), base.reps.tolist(),
-                                                                          se.tolist()) if k))
+        stddev = [None if s != s else s for s in base.stddev.tolist()]
+        reps = [r if r > 0 else None for r in base.reps.tolist()]
+        default_cost, default_se = _pooled((len(comm_sizes), len(msg_sizes)),
+                                           zip(at, base.time.tolist(), stddev, reps))
     sources = tuple(sorted({cols.paths[f] for f in np.unique(cols.file).tolist()}))
     return map_from_cube(name, comm_sizes.astype(np.int64), msg_sizes.astype(np.int64), pairs, cost, cost_se,
                          default_cost, sources, library, default_se)
@@ -273,15 +270,21 @@ def noise_ties(dmap, z=1.96):
 
 
 def _pooled(shape, cells):
-    """An array of `shape` from (index, time) pairs, NaN elsewhere; several times for one index are pooled by
-    their median, the rule ingest.aggregate applies to repeats (docs/methodology.md), never the last one."""
-    times = {}
-    for index, time in cells:
-        times.setdefault(index, []).append(time)
-    out = np.full(shape, np.nan)
-    for index, values in times.items():
-        out[index] = float(np.median(values))
-    return out
+    """(times, standard errors): arrays of `shape` from (index, time, stddev, reps) cells, NaN elsewhere (and
+    where the standard error is unknown); several cells of one index are pooled by the rule ingest.aggregate
+    applies to repeats (their median time, never the last one; ingest/aggregate.py, pooled_spread)."""
+    from ..ingest.aggregate import pooled_spread
+    found = {}
+    for index, *values in cells:
+        found.setdefault(index, []).append(values)
+    times, errors = np.full(shape, np.nan), np.full(shape, np.nan)
+    for index, values in found.items():
+        time, stddev, reps = ([v[0] for v in values], [v[1] for v in values], [v[2] for v in values])
+        times[index] = float(np.median(time))
+        stddev, reps = (stddev[0], reps[0]) if len(values) == 1 else pooled_spread(time, stddev, reps)
+        if stddev is not None and reps:
+            errors[index] = stddev / math.sqrt(reps)
+    return times, errors
 
 
 def interpolate_message_axis(cost, msg_sizes):

@@ -32,8 +32,10 @@ def test_generic_csv_reads_aggregates_and_normalises():
     assert {m.collective for m in rows} == {"bcast"}  # "MPI_Bcast" too
     repeated = rows[1]
     assert repeated.time == 13.1  # median of 12.5, 13.1 and the disturbed 40.0
-    assert repeated.stddev == pytest.approx(15.7067925858)
+    # its standard error is the mean's over the three runs, from their disagreement (sample sd / sqrt(3)),
+    # not the spread divided by the 600 calls: stddev / sqrt(reps) gives it back
     assert repeated.reps == 600
+    assert repeated.stddev / 600 ** 0.5 == pytest.approx(15.7067925858 / 3 ** 0.5)
     assert repeated.source.endswith("generic.csv:3 (+2 repeats)")
     pooled = rows[2]   # "6" at 17.25 µs (no stddev, no reps) and "binomial" at 16.0 µs
     assert pooled.time == pytest.approx(16.625) and pooled.reps is None
@@ -292,8 +294,30 @@ def test_aggregate_median_sample_std_and_reps():
     rows = aggregate([m(time=10.0, reps=5), m(time=11.0, reps=5), m(time=50.0, reps=10), m(time=12.0, reps=5)])
     assert len(rows) == 1
     assert rows[0].time == 11.5
-    assert rows[0].stddev == pytest.approx(19.5170865)
     assert rows[0].reps == 25
+    assert rows[0].stddev / 5 == pytest.approx(19.5170865 / 2)     # standard error: sample sd / sqrt(4 repeats)
+    # without every repetition count there is no standard error: the sample standard deviation as it is
+    assert aggregate([m(time=10.0, reps=None), m(time=12.0, reps=4)])[0].stddev == pytest.approx(2 ** 0.5)
+
+
+def _se(row):
+    return row.stddev / row.reps ** 0.5
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.floats(1.0, 1e4), st.floats(0.0, 1e3), st.integers(1, 500)), min_size=2, max_size=6))
+def test_repeats_are_no_more_certain_than_their_disagreement_nor_than_their_own_errors(runs):
+    pooled = aggregate([m(time=t, stddev=s, reps=r) for t, s, r in runs])[0]
+    n = len(runs)
+    times = [t for t, _, _ in runs]
+    mean = sum(times) / n
+    spread = (sum((t - mean) ** 2 for t in times) / (n - 1)) ** 0.5
+    within = sum(s * s / r for _, s, r in runs) ** 0.5 / n           # the standard error of the runs' mean
+    assert pooled.reps == sum(r for _, _, r in runs)
+    assert _se(pooled) == pytest.approx(max(spread / n ** 0.5, within), rel=1e-9, abs=1e-12)
+    # runs that disagree by more than their calls' noise: the disagreement decides, not the number of calls
+    many = aggregate([m(time=t, stddev=s, reps=r * 1000) for t, s, r in runs])[0]
+    assert _se(many) >= spread / n ** 0.5 * (1 - 1e-9)
 
 
 def test_aggregate_keeps_single_rows_and_drops_unknown_rep_sums():
