@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import OptionError
 from .decision_map import DecisionMap, Method  # noqa: F401
 from . import tree_file
-from .grid import Axis, build_grid
+from .grid import Axis, DecisionGrid, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
 from .quadtree import Quadtree
 
@@ -148,6 +148,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
                                                                                      keep_default))
     else:
         tree = shared.exact(dmap, same)
+    if split != "midpoint":
+        tree = shared.labelled(dmap, same, tree)
     return decision_function_of(dmap, work, tree, options, provenance, size_info, paper)
 
 
@@ -157,14 +159,35 @@ class SharedWork:
     and its exact trees. Maps are told apart by identity (each is kept alive here)."""
 
     def __init__(self):
-        self._grids, self._exact = {}, {}
+        self._grids, self._exact, self._labelled = {}, {}, {}
 
     def grid(self, dmap, between, tolerance, keep_default):
         """(the map the tree is built on, its DecisionGrid)."""
         key = (id(dmap), between, tolerance, bool(keep_default))
         if key not in self._grids:
-            self._grids[key] = [dmap, *_grid(dmap, between, tolerance, keep_default), None]
+            self._grids[key] = [dmap, *_grid(dmap, between, tolerance, keep_default), None, None]
         return tuple(self._grids[key][1:3])
+
+    def labelled(self, dmap, same, tree):
+        """The tree grown on that grid with its leaves labelled by the penalties before the ties, when the grid
+        has ties (decision/leaf_labels.py); the library default's leaves keep it."""
+        key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]))
+        entry = self._grids[key]
+        work, grid = entry[1], entry[2]
+        if grid.measured is None:
+            return tree
+        if entry[4] is None:
+            from .split import BlockCosts
+            best = np.where(grid.weight > 0, np.argmin(grid.measured, axis=2), grid.best)
+            entry[4] = BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best))
+        if (key, id(tree)) not in self._labelled:      # one relabelled tree per tree (the exact one is shared)
+            from .decision_map import DEFAULT_METHOD
+            from .leaf_labels import relabel
+            keep = work.methods.index(DEFAULT_METHOD) if DEFAULT_METHOD in work.methods else None
+            tied = None if same["tolerance"] == "ci" else self.ahead(dmap, same["between"], same["tolerance"],
+                                                                     same["keep_default"]).costs
+            self._labelled[key, id(tree)] = (tree, relabel(tree, entry[4], grid.shape, same["leaf_rule"], keep, tied))
+        return self._labelled[key, id(tree)][1]
 
     def ahead(self, dmap, between, tolerance, keep_default):
         """The LookAhead (with the BlockCosts) of that grid."""
@@ -250,7 +273,7 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
     grown = budget_trees(grid, (b for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
     for budget in budgets:
-        tree = next(grown) if budget is not None else shared.exact(dmap, same)
+        tree = shared.labelled(dmap, same, next(grown) if budget is not None else shared.exact(dmap, same))
         options = builder_options(max_leaves=budget, outside=outside, **same)
         yield decision_function_of(dmap, work, tree, options, provenance)
 

@@ -13,6 +13,7 @@ one integer comparison `size >= lo` in every target.
 
 import warnings
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -85,6 +86,7 @@ class DecisionGrid:
     penalty: np.ndarray     # (R, C, K) % at the cell (0 where nothing is known: its weight is 0)
     weight: np.ndarray      # (R, C): 1 per measured point and per inferred cell, 0 where nothing is known
     best: np.ndarray        # (R, C) method index: least penalty (interpolated decision where nothing was measured)
+    measured: Optional[np.ndarray] = None   # (R, C, K) the penalty before ties within the tolerance (None: no ties)
 
     @property
     def shape(self):
@@ -106,34 +108,61 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     the builders (ties within the noise of the best); "ci": a method whose time is within two standard errors
     of the best's (measured repetitions) is a tie. A method not measured at a point costs what the penalty
     charges plus UNMEASURED; one with no value at an inferred cell costs the cell's worst plus UNMEASURED.
-    Every report still scores the real penalty.
+    With ties, `measured` keeps the cells' penalties before them: the ties shape a tree, these label its
+    leaves (decision/leaf_labels.py). Every report still scores the real penalty.
     """
-    from .decision_map import DEFAULT_METHOD, noise_ties, penalty_cube
-    from .library_default import PREFER_DEFAULT
+    from .decision_map import noise_ties, penalty_cube
     comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
     point = penalty_cube(dmap)                                   # (C, M, K), NaN at filled points
     with np.errstate(invalid="ignore", divide="ignore"):
         lowest = np.nanmin(np.where(np.isnan(dmap.cost_filled), np.inf, dmap.cost_filled), axis=2)
         inferred = (dmap.cost_filled - lowest[:, :, None]) / lowest[:, :, None] * 100.0
     point = np.where(dmap.filled[:, :, None], inferred, point)
-    if tolerance == "ci":
-        point = np.where(noise_ties(dmap), 0.0, point)
-    elif tolerance > 0:
-        point = np.where(point <= tolerance, 0.0, point)
+    untied = None
+    if tolerance == "ci" or tolerance > 0:
+        untied = _marked(point, dmap)
+        point = np.where(noise_ties(dmap) if tolerance == "ci" else point <= tolerance, 0.0, point)
+    penalty, known = _cells(_marked(point, dmap), comm, msg)
+    weight = known.astype(float)
+    fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
+    best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
+    measured = None if untied is None else np.nan_to_num(_cells(untied, comm, msg)[0], nan=0.0)
+    return DecisionGrid(comm, msg, np.where(np.isnan(penalty), 0.0, penalty), weight, best.astype(np.int64),
+                        measured)
+
+
+def _marked(point, dmap):
+    """Point penalties as the builders see them: a method not measured where another was costs UNMEASURED more,
+    and the library default wins every tie (PREFER_DEFAULT, decision/library_default.py)."""
+    from .decision_map import DEFAULT_METHOD
+    from .library_default import PREFER_DEFAULT
     point = np.where(np.isnan(dmap.cost) & dmap.measured[:, :, None], point + UNMEASURED, point)
-    if DEFAULT_METHOD in dmap.methods:       # the library default wins every tie (decision/library_default.py)
+    if DEFAULT_METHOD in dmap.methods:
         point[:, :, dmap.methods.index(DEFAULT_METHOD)] -= PREFER_DEFAULT
-    # a cell's penalty: the worst over the points around it (one point for a measured cell)
-    # (np.fmax: the larger of two, the other where one is NaN; NaN where nothing is known around the cell)
-    rows = np.fmax(point[comm.left], point[comm.right])
-    penalty = np.fmax(rows[:, msg.left], rows[:, msg.right])
+    return point
+
+
+def _cells(point, comm, msg):
+    """(cell penalties, known cells): a cell's penalty is the worst over the points around it (one point for a
+    measured cell); a method with no value where others have one costs the cell's worst + UNMEASURED; NaN where
+    nothing is known around the cell. (np.fmax: the larger of two, the other where one is NaN.)"""
+    rows = _around(point, comm, 0)
+    penalty = _around(rows, msg, 1)
     del rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # all-NaN: nothing known around the cell
         worst = np.nanmax(penalty, axis=2, keepdims=True)
     known = ~np.isnan(worst[:, :, 0])
-    penalty = np.where(np.isnan(penalty) & known[:, :, None], worst + UNMEASURED, penalty)
-    weight = known.astype(float)
-    fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
-    best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
-    return DecisionGrid(comm, msg, np.where(np.isnan(penalty), 0.0, penalty), weight, best.astype(np.int64))
+    return np.where(np.isnan(penalty) & known[:, :, None], worst + UNMEASURED, penalty), known
+
+
+def _around(values, axis, along):
+    """`values` on the cells of `axis` (along dimension `along`): a measured cell's own, a gap cell's the larger of
+    its two neighbours' (np.fmax), gathered once."""
+    out = np.take(values, axis.left, axis=along)
+    gaps = np.flatnonzero(axis.left != axis.right)
+    if gaps.size:
+        index = [slice(None)] * values.ndim
+        index[along] = gaps
+        out[tuple(index)] = np.fmax(out[tuple(index)], np.take(values, axis.right[gaps], axis=along))
+    return out
