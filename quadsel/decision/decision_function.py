@@ -170,11 +170,11 @@ class SharedWork:
 
     def labelled(self, dmap, same, tree):
         """The tree grown on that grid with its leaves labelled by the penalties before the ties, when the grid
-        has ties (decision/leaf_labels.py); the library default's leaves keep it."""
+        has ties within the noise (decision/leaf_labels.py); the library default's leaves keep it."""
         key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]))
         entry = self._grids[key]
         work, grid = entry[1], entry[2]
-        if grid.measured is None:
+        if grid.measured is None or same["tolerance"] != "ci":
             return tree
         if entry[4] is None:
             from .split import BlockCosts
@@ -184,9 +184,7 @@ class SharedWork:
             from .decision_map import DEFAULT_METHOD
             from .leaf_labels import relabel
             keep = work.methods.index(DEFAULT_METHOD) if DEFAULT_METHOD in work.methods else None
-            tied = None if same["tolerance"] == "ci" else self.ahead(dmap, same["between"], same["tolerance"],
-                                                                     same["keep_default"]).costs
-            self._labelled[key, id(tree)] = (tree, relabel(tree, entry[4], grid.shape, same["leaf_rule"], keep, tied))
+            self._labelled[key, id(tree)] = (tree, relabel(tree, entry[4], grid.shape, same["leaf_rule"], keep))
         return self._labelled[key, id(tree)][1]
 
     def ahead(self, dmap, between, tolerance, keep_default):

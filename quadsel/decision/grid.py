@@ -86,7 +86,7 @@ class DecisionGrid:
     penalty: np.ndarray     # (R, C, K) % at the cell (0 where nothing is known: its weight is 0)
     weight: np.ndarray      # (R, C): 1 per measured point and per inferred cell, 0 where nothing is known
     best: np.ndarray        # (R, C) method index: least penalty (interpolated decision where nothing was measured)
-    measured: Optional[np.ndarray] = None   # (R, C, K) the penalty before ties within the tolerance (None: no ties)
+    measured: Optional[np.ndarray] = None   # (R, C, K) the penalty before ties within the noise (None: no ci ties)
 
     @property
     def shape(self):
@@ -108,8 +108,8 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     the builders (ties within the noise of the best); "ci": a method whose time is within two standard errors
     of the best's (measured repetitions) is a tie. A method not measured at a point costs what the penalty
     charges plus UNMEASURED; one with no value at an inferred cell costs the cell's worst plus UNMEASURED.
-    With ties, `measured` keeps the cells' penalties before them: the ties shape a tree, these label its
-    leaves (decision/leaf_labels.py). Every report still scores the real penalty.
+    With ties within the noise, `measured` keeps the cells' penalties before them: the ties shape a tree,
+    these label its leaves (decision/leaf_labels.py). Every report still scores the real penalty.
     """
     from .decision_map import noise_ties, penalty_cube
     comm, msg = Axis.of(dmap.comm_sizes, between), Axis.of(dmap.msg_sizes, between)
@@ -119,9 +119,11 @@ def build_grid(dmap, between="floor", tolerance=0.0):
         inferred = (dmap.cost_filled - lowest[:, :, None]) / lowest[:, :, None] * 100.0
     point = np.where(dmap.filled[:, :, None], inferred, point)
     untied = None
-    if tolerance == "ci" or tolerance > 0:
+    if tolerance == "ci":
         untied = _marked(point, dmap)
-        point = np.where(noise_ties(dmap) if tolerance == "ci" else point <= tolerance, 0.0, point)
+        point = np.where(noise_ties(dmap), 0.0, point)
+    elif tolerance > 0:
+        point = np.where(point <= tolerance, 0.0, point)
     penalty, known = _cells(_marked(point, dmap), comm, msg)
     weight = known.astype(float)
     fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known

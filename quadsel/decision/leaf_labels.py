@@ -7,13 +7,10 @@ worse -- which can be one a little slower almost everywhere: not significantly d
 (on two pooled runs of the ompi5-bcast example, whose disagreement makes most differences ties, the one-leaf
 tree took a method 8 % slower on average than basic_linear, and lost 8.35 % on the third run against 3.69 %
 for the single best method). So once a tree is grown, every leaf is labelled again by the penalty before the
-ties (grid.DecisionGrid.measured):
-
-  ci ties             the method of least measured penalty over the leaf's block (the leaf rule's choice on
-                      the measured penalties);
-  a fixed tolerance   the user's own equivalence ("5 % does not matter"): among the methods of least tied penalty
-                      over the block, the one of least measured penalty -- an exact tree stays exact within it.
-
+ties (grid.DecisionGrid.measured): the method of least measured penalty over its block (the leaf rule's choice
+on the measured penalties). A fixed tolerance is left alone: it is the user's own equivalence ("5 % does not
+matter"), an exact tree promises every point within it, and breaking its ties by the measured times, when
+tried, lost more on held-out sizes (benchmarks/selection.py, "measured exact, tolerance 5 %").
 A leaf the builders gave to the library default keeps it: the default is kept where no method beats it beyond
 the noise (decision/library_default.py), which is what the ties are for there. docs/methodology.md ("Ties shape
 the tree, the measured times label it") records the evidence.
@@ -25,11 +22,10 @@ from .quadtree import Quadtree
 from .split import EPS
 
 
-def relabel(tree, labels, shape, leaf_rule, keep=None, tied=None):
+def relabel(tree, labels, shape, leaf_rule, keep=None):
     """The tree over a grid of `shape` with every leaf's method chosen by `labels` (a split.BlockCosts of the
-    penalties before the ties) under `leaf_rule`; with `tied` (the BlockCosts the tree was grown on: a fixed
-    tolerance) only among the methods of least tied penalty sum over the leaf. Leaves whose method is `keep` (the
-    library default's index, or None) keep it."""
+    penalties before the ties) under `leaf_rule`. Leaves whose method is `keep` (the library default's index, or
+    None) keep it."""
     r0, r1, c0, c1 = tree.blocks(*shape)
     leaves = np.flatnonzero(tree.is_leaf & (tree.method != (-1 if keep is None else keep)))
     method = tree.method.copy()
@@ -37,12 +33,8 @@ def relabel(tree, labels, shape, leaf_rule, keep=None, tied=None):
         box = (r0[leaves], r1[leaves], c0[leaves], c1[leaves])
         weighed = labels._box(labels.weights, *box) > EPS
         leaves, box = leaves[weighed], tuple(b[weighed] for b in box)
-        sums = labels._box(labels.sums, *box)
-        if tied is not None:
-            ties = tied._box(tied.sums, *box)
-            sums = np.where(ties <= ties.min(axis=1, keepdims=True) + EPS, sums, np.inf)
-        method[leaves] = np.argmin(sums, axis=1)
-    elif tied is None:
+        method[leaves] = np.argmin(labels._box(labels.sums, *box), axis=1)
+    else:
         for node in leaves.tolist():
             method[node] = labels.method((int(r0[node]), int(r1[node]), int(c0[node]), int(c1[node])), leaf_rule)
     if np.array_equal(method, tree.method):

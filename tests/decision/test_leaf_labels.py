@@ -72,9 +72,10 @@ def test_relabelling_keeps_the_shape_and_gives_each_leaf_its_least_measured_pena
         assert sums[out.method[node]] <= sums.min() + 1e-9
 
 
-def test_without_ties_the_tree_is_left_alone():
+def test_without_ties_within_the_noise_the_tree_is_left_alone():
     rng = np.random.default_rng(3)
     dmap = build_decision_map(rows({str(k): rng.uniform(90, 110, size=(3, 4)) for k in (1, 2, 6)}, se=2.0))
     assert build_grid(dmap, "least-bad", 0.0).measured is None
+    assert build_grid(dmap, "least-bad", 5.0).measured is None        # a fixed tolerance: the user's equivalence
     exact = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
     assert (exact.choice_grid() == np.argmin(dmap.cost, axis=2)).all()
