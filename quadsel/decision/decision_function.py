@@ -174,12 +174,13 @@ class SharedWork:
         key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]))
         entry = self._grids[key]
         work, grid = entry[1], entry[2]
-        if grid.measured is None or same["tolerance"] != "ci":
+        if entry[4] is None and (grid.measured is None or same["tolerance"] != "ci"):
             return tree
-        if entry[4] is None:
+        if entry[4] is None:         # the measured penalties' prefix sums; the cube itself is not kept
             from .split import BlockCosts
             best = np.where(grid.weight > 0, np.argmin(grid.measured, axis=2), grid.best)
-            entry[4] = BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best))
+            entry[4] = BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best), cells=False)
+            grid.measured = None
         if (key, id(tree)) not in self._labelled:      # one relabelled tree per tree (the exact one is shared)
             from .decision_map import DEFAULT_METHOD
             from .leaf_labels import relabel

@@ -28,7 +28,8 @@ EPS = 1e-9
 class BlockCosts:
     """Penalty sums of every method over any block of cells, by 2-D prefix sums (O(K) per block)."""
 
-    def __init__(self, grid):
+    def __init__(self, grid, cells=True):
+        """cells=False: only the sums are kept, not the grid's penalty cube (`undominated` needs it)."""
         rows, cols, k = grid.penalty.shape
         self.sums = np.zeros((rows + 1, cols + 1, k))           # [row, col, method]: a block's sums are contiguous
         inner = self.sums[1:, 1:]
@@ -41,7 +42,7 @@ class BlockCosts:
         np.cumsum(inner, axis=1, out=inner)
         self.by_method = np.moveaxis(self.sums, 2, 0)             # the same numbers, [method, row, col] (split_after)
         del inner
-        self._best, self._weight, self._penalty = grid.best, grid.weight, grid.penalty
+        self._best, self._weight, self._penalty = grid.best, grid.weight, grid.penalty if cells else None
         self.weights = np.zeros((rows + 1, cols + 1))           # sum of the cells' weights
         self.weights[1:, 1:] = np.where(grid.weight > 0, grid.weight, 0.0).cumsum(axis=0).cumsum(axis=1)
         self._votes = self._plain = None
