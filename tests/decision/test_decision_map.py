@@ -92,3 +92,16 @@ def test_a_training_map_keeps_the_standard_errors():
 def test_sizes_beyond_64_bits_find_the_last_cell():
     axis = Axis.of([1, 2 ** 60, 2 ** 61], "least-bad")
     assert axis.cells(np.array([2 ** 60, 2 ** 63], dtype=object)).tolist() == axis.cells([2 ** 60]).tolist() + [4]
+
+
+def test_the_default_under_several_labels_gets_the_standard_error_of_pooled_repeats():
+    """The default's rows under several segment-size labels are pooled by ingest.aggregate's rule: their
+    standard error is their disagreement's (sample sd / sqrt(n)) when it exceeds their own errors."""
+    from quadsel.ingest.aggregate import pooled_spread
+    rows = [Measurement("bcast", "6", 0, 2, 8, 5.0, 0.1, 100)]
+    times = (4.0, 5.0, 9.0)
+    rows += [Measurement("bcast", "default", seg, 2, 8, t, 0.1, 100) for seg, t in zip((0, 1024, 8192), times)]
+    dmap = build_decision_map(rows)
+    stddev, reps = pooled_spread(list(times), [0.1] * 3, [100] * 3)
+    assert dmap.default_se[0, 0] == pytest.approx(stddev / reps ** 0.5)
+    assert dmap.default_se[0, 0] == pytest.approx(float(np.std(times, ddof=1)) / 3 ** 0.5)
