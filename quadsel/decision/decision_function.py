@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import OptionError
 from .decision_map import DecisionMap, Method  # noqa: F401
 from . import tree_file
-from .grid import Axis, DecisionGrid, build_grid
+from .grid import Axis, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
 from .quadtree import Quadtree
 
@@ -165,27 +165,22 @@ class SharedWork:
         """(the map the tree is built on, its DecisionGrid)."""
         key = (id(dmap), between, tolerance, bool(keep_default))
         if key not in self._grids:
-            self._grids[key] = [dmap, *_grid(dmap, between, tolerance, keep_default), None, None]
+            work, grid, labels = _grid(dmap, between, tolerance, keep_default)
+            self._grids[key] = [dmap, work, grid, None, labels]      # [3]: the LookAhead, made when asked
         return tuple(self._grids[key][1:3])
 
     def labelled(self, dmap, same, tree):
         """The tree grown on that grid with its leaves labelled by the penalties before the ties, when the grid
         has ties within the noise (decision/leaf_labels.py); the library default's leaves keep it."""
         key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]))
-        entry = self._grids[key]
-        work, grid = entry[1], entry[2]
-        if entry[4] is None and (grid.measured is None or same["tolerance"] != "ci"):
+        _, work, grid, _, labels = self._grids[key]
+        if labels is None:
             return tree
-        if entry[4] is None:         # the measured penalties' prefix sums; the cube itself is not kept
-            from .split import BlockCosts
-            best = np.where(grid.weight > 0, np.argmin(grid.measured, axis=2), grid.best)
-            entry[4] = BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best), cells=False)
-            grid.measured = None
         if (key, id(tree)) not in self._labelled:      # one relabelled tree per tree (the exact one is shared)
             from .decision_map import DEFAULT_METHOD
             from .leaf_labels import relabel
             keep = work.methods.index(DEFAULT_METHOD) if DEFAULT_METHOD in work.methods else None
-            self._labelled[key, id(tree)] = (tree, relabel(tree, entry[4], grid.shape, same["leaf_rule"], keep))
+            self._labelled[key, id(tree)] = (tree, relabel(tree, labels, grid.shape, same["leaf_rule"], keep))
         return self._labelled[key, id(tree)][1]
 
     def ahead(self, dmap, between, tolerance, keep_default):
@@ -289,12 +284,18 @@ def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max
 
 
 def _grid(dmap, between, tolerance, keep_default):
-    """(the map the tree is built on, its DecisionGrid)."""
+    """(the map the tree is built on, its DecisionGrid, the label costs of its measured penalties or None: with
+    ties within the noise, decision/leaf_labels.py; the grid then keeps only these sums, not the cube)."""
     work = dmap
     if keep_default:      # the measured library default is one more method (decision/library_default.py)
         from .library_default import with_default_column
         work = with_default_column(dmap)
-    return work, build_grid(work, between, tolerance=tolerance)
+    grid = build_grid(work, between, tolerance=tolerance)
+    if grid.measured is None:
+        return work, grid, None
+    from dataclasses import replace
+    from .leaf_labels import label_costs
+    return work, replace(grid, measured=None), label_costs(grid)
 
 
 def decision_function_of(dmap, work, tree, options, provenance=None, size_info=None, paper=None):

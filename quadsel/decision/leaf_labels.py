@@ -18,8 +18,16 @@ the tree, the measured times label it") records the evidence.
 
 import numpy as np
 
+from .grid import DecisionGrid
 from .quadtree import Quadtree
-from .split import EPS
+from .split import EPS, BlockCosts
+
+
+def label_costs(grid):
+    """The BlockCosts that label leaves: prefix sums of the grid's measured penalties (DecisionGrid.measured),
+    each cell's best method by them; the cube itself is not kept."""
+    best = np.where(grid.weight > 0, np.argmin(grid.measured, axis=2), grid.best)
+    return BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best), cells=False)
 
 
 def relabel(tree, labels, shape, leaf_rule, keep=None):

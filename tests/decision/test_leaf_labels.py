@@ -6,10 +6,9 @@ from hypothesis import given, settings, strategies as st
 from quadsel.decision.best_first import grow_best_first
 from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
 from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
-from quadsel.decision.grid import DecisionGrid, build_grid
-from quadsel.decision.leaf_labels import relabel
+from quadsel.decision.grid import build_grid
+from quadsel.decision.leaf_labels import label_costs, relabel
 from quadsel.decision.library_default import with_default_column
-from quadsel.decision.split import BlockCosts
 from quadsel.evaluate.comparators import SingleBest, choice_on
 from quadsel.ingest.table import Measurement
 
@@ -55,8 +54,7 @@ def test_relabelling_keeps_the_shape_and_gives_each_leaf_its_least_measured_pena
     work = with_default_column(dmap) if keep else dmap
     grid = build_grid(work, "least-bad", "ci")
     tree = grow_best_first(grid, budget, "penalty")
-    best = np.where(grid.weight > 0, np.argmin(grid.measured, axis=2), grid.best)
-    labels = BlockCosts(DecisionGrid(grid.comm, grid.msg, grid.measured, grid.weight, best))
+    labels = label_costs(grid)
     kept = work.methods.index(DEFAULT_METHOD) if keep else None
     out = relabel(tree, labels, grid.shape, "penalty", kept)
     for name in ("children", "comm_cut", "msg_cut", "depth"):
