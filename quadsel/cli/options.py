@@ -119,8 +119,9 @@ def tree_options(command):
         click.option("--tolerance", callback=lambda ctx, param, value: _tolerance(value), default="ci",
                      show_default=True, metavar="PERCENT|ci",
                      help="Penalties up to PERCENT count as ties when building (smaller trees on noisy data); ci: "
-                          "a method within two standard errors of the best (stddev and reps of the data) is a tie. "
-                          "Reports still score the real penalty."),
+                          "a method within two standard errors of the best (stddev and reps of the data) is a tie "
+                          "where the tree cuts, and each leaf takes the method of least measured penalty. Reports "
+                          "still score the real penalty."),
         click.option("--pad", "pad_mode", type=click.Choice(PAD_MODES), default="spread", show_default=True,
                      help="--split midpoint: copies spread evenly, or the last row/column repeated (edge)."),
     ]
