@@ -120,8 +120,10 @@ def build_grid(dmap, between="floor", tolerance=0.0):
     point = np.where(dmap.filled[:, :, None], inferred, point)
     untied = None
     if tolerance == "ci":
-        untied = _marked(point, dmap)
-        point = np.where(noise_ties(dmap), 0.0, point)
+        ties = noise_ties(dmap)
+        if ties.any():                    # without ties (no spread in the data) the penalties are the measured ones
+            untied = _marked(point, dmap)
+            point = np.where(ties, 0.0, point)
     elif tolerance > 0:
         point = np.where(point <= tolerance, 0.0, point)
     penalty, known = _cells(_marked(point, dmap), comm, msg)

@@ -75,5 +75,8 @@ def test_without_ties_within_the_noise_the_tree_is_left_alone():
     dmap = build_decision_map(rows({str(k): rng.uniform(90, 110, size=(3, 4)) for k in (1, 2, 6)}, se=2.0))
     assert build_grid(dmap, "least-bad", 0.0).measured is None
     assert build_grid(dmap, "least-bad", 5.0).measured is None        # a fixed tolerance: the user's equivalence
+    no_spread = build_decision_map([Measurement(m.collective, m.algorithm, m.segsize, m.comm_size, m.msg_size, m.time)
+                                    for m in rows({"1": np.full((3, 4), 1.0), "2": np.full((3, 4), 1.01)}, se=1.0)])
+    assert build_grid(no_spread, "least-bad", "ci").measured is None  # ci without spread: nothing is tied
     exact = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
     assert (exact.choice_grid() == np.argmin(dmap.cost, axis=2)).all()
