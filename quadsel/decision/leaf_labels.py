@@ -20,7 +20,7 @@ import numpy as np
 
 from .grid import DecisionGrid
 from .quadtree import Quadtree
-from .split import EPS, BlockCosts
+from .split import BlockCosts
 
 
 def label_costs(grid):
@@ -37,14 +37,7 @@ def relabel(tree, labels, shape, leaf_rule, keep=None):
     r0, r1, c0, c1 = tree.blocks(*shape)
     leaves = np.flatnonzero(tree.is_leaf & (tree.method != (-1 if keep is None else keep)))
     method = tree.method.copy()
-    if leaf_rule == "penalty":       # the least penalty sum, all leaves at once (BlockCosts.method's rule)
-        box = (r0[leaves], r1[leaves], c0[leaves], c1[leaves])
-        weighed = labels._box(labels.weights, *box) > EPS
-        leaves, box = leaves[weighed], tuple(b[weighed] for b in box)
-        method[leaves] = np.argmin(labels._box(labels.sums, *box), axis=1)
-    else:
-        for node in leaves.tolist():
-            method[node] = labels.method((int(r0[node]), int(r1[node]), int(c0[node]), int(c1[node])), leaf_rule)
+    method[leaves] = labels.methods((r0[leaves], r1[leaves], c0[leaves], c1[leaves]), leaf_rule)
     if np.array_equal(method, tree.method):
         return tree
     return Quadtree(tree.children, tree.comm_cut, tree.msg_cut, method, tree.depth)

@@ -113,6 +113,21 @@ class BlockCosts:
             return int(np.argmin(self._box(self.sums, *block)))
         return self.leaf(block, leaf_rule)[0]
 
+    def methods(self, blocks, leaf_rule):
+        """method(block, leaf_rule) of many blocks ((r0, r1, c0, c1) arrays): the penalty rule's weighed blocks
+        in one array operation, the others one by one."""
+        r0, r1, c0, c1 = (np.asarray(b, dtype=np.int64) for b in blocks)
+        out = np.empty(r0.size, dtype=np.int64)
+        one = np.ones(r0.size, dtype=bool)
+        if leaf_rule == "penalty":
+            weighed = self._box(self.weights, r0, r1, c0, c1) > EPS
+            out[weighed] = np.argmin(self._box(self.sums, r0[weighed], r1[weighed], c0[weighed], c1[weighed]),
+                                     axis=1)
+            one = ~weighed
+        for i in np.flatnonzero(one).tolist():
+            out[i] = self.method((int(r0[i]), int(r1[i]), int(c0[i]), int(c1[i])), leaf_rule)
+        return out
+
     def leaf(self, block, leaf_rule):
         """(method, penalty sum of that method, majority share) of one block."""
         r0, r1, c0, c1 = block

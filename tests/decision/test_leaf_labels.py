@@ -9,6 +9,7 @@ from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
 from quadsel.decision.grid import build_grid
 from quadsel.decision.leaf_labels import label_costs, relabel
 from quadsel.decision.library_default import with_default_column
+from quadsel.decision.split import BlockCosts
 from quadsel.evaluate.comparators import SingleBest, choice_on
 from quadsel.ingest.table import Measurement
 
@@ -80,3 +81,21 @@ def test_without_ties_within_the_noise_the_tree_is_left_alone():
     assert build_grid(no_spread, "least-bad", "ci").measured is None  # ci without spread: nothing is tied
     exact = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
     assert (exact.choice_grid() == np.argmin(dmap.cost, axis=2)).all()
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from(["penalty", "majority"]))
+def test_methods_of_many_blocks_are_each_blocks_method(seed, leaf_rule):
+    """BlockCosts.methods (relabel's one array pass) gives BlockCosts.method of every block."""
+    rng = np.random.default_rng(seed)
+    dmap = build_decision_map(rows({str(k): rng.uniform(90, 110, size=(3, 4)) for k in (1, 2, 6)}, se=2.0))
+    grid = build_grid(dmap, "least-bad", "ci")
+    costs = BlockCosts(grid)
+    rows_, cols = grid.shape
+    r0 = rng.integers(0, rows_, 30)
+    r1 = np.minimum(r0 + 1 + rng.integers(0, rows_, 30), rows_)
+    c0 = rng.integers(0, cols, 30)
+    c1 = np.minimum(c0 + 1 + rng.integers(0, cols, 30), cols)
+    got = costs.methods((r0, r1, c0, c1), leaf_rule)
+    assert got.tolist() == [costs.method((int(a), int(b), int(c), int(d)), leaf_rule)
+                            for a, b, c, d in zip(r0, r1, c0, c1)]
