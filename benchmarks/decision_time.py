@@ -36,7 +36,8 @@ from quadsel.decision.options import DEFAULT_BUILD, PAPER_BUILD
 from quadsel.evaluate.penalty import penalty_grid, summarize
 from quadsel.ingest import read_measurements
 from quadsel.targets.blob import to_blob
-from quadsel.targets.c import algorithm_ids, generate_c
+from quadsel.targets.c import generate_c
+from quadsel.targets.c_common import algorithm_ids
 from quadsel.targets.c_branches import function_size, walked_tests
 from quadsel.targets import emit
 from quadsel.targets.c_grid import generate_c_grid, grid_bytes, grid_fits

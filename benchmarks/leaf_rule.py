@@ -8,7 +8,7 @@ from pathlib import Path
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
-from quadsel.penalty import penalty_grid, summarize
+from quadsel.evaluate.penalty import penalty_grid, summarize
 
 REPO = Path(__file__).resolve().parents[1]
 ORFEO = REPO.parent / "shared" / "datasets" / "orfeo-epyc-openmpi4"

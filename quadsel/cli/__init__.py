@@ -1,8 +1,9 @@
 """quadsel command line: thin wrappers around ingest → decision → targets / evaluate.
 
 group.py is the Click group (errors → one line, exit 2), options.py the options shared by commands,
-commands.py the commands; `measure` is registered from quadsel/measure/cli.py. Heavy packages (NumPy,
-SciPy, matplotlib, mpi4py, scikit-learn) are imported inside the commands that use them.
+commands.py build, codegen, report, query and verify, measure.py `measure` (also what every rank of a
+self-launched job runs: `python -m quadsel measure`), trace.py `trace`, breakdown.py `breakdown`. Heavy packages
+(NumPy, SciPy, matplotlib, mpi4py, scikit-learn) are imported inside the commands that use them.
 """
 
 from . import breakdown, commands  # noqa: F401 (registers the commands on the group)
@@ -11,8 +12,8 @@ from .group import main
 
 def _register_optional_commands():
     try:
-        from ..measure.cli import measure
-        from ..measure.trace_cli import trace
+        from .measure import measure
+        from .trace import trace
     except ImportError:   # quadsel.measure's dependencies are missing
         return
     main.add_command(measure)

@@ -33,8 +33,8 @@ def breakdown(traces, fmt, as_json, select, tolerance, timemap_path, output):
     one message size (two algorithms in one file, or two files traced with other --map-by) are put side by
     side. docs/trace.md defines every column.
     """
-    from ..evaluate.breakdown_report import analyses, as_json as to_json, render
-    from ..measure.trace_file import load_trace
+    from ..trace.breakdown_report import analyses, as_json as to_json, render
+    from ..trace.trace_file import load_trace
     check_output(output)
     if timemap_path:
         check_output(timemap_path)
@@ -43,7 +43,7 @@ def breakdown(traces, fmt, as_json, select, tolerance, timemap_path, output):
     results = analyses(named, chosen, tolerance)
     if timemap_path:
         try:
-            from ..evaluate.timemap import write_timemap
+            from ..trace.timemap import write_timemap
         except ImportError:
             raise missing_extra("--timemap", "matplotlib", "figures") from None
         write_timemap(results, timemap_path)

@@ -1,4 +1,4 @@
-"""The commands build, codegen, report, query and verify (measure lives in quadsel/measure/cli.py): each parses its
+"""The commands build, codegen, report, query and verify (measure lives in quadsel/cli/measure.py): each parses its
 options, calls the pipeline (heavy imports inside the command) and writes its output through quadsel.output."""
 
 import functools

@@ -6,12 +6,34 @@ import click
 
 from ..errors import QuadselError, one_line
 from ..inputs import BUILD_OPTION_MAX
-from ..library_option import input_library, library_option
 from .group import MESSAGE_LIMIT
 
 PAD_MODES = ("spread", "edge")            # decision.padding.PAD_MODES (not imported: numpy at start-up)
 LEAF_RULES = ("majority", "penalty")      # decision.quadtree.LEAF_RULES
 
+
+# --library NAME: the MPI library the measurement files come from (build, report, measure --replay).
+
+
+def _library(ctx, param, value):
+    if value is not None:
+        from ..libraries import library_name
+        ctx.meta["quadsel.library"] = library_name(value)
+    return value
+
+
+def library_option():
+    """--library NAME: the MPI library the measurement files come from (stored in ctx.meta for the reader)."""
+    return click.option("--library", "input_library", metavar="NAME", expose_value=False, callback=_library,
+                        help="MPI library of the files (openmpi, mpich, intelmpi, or any other name), over what a "
+                             ".meta.json or the algorithm names say. Another library's numeric ids stay its own ids: "
+                             "the C returns them, and other libraries' rules files refuse the tree.")
+
+
+def input_library():
+    """The --library of the running command, or None."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get("quadsel.library") if ctx is not None else None
 
 
 def _parse_column_map(values):
@@ -209,31 +231,15 @@ def model_options(command):
 def model_grid(files, model, comm_sizes, msg_sizes):
     """(comm sizes, msg sizes) the model predicts (None: the measured sizes): the options, else the grid the
     one measured FILE's metadata records (`quadsel measure` writes NAME.meta.json beside it)."""
+    from ..ingest.metadata import recorded_grid
     from ..measure.grid import parse_list
     if not model:
         if comm_sizes or msg_sizes:
             raise QuadselError("--predict-comm-sizes and --predict-msg-sizes need --model")
         return None, None
-    recorded = _recorded_grid(files[0]) if len(files) == 1 else {}
+    recorded = recorded_grid(files[0]) if len(files) == 1 else {}
     comm = parse_list(comm_sizes, "communicator size") if comm_sizes else recorded.get("comm_sizes")
     msg = parse_list(msg_sizes, "message size") if msg_sizes else recorded.get("msg_sizes")
     if comm is not None and min(comm) < 1:
         raise QuadselError("--predict-comm-sizes: communicator sizes must be at least 1")
     return comm, msg
-
-
-def _recorded_grid(path):
-    """The `grid` of the metadata beside a measured CSV ({} when there is none)."""
-    from ..measure.output import read_meta
-    try:
-        meta = read_meta(path) or {}
-    except QuadselError:
-        return {}
-    grid = meta.get("grid") if isinstance(meta.get("grid"), dict) else {}
-    out = {}
-    for key in ("comm_sizes", "msg_sizes"):
-        values = grid.get(key)
-        if isinstance(values, list) and values and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                                       for v in values):
-            out[key] = sorted(set(values))
-    return out

@@ -6,7 +6,7 @@ One module per format; docs/formats-input.md describes each format and where eve
 import os
 
 from ..errors import QuadselError, one_line
-from . import csvfile, detail, identity, imb, occ, osu, skampi
+from . import csvfile, detail, identity, imb, metadata, occ, osu, skampi
 from .aggregate import aggregate
 from .columns import FIELDS
 from . import column_table
@@ -91,7 +91,7 @@ def _columns_table(files, notes, library, as_columns):
 def _own_files(files):
     """The files quadsel measure wrote (their `# replaced` lines say where the library replaced an algorithm), as
     the rows' sources name them."""
-    return {os.fspath(path) for path, _, _ in files if identity.measured_by_quadsel(path)}
+    return {os.fspath(path) for path, _, _ in files if metadata.measured_by_quadsel(path)}
 
 
 def _matrix(cols):

@@ -20,18 +20,12 @@ from dataclasses import replace
 from ..errors import InputError, QuadselError, one_line
 from ..inputs import read_text
 from ..libraries import LIBRARIES, canonical_label, label_evidence, library_name, title
+from .metadata import measured_by_quadsel, meta_path
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
 # Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
 # Distinct algorithms agree within 5 % at <= 17 % of their points in the ORFEO data, <= 83 % in examples/.
 SAME_WITHIN, SAME_SHARE, SAME_MIN_POINTS = 0.05, 0.95, 8
-
-
-def meta_path(path):
-    """`out/ompi5-bcast.csv` -> `out/ompi5-bcast.meta.json` (where `quadsel measure` puts it)."""
-    path = os.fspath(path)
-    base = path[:-4] if path.lower().endswith(".csv") else path
-    return base + ".meta.json"
 
 
 def where(source):
@@ -294,23 +288,3 @@ def alike_methods(index, times, sources):
                 else:
                     warnings.append(f"warning: {alike}: is one a relabelled copy or re-run of the other? ({files})")
     return warnings
-
-
-def measured_by_quadsel(path):
-    """Does metadata of `quadsel measure` stand beside the file (or in it, for a streamed run)?"""
-    if os.path.exists(meta_path(path)):
-        return True
-    marker, block = b"\n" + META_COMMENT.encode(), 1 << 20
-    try:
-        with open(path, "rb") as handle:        # a line that starts with the marker, read a block at a time
-            data = handle.read(block)
-            if data.startswith(marker[1:]):
-                return True
-            while data:
-                if marker in data:
-                    return True
-                more = handle.read(block)
-                data = data[-len(marker) + 1:] + more if more else b""
-            return False
-    except OSError:
-        return False

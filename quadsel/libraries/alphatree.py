@@ -1,6 +1,6 @@
 """The α-tree and multilevel α-tree broadcast (Jakimovski & Gusev, after Bernaschi & Iannello): quadsel's own
 bcast algorithms, which no MPI library ships. Free of MPI: the method names, the ids the generated C returns,
-and the tree itself (who sends to whom, in which order). `measure/alpha_bcast.py` runs it on point-to-point MPI.
+and the tree itself (who sends to whom, in which order). `libraries/alpha_bcast.py` runs it on point-to-point MPI.
 
 The α-tree over s ranks (the first is its root): the root hands the last k = max(1, ⌊α·s⌋) ranks to the first
 of them, who becomes the root of an α-tree over those k, and goes on with the s − k ranks left, until it is

@@ -1,10 +1,10 @@
-"""`quadsel measure`: real measurements of the installed MPI's own collective algorithms (mpi4py).
+"""`quadsel measure`'s sweep runner: real measurements of the installed MPI's own collective algorithms (mpi4py).
 
-grid.py parses the grid, mpit.py writes MPI_T control variables, quadsel.libraries knows Open MPI and
-MPICH, timing.py is the SKaMPI-style loop (reusable: `time_methods`), output.py the crash-safe CSV,
-point.py measures the methods at one point on the first n ranks, runner.py the sweep inside the MPI job,
-launch.py the self-launcher, cli.py the click command. Adaptive measurement: adaptive.py is the plan
-(what to measure next), sweep.py runs a plan (resume, `# skipped` lines, budget, progress), budget.py
-parses --budget and estimates the full sweep, adaptive_run.py is the plan inside the MPI job, and
-replay.py answers the plan from recorded sweeps instead of MPI (--replay).
+grid.py parses the grid, mpit.py writes MPI_T control variables (quadsel.libraries knows each library), calls.py
+is every collective's call and buffers, timing.py the SKaMPI-style loop (reusable: `time_methods`), point.py
+measures the methods at one point on the first n ranks, runner.py the sweep inside the MPI job, output.py the
+crash-safe CSV and its rounds journal, metadata.py the metadata it writes, progress.py the progress display,
+watchdog.py the hang watchdog, launch.py the self-launcher (`mpiexec … python -m quadsel measure`), skew.py and
+selfcheck.py the clock-skew and forcing checks. What to measure when not everything (adaptive, sampled, replayed)
+is quadsel.sampling; the command line is quadsel.cli.measure.
 """

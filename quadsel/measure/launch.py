@@ -1,5 +1,5 @@
 """Self-launching: `quadsel measure --np N` outside an MPI job re-executes itself as
-`mpiexec -n N sys.executable -m quadsel.measure <same options>`.
+`mpiexec -n N sys.executable -m quadsel measure <same options>`.
 """
 
 import contextlib
@@ -70,7 +70,7 @@ def launch_command(mpiexec, flavor, np, child_args, cpus=None):
     cmd = [mpiexec]
     if flavor == "openmpi" and np > (cpus or os.cpu_count() or 1):
         cmd.append("--oversubscribe")   # Open MPI refuses more ranks than cores without it
-    return cmd + ["-n", str(np), sys.executable, "-m", "quadsel.measure"] + list(child_args)
+    return cmd + ["-n", str(np), sys.executable, "-m", "quadsel", "measure"] + list(child_args)
 
 
 def launch_env(flavor, extra=None, command=""):

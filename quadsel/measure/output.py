@@ -14,7 +14,7 @@ import os
 
 from .. import output as atomic
 from ..errors import QuadselError, one_line
-from ..ingest.identity import meta_path  # noqa: F401 (ingest reads the library from it)
+from ..ingest.metadata import meta_path, read_meta
 from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
 from ..inputs import read_text, text_lines
 
@@ -292,19 +292,6 @@ class Journal:
             self.handle = None
         if remove and self.path is not None and os.path.exists(self.path):
             os.unlink(self.path)
-
-
-def read_meta(path):
-    """The metadata beside a CSV being resumed (None: a stream, or no metadata yet)."""
-    if atomic.is_stream(path) or not os.path.exists(meta_path(path)):
-        return None
-    try:
-        meta = json.loads(read_text(meta_path(path), what="metadata"))
-    except (ValueError, RecursionError):
-        meta = None
-    if not isinstance(meta, dict):
-        raise QuadselError(f"{one_line(meta_path(path))}: damaged metadata JSON; remove it or use --no-resume")
-    return meta
 
 
 def write_meta(path, meta):

@@ -36,7 +36,7 @@ class MethodComms:
             library.activate(collective, DEFAULT_ALGORITHM, 0)
         alphas = [meth for meth in methods if alphatree.is_alpha(meth[0])]
         if alphas:
-            from .alpha_bcast import AlphaBcast, level_keys
+            from ..libraries.alpha_bcast import AlphaBcast, level_keys
             depth = max(len(alphatree.parse(label)) for label, _ in alphas) - 1
             keys, self.levels = level_keys(MPI, self.base, alpha_levels, depth)
             for meth in alphas:
@@ -70,7 +70,7 @@ def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
     sync = None
     if getattr(spec, "sync", "barrier") == "ring":
         from mpi4py import MPI
-        from .alpha_bcast import ring_semi_barrier
+        from ..libraries.alpha_bcast import ring_semi_barrier
         sync = ring_semi_barrier(MPI, root=0)
     return time_methods(comms.contenders(methods, call), call, spec.rule, rng, warmup=spec.warmup,
                         batch=spec.batch, span=span, clock=time.perf_counter if span else None,

@@ -118,8 +118,9 @@ class _Fail(Exception):
     pass
 
 
-def run(spec):
-    """Measure the grid of `spec`; every rank of MPI_COMM_WORLD calls this."""
+def run(spec, planned_sweep=None):
+    """Measure the grid of `spec`; every rank of MPI_COMM_WORLD calls this. `planned_sweep`: with --adaptive or
+    --sample, the function that runs the plan in the job (quadsel.sampling.adaptive_run.sweep_adaptive)."""
     MPI = _import_mpi()
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
@@ -213,7 +214,7 @@ def run(spec):
 
     depth = max((len(alphatree.parse(a)) for a in spec.alphas), default=1) - 1
     if depth:
-        from .alpha_bcast import level_keys
+        from ..libraries.alpha_bcast import level_keys
         _, levels = level_keys(MPI, world, spec.alpha_levels, depth)
         if rank == 0:
             meta["alpha_tree"] = {"levels_option": "auto" if spec.alpha_levels == "auto" else
@@ -238,10 +239,9 @@ def run(spec):
     if rank == 0 and spec.hang_timeout:
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
     if spec.adaptive or spec.sample:
-        from .adaptive_run import sweep_adaptive
-        planned = sweep_adaptive(world, spec, library, methods, results, replaced,
-                                 lambda m, n: call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n),
-                                 lambda where: heartbeat(watchdog, where))
+        planned = planned_sweep(world, spec, library, methods, results, replaced,
+                                lambda m, n: call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n),
+                                lambda where: heartbeat(watchdog, where))
     else:
         _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
                       dtype_size, watchdog)

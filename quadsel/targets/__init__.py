@@ -34,6 +34,7 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
         raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
         raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
+    from .method_ids import check_library
     check_library(target if flavor != "ompi-tuned" else "ompi-rules", fns)
     if target in ("c", "blob"):
         if len(fns) != 1:
@@ -69,21 +70,6 @@ def _no_alpha_trees(target, fns):
             raise QuadselError(f"the {fn.collective} tree selects quadsel's alpha-tree broadcast ({', '.join(alphas[:3])}), "
                                f"which no MPI library ships: {target} cannot express it; use --target c or blob "
                                "(docs/alpha-tree.md)")
-
-
-def check_library(target, fns):
-    """One line when a tree's measurements come from another library than the one reading `target` (the library
-    of each rules file and of the ompi-tuned C flavour: method_ids.TARGET_LIBRARY)."""
-    from ..libraries import title
-    from .c import tree_library
-    from .method_ids import TARGET_LIBRARY
-    wanted = TARGET_LIBRARY.get(target)
-    for fn in fns if wanted else ():
-        own = tree_library(fn)
-        if own is not None and own != wanted:
-            raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
-                               f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
-                               f"from {title(wanted)} measurements, or emit -t c)")
 
 
 def conversion_notes(target, fns):

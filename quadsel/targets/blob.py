@@ -24,7 +24,7 @@ import struct
 import zlib
 
 from ..errors import QuadselError
-from .c import algorithm_ids, library_of
+from .c_common import algorithm_ids, library_of
 from .c_table import method_table, table_of
 
 MAGIC = b"QSELTREE"

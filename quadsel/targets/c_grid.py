@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import QuadselError
-from .c import algorithm_ids, common_context, library_of
+from .c_common import algorithm_ids, common_context, library_of
 from .c_table import INT_MAX, method_table, table_bytes
 from .templating import render
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import QuadselError
-from .c import algorithm_ids, common_context, library_of
+from .c_common import algorithm_ids, common_context, library_of
 from .templating import render
 
 INT_MAX, SIZE_MAX = 2**31 - 1, 2**64 - 1     # the placeholders (C: INT_MAX, SIZE_MAX)

@@ -6,10 +6,23 @@ The error names the tree file and the line of the offending method (docs/convent
 
 from ..errors import InputError, QuadselError
 from ..libraries import alphatree, intelmpi, mpich, openmpi
-from .c import library_of
+from .c_common import library_of, tree_library
 
 TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "mpich-json": mpich.NAME,
                   "impi-adjust": intelmpi.NAME}
+
+
+def check_library(target, fns):
+    """One line when a tree's measurements come from another library than the one reading `target` (the library
+    of each rules file and of the ompi-tuned C flavour: method_ids.TARGET_LIBRARY)."""
+    from ..libraries import title
+    wanted = TARGET_LIBRARY.get(target)
+    for fn in fns if wanted else ():
+        own = tree_library(fn)
+        if own is not None and own != wanted:
+            raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
+                               f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
+                               f"from {title(wanted)} measurements, or emit -t c)")
 
 
 def output_library(fn, target, flavor="plain", library=None):
@@ -34,8 +47,7 @@ def check_method(library, collective, algorithm):
 
 def check_tree(fn, path, target, flavor="plain", library=None):
     """InputError (file:line of the method in the tree file) at the first method the output's library lacks;
-    before that, a tree of another library's measurements is refused as a whole (targets.check_library)."""
-    from . import check_library
+    before that, a tree of another library's measurements is refused as a whole (check_library)."""
     check_library(target if flavor != "ompi-tuned" else "ompi-rules", [fn])
     lib = output_library(fn, target, flavor, library)
     if lib is None:

@@ -8,7 +8,8 @@ from .. import __version__
 from ..errors import QuadselError
 from ..libraries import openmpi
 from ..libraries.base import DEFAULT_ALGORITHM
-from .c import algorithm_ids, comment_text, function_name, measured_range
+from .c_common import algorithm_ids, function_name, measured_range
+from .escape import comment_text
 from .c_branches import emit_branches
 from .templating import render
 

@@ -41,7 +41,7 @@ class TreeSelection:
 def _check_tree_library(fn, path, library):
     """A tree of another library's measurements names that library's algorithms: refused in one line."""
     from ..libraries import title
-    from ..targets.c import tree_library
+    from ..targets.c_common import tree_library
     own = tree_library(fn)
     if own is not None and own != library:
         raise QuadselError(f"{path}: a tree of {title(own)} measurements, but mpi4py loads {title(library)}: its "

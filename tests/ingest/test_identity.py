@@ -151,7 +151,7 @@ def test_labels_the_metadata_lists_stand_even_beyond_quadsels_tables(tmp_path):
 def test_a_metadata_line_is_found_wherever_it_stands(tmp_path, at):
     """measured_by_quadsel reads the file a block at a time: a `# quadsel-meta:` line at the start, across a block
     boundary or nowhere (None); the marker inside a line is not one."""
-    from quadsel.ingest.identity import measured_by_quadsel
+    from quadsel.ingest.metadata import measured_by_quadsel
     body = bytearray(b"x,y\n" * (1 << 19))
     body[100:100] = b"z" + META_COMMENT.encode()           # inside a line: never counts
     if at is not None:

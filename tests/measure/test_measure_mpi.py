@@ -53,7 +53,7 @@ needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYT
 
 
 def measure(args, python=sys.executable, timeout=240, **env):
-    return subprocess.run([python, "-m", "quadsel.measure", *args], capture_output=True, text=True,
+    return subprocess.run([python, "-m", "quadsel", "measure", *args], capture_output=True, text=True,
                           timeout=timeout, env=_env(**env))
 
 
@@ -151,7 +151,7 @@ def test_kill_9_then_rerun_has_every_point_exactly_once(tmp_path):
     args = ["--np", "2", "-c", "bcast", "--algorithms", "default,1,2,6", "--segments", "0",
             "--msg-sizes", "1-1M:pow2", "--rounds", "2", "--max-reps", "40", "--quiet", "-o", str(out)]
     # a 0.1 s pause after each point makes a round last ~2 s, so the kill lands inside round 2
-    proc = subprocess.Popen([sys.executable, "-m", "quadsel.measure", *args], start_new_session=True,
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *args], start_new_session=True,
                             env=_env(QUADSEL_MEASURE_POINT_DELAY="0.1"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = tmp_path / "k.csv.rounds.jsonl"
@@ -246,14 +246,14 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path, args, message):
 def test_under_the_users_launcher_with_idle_ranks(tmp_path):
     """`mpiexec -n 3 ... --comm-sizes 2`: rank 2 idles while ranks 0-1 measure."""
     out = tmp_path / "u.csv"
-    cmd = [_mpiexec(sys.executable), "--oversubscribe", "-n", "3", sys.executable, "-m", "quadsel.measure",
+    cmd = [_mpiexec(sys.executable), "--oversubscribe", "-n", "3", sys.executable, "-m", "quadsel", "measure",
            "-c", "allreduce", "--algorithms", "default,4", "--comm-sizes", "2,3", "--msg-sizes", "1K",
            "--rounds", "1", "--max-reps", "10", "--timing", "span", "--quiet", "-o", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
     assert done.returncode == 0, done.stderr
     assert sorted(keys(out)) == sorted(("allreduce", a, "0", n, "1024") for a in ("default", "4") for n in "23")
     meta = json.loads((tmp_path / "u.meta.json").read_text())
-    assert meta["job_size"] == 3 and meta["command"].startswith("python -m quadsel.measure")
+    assert meta["job_size"] == 3 and meta["command"].startswith("python -m quadsel measure")
     assert meta["methodology"]["timing"] == "span"
 
 
@@ -277,7 +277,7 @@ def test_adaptive_real_run_kill_9_and_rerun(tmp_path):
     """--adaptive on the real MPI: rows + `# skipped` lines + metadata; killed and rerun, it completes
     with every measured pair once and the killed run's rows kept; a further rerun writes nothing."""
     out = tmp_path / "a.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "quadsel.measure", *ADAPTIVE, "-o", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "quadsel", "measure", *ADAPTIVE, "-o", str(out)],
                             start_new_session=True, env=_env(QUADSEL_MEASURE_POINT_DELAY="0.1"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120

@@ -7,7 +7,8 @@ import pytest
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import QuadselError
-from quadsel.targets.c import algorithm_ids, function_name, generate_c
+from quadsel.targets.c import generate_c
+from quadsel.targets.c_common import algorithm_ids, function_name
 from quadsel.targets.c_branches import function_size, merged_ir
 
 from helpers import random_table, table_from_cube

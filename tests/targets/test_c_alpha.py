@@ -12,7 +12,7 @@ from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import QuadselError
 from quadsel.libraries import alphatree
 from quadsel.targets import emit
-from quadsel.targets.c import algorithm_ids
+from quadsel.targets.c_common import algorithm_ids
 
 from helpers import table_from_cube
 

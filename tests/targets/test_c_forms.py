@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import emit
-from quadsel.targets.c import algorithm_ids
+from quadsel.targets.c_common import algorithm_ids
 from quadsel.targets.c_grid import generate_c_grid
 from quadsel.targets.c_table import generate_c_table, table_of
 

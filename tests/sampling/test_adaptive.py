@@ -1,4 +1,4 @@
-"""The adaptive plan (quadsel/measure/adaptive.py), driven through `quadsel measure --replay --adaptive`
+"""The adaptive plan (quadsel/sampling/adaptive.py), driven through `quadsel measure --replay --adaptive`
 on synthetic full sweeps whose decision is known, so every test is exact (no MPI, no timing noise)."""
 
 import csv
@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from quadsel.cli import main
 from quadsel.decision.decision_function import DecisionFunction
-from quadsel.measure.adaptive import AdaptivePlan, Result, Strategy
+from quadsel.sampling.adaptive import AdaptivePlan, Result, Strategy
 from quadsel.measure.output import SKIPPED
 
 MSGS = [2 ** i for i in range(21)]   # 1 B .. 1 MiB

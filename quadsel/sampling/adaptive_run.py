@@ -13,10 +13,10 @@ import random
 import time
 
 from .adaptive import is_default
-from .point import POINT_DELAY, MethodComms, time_point
+from ..measure.point import POINT_DELAY, MethodComms, time_point
 from .sample import make_plan
 from .sweep import PlanRun
-from .timing import wait_quietly
+from ..measure.timing import wait_quietly
 
 def sweep_adaptive(world, spec, library, methods, results, replaced, call_at, heartbeat_at):
     """Run the adaptive plan; returns rank 0's PlanRun (None elsewhere). `call_at(msg_size, comm_size)` is the

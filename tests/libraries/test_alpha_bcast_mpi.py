@@ -21,7 +21,7 @@ import json, sys
 import numpy as np
 from mpi4py import MPI
 from quadsel.libraries import alphatree
-from quadsel.measure.alpha_bcast import AlphaBcast, level_keys, ring_semi_barrier
+from quadsel.libraries.alpha_bcast import AlphaBcast, level_keys, ring_semi_barrier
 
 class Counting:
     """The communicator, counting the sends this rank posts."""

@@ -8,12 +8,12 @@ import click
 
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
-from ..library_option import library_option
+from .options import input_library, library_option
 from ..libraries import COLLECTIVES, open_library
-from . import launch
-from .grid import DATATYPES, TIMINGS, parse_list
-from . import output
-from .output import CONTINUED, interrupted_note
+from ..measure import launch
+from ..measure.grid import DATATYPES, TIMINGS, parse_list
+from ..measure import output
+from ..measure.output import CONTINUED, interrupted_note
 
 
 @click.command("measure")
@@ -103,7 +103,7 @@ from .output import CONTINUED, interrupted_note
 @click.option("--sync", type=click.Choice(["barrier", "ring"]), default="barrier", show_default=True,
               help="Before every timed call: MPI_Barrier, or the paper's ring semi-barrier (a token from the "
                    "root around the ring, rank r from r+1 to r-1; span timing then starts at the root).")
-@library_option()   # --replay: the library of the recorded FILES (quadsel/library_option.py)
+@library_option()   # --replay: the library of the recorded FILES (cli/options.py)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
@@ -137,7 +137,8 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     \b
         quadsel measure --replay bcast_*.csv -c bcast --adaptive -o adaptive.csv
     """
-    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
+    launch.exit_with_launcher()   # a rank of a killed `quadsel measure --np` ends too, releasing the output
+    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
     if replay:
         try:
@@ -168,7 +169,10 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
             if code:
                 sys.exit(code)
             return
-        runner.run(_with_default_sizes(spec))
+        planned = None
+        if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
+            from ..sampling.adaptive_run import sweep_adaptive as planned
+        runner.run(_with_default_sizes(spec), planned)
     except KeyboardInterrupt:
         # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the
         # user started (rank 0, or the self-launcher, which waited for its job to stop).
@@ -180,7 +184,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
 def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,
           max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing, hang_timeout, resume, quiet,
           env_method):
-    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
+    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     return runner.Spec(
         collective=collective, output=output,
         comm_sizes=parse_list(comm_sizes, "communicator size") if comm_sizes else None,
@@ -207,8 +211,8 @@ def _adaptive_options(ctx, spec):
             if params[name] is not None:
                 raise click.UsageError(f"--{name} needs --adaptive")
         return
-    from .adaptive import Strategy
-    from .budget import parse_budget
+    from ..sampling.adaptive import Strategy
+    from ..sampling.budget import parse_budget
     defaults = Strategy()
     spec.adaptive = True
     spec.strategy = Strategy(behind=params["behind"] or defaults.behind,
@@ -222,7 +226,7 @@ def _adaptive_options(ctx, spec):
 
 def _alpha_options(ctx, spec):
     """--alpha, --alpha-depth, --alpha-levels, --sync and the α-tree names of --algorithms into the spec."""
-    from .alpha_bcast import alpha_methods, parse_levels, split_algorithms
+    from ..libraries.alpha_bcast import alpha_methods, parse_levels, split_algorithms
     params = ctx.params
     values = [v.strip() for v in params["alpha"].split(",") if v.strip()] if params["alpha"] else []
     if params["alpha_depth"] != 1 and not values:
@@ -235,7 +239,7 @@ def _alpha_options(ctx, spec):
 
 def _sample_options(params, spec):
     """--sample model: a planned run like --adaptive, which it excludes; it needs a budget."""
-    from .budget import parse_budget
+    from ..sampling.budget import parse_budget
     if params["adaptive"]:
         raise click.UsageError("--sample and --adaptive are two different plans: give one")
     for name in ("behind", "agree", "cheap"):
@@ -263,7 +267,7 @@ def _given(ctx, name):
 
 def _replay(ctx, files, np_):
     """--replay FILES: the same plan as a real run, answered from the recorded rows (no MPI)."""
-    from .replay import run_replay
+    from ..sampling.replay import run_replay
     p = ctx.params
     if not files:
         raise click.UsageError("--replay needs the recorded FILES")
@@ -280,7 +284,7 @@ def _replay(ctx, files, np_):
         if not _given(ctx, name):
             setattr(spec, attr, None)   # the recorded grid
     _adaptive_options(ctx, spec)
-    meta = run_replay(spec, files)
+    meta = run_replay(spec, files, input_library())
     click.echo(_replay_line(meta, spec.output), err=True)
 
 
@@ -294,15 +298,15 @@ def _replay_line(meta, output):
 
 def _command_line():
     argv = list(sys.argv)
-    if argv and argv[0].endswith(os.path.join("quadsel", "measure", "__main__.py")):
-        argv[0:1] = ["python", "-m", "quadsel.measure"]
+    if argv and argv[0].endswith(os.path.join("quadsel", "__main__.py")):
+        argv[0:1] = ["python", "-m", "quadsel"]
     elif argv:
         argv[0] = os.path.basename(argv[0])
     return shlex.join(argv)
 
 
 def _rule(precision, confidence, min_reps, max_reps, max_time, fence):
-    from .timing import StoppingRule
+    from ..measure.timing import StoppingRule
     try:
         return StoppingRule(precision, confidence, min_reps, max_reps, max_time, fence)
     except ValueError as exc:
@@ -323,7 +327,7 @@ def _check_job_size(np_):
 
 
 def _with_default_sizes(spec):
-    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
+    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     if spec.comm_sizes is None:
         size = runner._import_mpi().COMM_WORLD.Get_size()
         if size < 2:
@@ -350,7 +354,7 @@ def _child_args(ctx, skip=()):
 
 
 def _self_launch(ctx, spec, np_, mpiexec):
-    from . import runner   # lazy: numpy (and mpi4py) only when a measurement runs
+    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     if spec.comm_sizes is None:
         if np_ < 2:
             raise QuadselError("--np must be at least 2 to measure a collective")
@@ -361,7 +365,7 @@ def _self_launch(ctx, spec, np_, mpiexec):
     # A file another run still writes, or one that cannot be resumed, is refused here: one line, no MPI job.
     output.check_unlocked(spec.output)
     if spec.resume:
-        from .metadata import resume_grid
+        from ..measure.metadata import resume_grid
         output.check_resume(spec.output, spec.collective, library.name,
                             resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
     exe = launch.find_mpiexec(mpiexec)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from quadsel.measure.trace_file import load_trace
+from quadsel.trace.trace_file import load_trace
 
 from conftest import REPO
 from helpers import mpi_library, mpiexec_beside as _mpiexec

@@ -1,6 +1,6 @@
 """Per-rank breakdown of a traced collective (docs/trace.md): where each rank's time inside the call goes.
 
-From every rank's entry e and exit x at every call, on one clock (measure/trace.py), after Bongo et al.
+From every rank's entry e and exit x at every call, on one clock (trace/record.py), after Bongo et al.
 (allreduce spanning-tree analysis, §3), per call and rank:
 
 - time inside = x - e;

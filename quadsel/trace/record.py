@@ -1,6 +1,6 @@
 """`quadsel trace` inside the MPI job: entry and exit time of every rank at every call of a forced algorithm.
 
-    mpiexec -n 4 python -m quadsel.measure.trace SPEC.json [STATUS.json]
+    mpiexec -n 4 python -m quadsel.trace.record SPEC.json [STATUS.json]
 
 SPEC.json is what trace_cli.py writes (the options). Every rank reads its clock right before and right after
 each call (a barrier before every call, as `measure` times); the timestamps are gathered to rank 0, put on
@@ -9,7 +9,7 @@ ping-pong, `clock_offsets`) and written to the trace file (docs/trace.md) after 
 size) run, atomically: a rerun of the same command skips the runs already in the file. The algorithms of one
 message size take turns block by block (`trace_interleaved`), and blocks of traced calls alternate with blocks
 of untraced ones (barrier + call only), so that the comparison and the cost of tracing are measured under the
-same load. The analysis is quadsel/evaluate/breakdown.py (no MPI).
+same load. The analysis is quadsel/trace/breakdown.py (no MPI).
 """
 
 import json
@@ -141,13 +141,13 @@ def run(spec):
     """Every rank of MPI_COMM_WORLD calls this; rank 0 writes the trace file. Errors: QuadselError on rank 0."""
     from mpi4py import MPI
     from ..libraries import open_library
-    from .mpit import MPIT, MPITError
-    from .calls import buffer_bytes, call_for
-    from .point import MethodComms
-    from .runner import choose_datatype
-    from .grid import DATATYPES
-    from .skew import measure as barrier_skew
-    from .timing import clock_domain, wait_quietly
+    from ..measure.mpit import MPIT, MPITError
+    from ..measure.calls import buffer_bytes, call_for
+    from ..measure.point import MethodComms
+    from ..measure.runner import choose_datatype
+    from ..measure.grid import DATATYPES
+    from ..measure.skew import measure as barrier_skew
+    from ..measure.timing import clock_domain, wait_quietly
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
     n = spec.comm_size or size
@@ -186,7 +186,7 @@ def run(spec):
     hosts, domains, affinities = zip(*world.allgather((host, clock_domain(host), affinity)))
     watchdog = None
     if rank == 0 and getattr(spec, "hang_timeout", 0):
-        from .watchdog import Watchdog
+        from ..measure.watchdog import Watchdog
         watchdog = Watchdog(spec.hang_timeout, lambda: world.Abort(4)).start()
     comms = MethodComms(MPI, world, library, spec.collective, n, methods)
     clock = time.perf_counter                   # CLOCK_MONOTONIC: one clock for every process of a host
@@ -267,7 +267,7 @@ def _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated
 
 
 def main(argv=None):
-    """python -m quadsel.measure.trace SPEC.json [STATUS.json]: the job the `trace` command launches."""
+    """python -m quadsel.trace.record SPEC.json [STATUS.json]: the job the `trace` command launches."""
     argv = sys.argv[1:] if argv is None else argv
     with open(argv[0]) as handle:
         spec = SimpleNamespace(**json.load(handle))

@@ -1,4 +1,4 @@
-"""`quadsel trace`: trace a forced algorithm rank by rank (measure/trace.py), then print its breakdown."""
+"""`quadsel trace`: trace a forced algorithm rank by rank (trace/record.py), then print its breakdown."""
 
 import json
 import os
@@ -11,8 +11,8 @@ import click
 from ..errors import Interrupted, QuadselError, one_line
 from ..libraries import COLLECTIVES
 from ..output import check as check_output
-from . import launch
-from .grid import parse_list
+from ..measure import launch
+from ..measure.grid import parse_list
 
 
 @click.command("trace")
@@ -72,7 +72,7 @@ def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, bat
         if np_ is not None or map_by or python:
             raise QuadselError("--np, --map-by and --python start a job: drop them under your own launcher")
         from types import SimpleNamespace
-        from . import trace as job
+        from ..trace import record as job
         try:
             doc = job.run(SimpleNamespace(**spec))
         except QuadselError:
@@ -119,7 +119,7 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
             cmd.append("--oversubscribe")
         if map_by:
             cmd += ["--map-by" if flavor != "mpich" else "-map-by", map_by]
-        cmd += ["-n", str(np_), python, "-m", "quadsel.measure.trace", spec_path, status_path]
+        cmd += ["-n", str(np_), python, "-m", "quadsel.trace.record", spec_path, status_path]
         code = launch.run(cmd, env)
         if os.path.exists(status_path):
             with open(status_path) as handle:
@@ -131,8 +131,8 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
 def _print_breakdown(output):
     if output == "-":
         return
-    from ..evaluate.breakdown_report import render_text
-    from .trace_file import load_trace
+    from ..trace.breakdown_report import render_text
+    from ..trace.trace_file import load_trace
     click.echo(render_text([(output, load_trace(output))]), err=True)
 
 

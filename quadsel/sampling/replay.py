@@ -18,11 +18,11 @@ from .. import __version__
 from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..ingest import read_measurements
-from . import output
+from ..measure import output
 from .adaptive import FullSweep, is_default
 from .sample import make_plan
 from .sweep import PlanRun
-from .timing import ranking_settled, t_quantile
+from ..measure.timing import ranking_settled, t_quantile
 
 
 class Recording:
@@ -93,10 +93,10 @@ def _half_width(rule, stddev, n):
     return t_quantile(rule.confidence, n - 1) * stddev / math.sqrt(n) if n >= 2 else math.inf
 
 
-def run_replay(spec, files):
-    """The replay of `spec` (full sweep, or --adaptive) from the recorded `files`; writes spec.output."""
-    from ..library_option import input_library
-    recording = Recording(files, spec.collective, input_library())
+def run_replay(spec, files, library=None):
+    """The replay of `spec` (full sweep, or --adaptive) from the recorded `files` (of MPI library `library`,
+    over what their metadata says: --library); writes spec.output."""
+    recording = Recording(files, spec.collective, library)
     comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
     planned = spec.adaptive or spec.sample
     plan = make_plan(spec, comms, msgs, methods) if planned else FullSweep(comms, msgs, methods)

@@ -15,7 +15,7 @@ from quadsel.decision.decision_function import DecisionFunction
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.evaluate.penalty import penalty_grid, summarize
 from quadsel.ingest import read_measurements
-from quadsel.measure.budget import parse_budget
+from quadsel.sampling.budget import parse_budget
 from quadsel.measure.output import SKIPPED
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -177,7 +177,7 @@ def test_orfeo_replay_meets_the_issue_goal(orfeo, tmp_path):
 
 def _drive(recording, plan, run, rule):
     """The replay's loop (run_replay) on a PlanRun made by hand."""
-    from quadsel.measure.replay import replay_point
+    from quadsel.sampling.replay import replay_point
     while (c := run.next_row()) is not None:
         for m in plan.msg_sizes:
             todo = run.todo(c, m)
@@ -191,10 +191,10 @@ def test_a_real_run_estimates_the_full_sweep_and_checks_a_share_only_once_it_can
     """A real run does not know the full sweep: it estimates it from what it measured (here checked
     against the recorded one), and a share budget waits for the smallest and largest comm sizes."""
     from quadsel.measure import output
-    from quadsel.measure.adaptive import AdaptivePlan
-    from quadsel.measure.budget import estimate_full_cost
-    from quadsel.measure.replay import Recording
-    from quadsel.measure.sweep import PlanRun
+    from quadsel.sampling.adaptive import AdaptivePlan
+    from quadsel.sampling.budget import estimate_full_cost
+    from quadsel.sampling.replay import Recording
+    from quadsel.sampling.sweep import PlanRun
     from quadsel.measure.timing import StoppingRule
     rule = StoppingRule()
     recording = Recording([MPICH], "bcast")

@@ -1,5 +1,5 @@
 """The trace file `quadsel trace` writes (docs/trace.md, "The trace file"): read back and checked whole, so
-that the analysis (evaluate/breakdown.py) and a resumed trace never see half a run. No MPI, no NumPy."""
+that the analysis (trace/breakdown.py) and a resumed trace never see half a run. No MPI, no NumPy."""
 
 import json
 import math

@@ -3,8 +3,8 @@
 import pytest
 
 from helpers import REPO
-from quadsel.evaluate.breakdown_report import analyses
-from quadsel.measure.trace_file import load_trace
+from quadsel.trace.breakdown_report import analyses
+from quadsel.trace.trace_file import load_trace
 
 TRACES = REPO / "examples" / "traces"
 

@@ -9,7 +9,7 @@ not gets one socket per node, and the metadata says so). `blocks:K[,J]` emulates
 """
 
 from ..errors import QuadselError
-from ..libraries import alphatree
+from . import alphatree
 
 TAG = 7311            # the α-tree's messages (each method runs on a communicator of its own)
 RING_TAG = 7312       # the ring semi-barrier's

@@ -9,7 +9,7 @@ exits along the commonest critical path. matplotlib is imported lazily (optional
 
 from ..errors import printable
 from ..libraries import trees
-from .figure_maps import pyplot, save
+from ..evaluate.figure_maps import pyplot, save
 
 
 def rank_order(shape, n):

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from quadsel.cli import main
 from quadsel.decision.decision_function import DecisionFunction
 from quadsel.ingest import read_measurements
-from quadsel.measure.sample import ModelSample, expected_cost
+from quadsel.sampling.sample import ModelSample, expected_cost
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "ompi5-bcast.csv")
 
@@ -21,7 +21,7 @@ def invoke(*args):
 
 def drive(plan, answer):
     """Run a plan to its end as sweep.PlanRun does, answering every method with answer(c, m, k)."""
-    from quadsel.measure.adaptive import Result
+    from quadsel.sampling.adaptive import Result
     visits = []
     while (c := plan.next_row()) is not None:
         for m in plan.msg_sizes:

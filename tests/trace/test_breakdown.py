@@ -8,10 +8,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from quadsel.cli import main
-from quadsel.evaluate import breakdown as bd
-from quadsel.evaluate.breakdown_report import analyses, as_json, render
+from quadsel.trace import breakdown as bd
+from quadsel.trace.breakdown_report import analyses, as_json, render
 from quadsel.libraries import trees
-from quadsel.measure.trace_file import FORMAT, VERSION, load_trace
+from quadsel.trace.trace_file import FORMAT, VERSION, load_trace
 
 
 def trace_doc(runs, n=4, collective="bcast", library="openmpi"):

@@ -1,4 +1,4 @@
-"""Running a plan (quadsel.measure.adaptive) over the grid, the same for the MPI sweep and the replay:
+"""Running a plan (quadsel.sampling.adaptive) over the grid, the same for the MPI sweep and the replay:
 ask the plan what to measure, answer from the CSV what an earlier run already wrote (resume), write
 the rows and the `# skipped` lines, count the budget and show the progress.
 
@@ -10,7 +10,7 @@ import time
 
 from .adaptive import Result
 from .budget import estimate_full_cost
-from .progress import Progress
+from ..measure.progress import Progress
 
 
 class PlanRun:

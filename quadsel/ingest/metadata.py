@@ -1,0 +1,67 @@
+"""The metadata `quadsel measure` writes beside a measured CSV (`NAME.meta.json`, docs/formats-input.md) or into a
+streamed one (`# quadsel-meta:` lines), read back: where it is, the whole of it for a resumed run, the grid it
+records (`build --model`), whether a file was measured by quadsel. The library it names is read by identity.py."""
+
+import json
+import os
+
+from ..errors import QuadselError, one_line
+from ..inputs import read_text
+from ..output import is_stream
+from .table import META_COMMENT
+
+
+def meta_path(path):
+    """`out/ompi5-bcast.csv` -> `out/ompi5-bcast.meta.json` (where `quadsel measure` puts it)."""
+    path = os.fspath(path)
+    base = path[:-4] if path.lower().endswith(".csv") else path
+    return base + ".meta.json"
+
+
+def read_meta(path):
+    """The metadata beside a CSV being resumed (None: a stream, or no metadata yet)."""
+    if is_stream(path) or not os.path.exists(meta_path(path)):
+        return None
+    try:
+        meta = json.loads(read_text(meta_path(path), what="metadata"))
+    except (ValueError, RecursionError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise QuadselError(f"{one_line(meta_path(path))}: damaged metadata JSON; remove it or use --no-resume")
+    return meta
+
+
+def recorded_grid(path):
+    """The `grid` of the metadata beside a measured CSV ({} when there is none)."""
+    try:
+        meta = read_meta(path) or {}
+    except QuadselError:
+        return {}
+    grid = meta.get("grid") if isinstance(meta.get("grid"), dict) else {}
+    out = {}
+    for key in ("comm_sizes", "msg_sizes"):
+        values = grid.get(key)
+        if isinstance(values, list) and values and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                       for v in values):
+            out[key] = sorted(set(values))
+    return out
+
+
+def measured_by_quadsel(path):
+    """Does metadata of `quadsel measure` stand beside the file (or in it, for a streamed run)?"""
+    if os.path.exists(meta_path(path)):
+        return True
+    marker, block = b"\n" + META_COMMENT.encode(), 1 << 20
+    try:
+        with open(path, "rb") as handle:        # a line that starts with the marker, read a block at a time
+            data = handle.read(block)
+            if data.startswith(marker[1:]):
+                return True
+            while data:
+                if marker in data:
+                    return True
+                more = handle.read(block)
+                data = data[-len(marker) + 1:] + more if more else b""
+            return False
+    except OSError:
+        return False
