@@ -44,6 +44,7 @@ LIMITS = {
     "measurements": 64 * MiB,
     "measure output": 64 * MiB,
     "metadata": 16 * MiB,
+    "tune journal": 16 * MiB,         # quadsel tune's tune.json
     "rules file": 64 * MiB,
     "tree file": 64 * MiB,
     "verify result": 256 * MiB,       # `quadsel verify --json` (codegen --verified)

@@ -2,7 +2,8 @@
 
 group.py is the Click group (errors → one line, exit 2), options.py the options shared by commands,
 commands.py build, codegen, report, query and verify, measure.py `measure` (also what every rank of a
-self-launched job runs: `python -m quadsel measure`), trace.py `trace`, breakdown.py `breakdown`. Heavy packages
+self-launched job runs: `python -m quadsel measure`), trace.py `trace`, breakdown.py `breakdown`, tune.py
+`tune` (the whole loop). Heavy packages
 (NumPy, SciPy, matplotlib, mpi4py, scikit-learn) are imported inside the commands that use them.
 """
 
@@ -14,10 +15,12 @@ def _register_optional_commands():
     try:
         from .measure import measure
         from .trace import trace
+        from .tune import tune
     except ImportError:   # quadsel.measure's dependencies are missing
         return
     main.add_command(measure)
     main.add_command(trace)
+    main.add_command(tune)
 
 
 _register_optional_commands()

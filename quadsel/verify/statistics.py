@@ -185,6 +185,7 @@ def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_bef
     by_point = [(coll, p) for coll, result in results.items() for p in result["points"]]
     for row, (coll, point) in zip(rows, by_point):
         row.update(point_statistics(point, _key, confidence))
+        row["log_ratios"] = [round(float(x), 9) for x in log_ratios(point, _key)]   # per round (quadsel tune)
         row["oversubscription"] = oversubscription(point["comm"], n_cores)
     collectives = {}
     for coll, result in results.items():

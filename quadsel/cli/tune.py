@@ -1,0 +1,93 @@
+"""The `tune` command: measure → build → codegen → verify → prune → verify for every collective, one folder."""
+
+import os
+
+import click
+
+from ..errors import Interrupted, QuadselError, one_line
+from .group import MESSAGE_LIMIT
+
+DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
+
+
+@click.command()
+@click.option("-o", "--output", "folder", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder of the deployment (made if missing; its parent must exist). Run the same command again "
+                   "to continue an interrupted tuning there.")
+@click.option("--np", "np_", type=click.IntRange(2, 1 << 20), required=True,
+              help="Ranks of the jobs tune starts on this host (more than the cores: oversubscribed, and said).")
+@click.option("-c", "--collectives", metavar="LIST", default=None,
+              help="Comma list of collectives (default: every collective the library can force).")
+@click.option("--comm-sizes", metavar="LIST", default=None, help="Communicator sizes (default 2 to --np).")
+@click.option("--msg-sizes", metavar="LIST", default=DEFAULT_MSG_SIZES, show_default=True,
+              help="Message sizes in bytes per rank, measured and verified (e.g. 1-1M:pow2, 8,1K,64K).")
+@click.option("--strategy", type=click.Choice(["full", "adaptive"]), default="full", show_default=True,
+              help="How each collective is measured: the full sweep, or `measure --adaptive` (MPI_T forcing only).")
+@click.option("--budget", metavar="TIME", default=None,
+              help="Time limit of the whole run (90m, 1h30m, 600s): 60 %% measures, shared over the collectives "
+                   "(a collective's measurement is stopped, keeping its rows, when its share is spent); the "
+                   "report says what the budget cut.")
+@click.option("--max-time", type=click.FloatRange(0.01, 60), default=0.3, show_default=True,
+              help="Measure: at most this many seconds per method and point.")
+@click.option("--max-reps", type=click.IntRange(2, 10 ** 6), default=40, show_default=True,
+              help="Measure: at most this many timed calls per method and point.")
+@click.option("--rounds", type=click.IntRange(1, 100), default=2, show_default=True,
+              help="Measure: passes over the grid.")
+@click.option("--verify-rounds", type=click.IntRange(2, 1000), default=5, show_default=True,
+              help="Verify: rounds (the unit of its intervals).")
+@click.option("--min-gain", type=click.FloatRange(1.0, 100.0), default=1.02, show_default=True,
+              help="A collective is deployed only when its speed-up on the points its selection changes is at "
+                   "least this (and its interval's lower end above 1).")
+@click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
+@click.option("--no-figures", is_flag=True, help="No decision-map figures in report.md.")
+def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
+         min_gain, mpiexec, no_figures):
+    """Tune every collective of the MPI library mpi4py loads, and write a folder ready to deploy.
+
+    For each collective the library can force: measure it (`quadsel measure`), build the default tree; then
+    write the library's rules or tuning file, verify it on the real MPI with the proof that the library follows
+    it, hand back to the library what verify found slower, verify again, and deploy only the collectives whose
+    gain is beyond the noise (docs/tune.md). DIR gets the files, `tuned.env` to source before mpiexec,
+    `report.md`, the verify results and the measurements. The last line says what to do:
+
+    \b
+        quadsel tune --np 2 -o deploy
+        . deploy/tuned.env && mpiexec -n 2 ./your_app
+    """
+    from ..measure.grid import parse_list
+    from ..tune.report import last_line
+    from ..tune.run import TuneSpec, run_tune
+    from ..libraries import COLLECTIVES
+    wanted = None
+    if collectives:
+        wanted = [c.strip().lower() for c in collectives.split(",") if c.strip()]
+        bad = [c for c in wanted if c not in COLLECTIVES]
+        if bad:
+            raise QuadselError(f"unknown collective {bad[0]!r} (known: {', '.join(COLLECTIVES)})")
+    parse_list(msg_sizes, "message size")     # a bad list fails here, before any job
+    if comm_sizes:
+        comms = parse_list(comm_sizes, "communicator size")
+        if min(comms) < 2 or max(comms) > np_:
+            raise QuadselError(f"--comm-sizes must lie between 2 and --np {np_}")
+    seconds = None
+    if budget:
+        from ..sampling.budget import parse_budget
+        parsed = parse_budget(budget)
+        if parsed.seconds is None:
+            raise QuadselError("tune's --budget is a time (90m, 600s): a share of a sweep means nothing across "
+                               "collectives")
+        seconds = parsed.seconds
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise QuadselError(f"{one_line(folder)} exists and is not a folder")
+    spec = TuneSpec(folder=folder, np=np_, msg_sizes=msg_sizes, collectives=wanted, comm_sizes=comm_sizes,
+                    strategy=strategy, budget=seconds, mpiexec=mpiexec,
+                    measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
+                                     "--rounds", str(rounds)],
+                    verify_rounds=verify_rounds, min_gain=min_gain, figures=not no_figures)
+    echo = lambda text: click.echo(one_line(text, MESSAGE_LIMIT), err=True)  # noqa: E731
+    try:
+        summary = run_tune(spec, echo)
+    except KeyboardInterrupt:
+        raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
+                          "same command again to continue") from None
+    click.echo(last_line(summary, folder))

@@ -1,0 +1,78 @@
+"""What each library reads, as `quadsel tune` deploys it: the file (or strings), the target that writes it, and
+the environment variables that make the library use it (`tuned.env`, sourced before mpiexec).
+
+- Open MPI: one classic rules file for every tuned collective (`-t ompi-rules`, read by coll/tuned on 5.0.x; the
+  JSON rules of main/6.x are written beside it for those versions, not sourced);
+- MPICH: one csel JSON over MPICH's own selection, read from the libmpi mpi4py loads (`-t mpich-json`); MPICH
+  replaces its whole selection with the file, so the other collectives keep MPICH's own choice;
+- Intel MPI: the `I_MPI_ADJUST_<COLL>` strings (`-t impi-adjust`), which are the environment itself.
+"""
+
+import os
+import shlex
+from dataclasses import dataclass
+from typing import Optional
+
+from ..errors import QuadselError
+
+
+@dataclass(frozen=True)
+class Deployment:
+    library: str
+    file: str                    # the file the library reads, in the tune folder
+    target: str                  # codegen's target that writes it
+    extra: Optional[tuple] = None  # (file, target) written beside it for other versions of the library
+
+
+DEPLOYMENTS = {
+    "openmpi": Deployment("openmpi", "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json")),
+    "mpich": Deployment("mpich", "tuned-mpich.json", "mpich-json"),
+    "intelmpi": Deployment("intelmpi", "tuned-impi.env", "impi-adjust"),
+}
+
+
+def deployment(library):
+    try:
+        return DEPLOYMENTS[library]
+    except KeyError:
+        raise QuadselError(f"quadsel tune deploys for Open MPI, MPICH and Intel MPI; mpi4py loads {library}, whose "
+                           "files quadsel cannot write (measure and build it with the separate commands)") from None
+
+
+def emit(dep, fns, mpich_base=None):
+    """{file name: text} of the deployment of the trees `fns` (one per collective; none: nothing to write)."""
+    from ..targets import emit as emit_target
+    if not fns:
+        return {}
+    base = None
+    if dep.library == "mpich":
+        from ..targets.mpich_json import load_base
+        base = load_base(mpich_base)
+    out = {dep.file: emit_target(dep.target, fns, mpich_base=base)}
+    if dep.extra:
+        out[dep.extra[0]] = emit_target(dep.extra[1], fns)
+    return out
+
+
+def environment(dep, folder, deployed):
+    """The variables of tuned.env ({name: value}) that make the library read the deployed file; none when no
+    collective is deployed (the library keeps its own choice everywhere)."""
+    if not deployed:
+        return {}
+    path = os.path.abspath(os.path.join(folder, dep.file))
+    if dep.library == "openmpi":
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
+    if dep.library == "mpich":
+        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+    from ..inputs import read_text
+    from ..targets.impi_adjust import environment as impi_environment
+    return impi_environment(read_text(path, what="rules file"), path)
+
+
+def env_text(variables, header):
+    """tuned.env: `export NAME=value` lines a POSIX shell sources, after a comment header."""
+    lines = [f"# {line}" for line in header] or []
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in variables.items()]
+    if not variables:
+        lines.append(": # nothing to set: every collective keeps the library's own choice")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,109 @@
+"""The folder `quadsel tune -o DIR` writes, and its journal.
+
+DIR/measurements/COLL.csv (+ .meta.json)   what `quadsel measure` measured (later builds can reuse them)
+DIR/trees/COLL.qt.json                     the default build of each collective
+DIR/<the library's file>                   what the library reads (deploy.py), only the collectives worth it
+DIR/tuned.env                              the variables to set before mpiexec (`. DIR/tuned.env`)
+DIR/verify/first.json, DIR/verify/pruned.json   verify's results on the deployed file, before and after pruning
+DIR/report.md, DIR/figures/                the report and the decision maps
+DIR/tune.json                              the journal: the run's settings and every finished step
+
+Every file is written whole (quadsel.output: atomic replace); the journal after each finished step, so that a
+rerun after Ctrl-C, kill -9 or a job's time limit continues where the last run stopped: `quadsel measure`
+resumes its CSV point by point, and a finished step is not run again while its inputs are unchanged (their
+SHA-256 is recorded with it).
+"""
+
+import hashlib
+import json
+import os
+
+from ..errors import QuadselError, one_line
+from ..inputs import read_text
+from ..output import make_folder, write_text
+
+JOURNAL = "tune.json"
+VERSION = 1
+# The settings a rerun must share with the run it continues (anything else is a different tuning).
+SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "strategy")
+
+
+class Folder:
+    def __init__(self, path):
+        self.path = path
+
+    def __call__(self, *parts):
+        return os.path.join(self.path, *parts)
+
+    def measurement(self, collective):
+        return self("measurements", f"{collective}.csv")
+
+    def tree(self, collective):
+        return self("trees", f"{collective}.qt.json")
+
+    def make(self):
+        """The folder and its subfolders (the folder's parent must exist, as for every quadsel output)."""
+        make_folder(self.path)
+        for sub in ("measurements", "trees", "verify"):
+            make_folder(self(sub))
+
+
+class Journal:
+    """tune.json: {"version", "settings", "steps": {name: {"inputs": {path: sha256}, ...result}}}."""
+
+    def __init__(self, folder, settings):
+        self.folder, self.path = folder, folder(JOURNAL)
+        self.data = {"format": "quadsel-tune", "version": VERSION, "settings": settings, "steps": {}}
+        if os.path.exists(self.path):
+            old = _read(self.path)
+            differ = [k for k in SETTINGS if old["settings"].get(k) != settings.get(k)]
+            if differ:
+                raise QuadselError(f"{one_line(folder.path)} holds a tuning with other settings ("
+                                   + ", ".join(f"{k} {old['settings'].get(k)!r} there, {settings.get(k)!r} now"
+                                               for k in differ)
+                                   + "): give another -o folder, or the same settings to continue it")
+            self.data["steps"] = old["steps"]
+        self.resumed = bool(self.data["steps"])
+
+    def done(self, name, inputs=()):
+        """The recorded result of step `name` when it finished with these same input files, else None."""
+        step = self.data["steps"].get(name)
+        if step is None or step.get("inputs") != _digests(inputs):
+            return None
+        return step
+
+    def finish(self, name, inputs=(), **result):
+        self.data["steps"][name] = dict(result, inputs=_digests(inputs))
+        self.save()
+
+    def forget(self, prefix):
+        for name in [n for n in self.data["steps"] if n.startswith(prefix)]:
+            del self.data["steps"][name]
+
+    def save(self):
+        write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+
+
+def _digests(paths):
+    out = {}
+    for path in paths:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        out[os.path.basename(path)] = digest.hexdigest()
+    return out
+
+
+def _read(path):
+    try:
+        data = json.loads(read_text(path, what="tune journal"))
+    except (ValueError, RecursionError):
+        data = None
+    ok = (isinstance(data, dict) and data.get("format") == "quadsel-tune" and data.get("version") == VERSION
+          and isinstance(data.get("settings"), dict) and isinstance(data.get("steps"), dict)
+          and all(isinstance(v, dict) and isinstance(v.get("inputs"), dict) for v in data["steps"].values()))
+    if not ok:
+        raise QuadselError(f"{one_line(path)}: not a quadsel tune journal (version {VERSION}); remove it to start "
+                           "the tuning again")
+    return data

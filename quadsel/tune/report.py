@@ -1,0 +1,89 @@
+"""report.md of `quadsel tune` and its last line: what was tuned, how sure, what to do."""
+
+import os
+
+
+def summary(library, wanted, built, judged, overall, budget_cut, measured, spec, seconds):
+    deployed = sorted(c for c, j in judged.items() if j.deploy)
+    return {
+        "library": library.name, "library_version": library.version, "np": spec.np,
+        "collectives": list(wanted), "deployed": deployed,
+        "kept_default": sorted(c for c in wanted if c not in deployed),
+        "overall": overall, "budget_cut": budget_cut, "seconds": round(seconds, 1),
+        "per_collective": {c: {"deploy": j.deploy, "why": j.why, "speedup": j.speedup, "low": j.low, "high": j.high,
+                               "changed_points": j.changed, "points": j.points,
+                               **(built[c][1] if c in built else {}),
+                               "measure_seconds": measured.get(c, {}).get("seconds")}
+                           for c, j in judged.items()},
+        "oversubscribed": spec.np > (os.cpu_count() or 1),
+    }
+
+
+def last_line(s, folder):
+    """`deploy: 9 of 14 collectives tuned, 1.18x [1.09, 1.27]; 5 kept at the library default; . DIR/tuned.env`."""
+    n, total = len(s["deployed"]), len(s["collectives"])
+    o = s["overall"]
+    env = os.path.join(folder, "tuned.env")
+    if not n:
+        return (f"do not deploy: none of {total} collectives beats the library default beyond the noise here "
+                f"(report: {os.path.join(folder, 'report.md')}); nothing to source")
+    gain = f"{o['geomean_speedup']:.2f}x [{o['geomean_low']:.2f}, {o['geomean_high']:.2f}]"
+    kept = total - n
+    return (f"deploy: {n} of {total} collectives tuned, {gain}; {kept} kept at the library default; . {env}")
+
+
+def _x(value):
+    return "—" if value is None else f"{value:.3f}"
+
+
+def markdown(s, folder, built, figures, echo):
+    """The report: per collective the tree, the verify verdict and why, the decision maps as figures."""
+    lines = [f"# quadsel tune: {s['library_version']}", "",
+             f"{len(s['deployed'])} of {len(s['collectives'])} collectives deployed; "
+             f"{s['np']} ranks on {os.cpu_count()} cores"
+             + (" (**oversubscribed**: times of more ranks than cores are the scheduler's as much as the "
+                "algorithms')" if s["oversubscribed"] else " (not oversubscribed)")
+             + f"; {s['seconds']:.0f} s.", ""]
+    o = s["overall"]
+    if s["deployed"]:
+        lines += [f"Overall speed-up of the deployed collectives over the library default, on the points their "
+                  f"selection changes: **{_x(o['geomean_speedup'])}x** [{_x(o['geomean_low'])}, "
+                  f"{_x(o['geomean_high'])}] (95 % interval, geometric mean).", ""]
+    if s["budget_cut"]:
+        lines += [f"The time budget cut the measurement of: {', '.join(s['budget_cut'])} (their trees are built "
+                  "on what was measured, or they were not measured at all).", ""]
+    lines += ["| collective | deployed | why | speed-up [95 %] on changed points | changed / verified points | "
+              "tree leaves | penalty on measured points (mean / max %) | measuring (s) |",
+              "|---|---|---|---|---|---|---|---|"]
+    for coll in s["collectives"]:
+        p = s["per_collective"].get(coll)
+        if p is None:
+            lines.append(f"| {coll} | no | not measured (budget) | — | — | — | — | — |")
+            continue
+        lines.append(f"| {coll} | {'**yes**' if p['deploy'] else 'no'} | {p['why']} | {_x(p['speedup'])} "
+                     f"[{_x(p['low'])}, {_x(p['high'])}] | {p['changed_points']} / {p['points']} | "
+                     f"{p.get('leaves', '—')} | {p.get('penalty_mean', '—')} / {p.get('penalty_max', '—')} | "
+                     f"{p.get('measure_seconds') or '—'} |")
+    lines += ["", "Files: `tuned.env` (source it before mpiexec), the library's file, `trees/` (one tree per "
+              "collective), `measurements/` (reusable by `quadsel build`), `verify/` (both verify runs as JSON).", ""]
+    if figures:
+        lines += _figures(folder, built, echo)
+    return "\n".join(lines) + "\n"
+
+
+def _figures(folder, built, echo):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return ["(No figures: matplotlib is not installed; `pip install quadsel[figures]`.)"]
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    from ..evaluate.figure_maps import decision_maps
+    from ..output import make_folder
+    out = ["## Decision maps of the deployed trees (before pruning)", ""]
+    make_folder(os.path.join(folder, "figures"))
+    for coll, (fn, summary, dmap) in built.items():
+        path = os.path.join(folder, "figures", f"{coll}.png")
+        panel = (f"{summary['leaves']} leaves", choice_on(QuadtreeSelector.of(fn), dmap))
+        decision_maps(dmap, [panel], path, f"{coll}: the default build")
+        out += [f"![{coll}](figures/{coll}.png)", ""]
+    return out

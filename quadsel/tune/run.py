@@ -1,0 +1,154 @@
+"""`quadsel tune` as one function: every collective measured and built, the deployment verified, pruned, verified
+again, and only what is worth it deployed (docs/tune.md)."""
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from ..errors import QuadselError
+from ..output import write_text
+from . import deploy, report, steps, verdict
+from .folder import Folder, Journal
+
+
+@dataclass
+class TuneSpec:
+    folder: str
+    np: int
+    msg_sizes: str
+    collectives: Optional[List[str]] = None
+    comm_sizes: Optional[str] = None
+    strategy: str = "full"
+    budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
+    mpiexec: Optional[str] = None
+    measure_options: list = field(default_factory=list)
+    verify_rounds: int = 5
+    verify_max_reps: int = 30
+    verify_max_time: float = 0.15
+    min_gain: float = verdict.MIN_GAIN
+    figures: bool = True
+
+
+class Clock:
+    """One progress display for the whole job: a line per step with the elapsed time and an ETA."""
+
+    def __init__(self, echo, total):
+        self.echo, self.total, self.started, self.measured = echo, total, time.monotonic(), []
+
+    def elapsed(self):
+        return time.monotonic() - self.started
+
+    def step(self, index, collective, what):
+        eta = ""
+        if self.measured:
+            per = sum(self.measured) / len(self.measured)
+            left = per * (self.total - index) * 1.6      # measuring is ~60 % of the time: verify follows
+            eta = f", ETA {_clock(left)}"
+        self.echo(f"tune [{index + 1}/{self.total} {collective}] {what} ({_clock(self.elapsed())} elapsed{eta})")
+
+
+def _clock(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def run_tune(spec, echo):
+    """Tune; returns the summary dict (also in the journal and report.md). `echo` prints one line on stderr."""
+    from ..libraries import COLLECTIVES, open_library
+    from ..measure import launch
+    if launch.inside_mpi_job():
+        raise QuadselError("quadsel tune starts its own jobs on this host (--np N): run it outside mpiexec/srun; "
+                           "tuning across hosts waits for the layouts of the cluster work (docs/tune.md)")
+    library = open_library(launch.library_without_init())
+    dep = deploy.deployment(library.name)
+    wanted = spec.collectives or [c for c in COLLECTIVES if library.algorithms(c)]
+    unknown = [c for c in wanted if not library.algorithms(c)]
+    if unknown:
+        raise QuadselError(f"{library.name} cannot force {', '.join(unknown)}: nothing to tune there")
+    folder = Folder(spec.folder)
+    folder.make()
+    settings = {"library": library.name, "library_version": library.version, "np": spec.np,
+                "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
+    journal = Journal(folder, settings)
+    if journal.resumed:
+        echo(f"tune: continuing the run in {spec.folder} (finished steps are not run again)")
+    clock = Clock(echo, len(wanted))
+    built, budget_cut, measured = {}, [], {}
+    for i, coll in enumerate(wanted):
+        name = f"measure:{coll}"
+        done = journal.data["steps"].get(name)
+        if done is None or not done.get("complete"):
+            seconds = None
+            if spec.budget is not None:
+                left = spec.budget * 0.6 - clock.elapsed()     # 60 % of the budget measures, the rest verifies
+                if left <= 0:
+                    budget_cut.append(coll)
+                    echo(f"tune [{i + 1}/{len(wanted)} {coll}] not measured: the budget is spent")
+                    continue
+                seconds = left / (len(wanted) - i)
+            clock.step(i, coll, "measuring")
+            result = steps.measure(spec, folder, coll, seconds)
+            clock.measured.append(result["seconds"])
+            if result["stopped"]:
+                budget_cut.append(coll)
+            journal.finish(name, [], **result)
+        measured[coll] = journal.data["steps"][name]
+        clock.step(i, coll, "building")
+        fn, dmap, summary = steps.build(folder, coll)
+        built[coll] = (fn, summary, dmap)
+        journal.finish(f"build:{coll}", [folder.measurement(coll)], **summary)
+    if not built:
+        raise QuadselError("nothing was measured: give a larger --budget")
+    fns = [fn for fn, _, _ in built.values()]
+    measurements = [folder.measurement(c) for c in built]
+    mpich_base = _mpich_base(library.name)
+    first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", echo, clock)
+    pruned = steps.prune(fns, folder("verify", "first.json"), lambda text: echo(f"tune: prune: {text}"))
+    second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", echo, clock)
+    judged = verdict.judge(second, spec.min_gain)
+    for coll, j in verdict.judge(first, spec.min_gain).items():   # not followed before pruning: never deployed
+        if "does not follow" in j.why and coll in judged:
+            judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
+    final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
+    files = deploy.emit(dep, final, mpich_base)
+    for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()):
+        if stale not in files and os.path.lexists(folder(stale)):
+            os.unlink(folder(stale))    # nothing deployed: no file the environment could still point at
+    for name, text in files.items():
+        write_text(folder(name), text)
+    env = deploy.environment(dep, spec.folder, final)
+    write_text(folder("tuned.env"), deploy.env_text(env, [f"quadsel tune for {library.version}: "
+                                                             f"{len(final)} of {len(wanted)} collectives tuned",
+                                                             "source it before mpiexec: . tuned.env"]))
+    overall = verdict.overall(judged)
+    summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, clock.elapsed())
+    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo))
+    journal.finish("summary", [], **summary)
+    return summary
+
+
+def _mpich_base(library):
+    if library != "mpich":
+        return None
+    from ..verify.run import mpich_library
+    return mpich_library()
+
+
+def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, label, echo, clock):
+    """Write the deployment of `fns` to DIR/verify/LABEL.<file> and verify it (skipped when the journal has this
+    same file verified); the verify document."""
+    import json
+    from ..inputs import read_text
+    texts = deploy.emit(dep, fns, mpich_base)
+    path = folder("verify", f"{label}.{dep.file}")
+    write_text(path, texts[dep.file])
+    result = folder("verify", f"{label}.json")
+    if journal.done(f"verify:{label}", [path]) and os.path.exists(result):
+        return json.loads(read_text(result, what="verify result"))
+    echo(f"tune: verifying the {label} deployment ({len(fns)} collectives, with the follow proof; "
+         f"{_clock(clock.elapsed())} elapsed)")
+    document = steps.verify(spec, [path], measurements, result, lambda text: echo(f"tune: verify: {text}"))
+    journal.finish(f"verify:{label}", [path], result=os.path.basename(result))
+    return document

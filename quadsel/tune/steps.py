@@ -1,0 +1,137 @@
+"""The steps of `quadsel tune`: measure and build one collective; verify and prune the deployment.
+
+Measuring runs `quadsel measure` itself (it self-launches under mpiexec, resumes its CSV point by point, and
+falls back to one launch per method where MPI_T cannot force a collective): tune adds nothing to how a point is
+timed. Building is the default build of `quadsel build`; verifying is `quadsel verify` with the follow proof;
+pruning is `codegen --verified`. Each is the same function the separate command calls.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from ..errors import QuadselError, one_line
+from ..output import write_text
+
+
+def measure(spec, folder, collective, seconds=None):
+    """Measure `collective` into folder.measurement(collective); stopped (Ctrl-C to the job, which keeps every row
+    finished) after `seconds`. Returns {"complete": bool, "seconds": wall time, "stopped": bool}."""
+    out = folder.measurement(collective)
+    msg_sizes = "0" if collective == "barrier" else spec.msg_sizes    # a barrier carries no data
+    cmd = [sys.executable, "-m", "quadsel", "measure", "--np", str(spec.np), "-c", collective,
+           "--msg-sizes", msg_sizes, "--quiet", "-o", out] + spec.measure_options
+    if spec.comm_sizes:
+        cmd += ["--comm-sizes", spec.comm_sizes]
+    if spec.strategy == "adaptive":
+        cmd.append("--adaptive")
+    if spec.mpiexec:
+        cmd += ["--mpiexec", spec.mpiexec]
+    _wait_unlocked(out)
+    started = time.monotonic()
+    # A session of its own (the terminal's Ctrl-C reaches tune, which stops the job as below), and SIGINT when
+    # tune itself dies (kill -9, a job's time limit): measure then keeps its rows and releases its CSV.
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_interrupt_with_parent)
+    stopped = False
+    try:
+        try:
+            _, err = proc.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            stopped = True
+            os.killpg(proc.pid, signal.SIGINT)     # measure keeps what it finished, as on Ctrl-C
+            try:
+                _, err = proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, err = proc.communicate()
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait()
+        raise
+    elapsed = time.monotonic() - started
+    text = (err or b"").decode("utf-8", "replace")
+    if proc.returncode not in (0, 130) and not (stopped and proc.returncode in (-signal.SIGINT, 130)):
+        last = [line for line in text.splitlines() if line.strip()][-1:] or [f"exit status {proc.returncode}"]
+        raise QuadselError(f"measuring {collective} failed: {one_line(last[0], 400)}")
+    return {"complete": _complete(out), "seconds": round(elapsed, 1), "stopped": stopped}
+
+
+def _interrupt_with_parent():
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)    # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass    # elsewhere a killed tune leaves its measurement running to its end
+
+
+def _wait_unlocked(csv, seconds=60):
+    """A measurement a killed tune left behind may still be ending (it got SIGINT): wait for its lock."""
+    from ..measure.output import check_unlocked
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return check_unlocked(csv)
+        except QuadselError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def _complete(csv):
+    from ..ingest.metadata import meta_path
+    try:
+        with open(meta_path(csv)) as handle:
+            return bool(json.load(handle).get("complete"))
+    except (OSError, ValueError):
+        return False
+
+
+def build(folder, collective):
+    """The default build of `quadsel build` on the collective's measurements: (DecisionFunction, summary, map)."""
+    from ..decision.decision_function import build_decision_function
+    from ..decision.decision_map import build_decision_map
+    from ..decision.options import DEFAULT_BUILD
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
+    from ..ingest import read_measurements
+    from ..ingest.metadata import meta_path
+    csv = folder.measurement(collective)
+    rows = read_measurements([csv], collective=collective, columns=True)
+    dmap = build_decision_map(rows, collective)
+    settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
+    fn = build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
+                                 outside="default", provenance={"sources": [os.path.basename(csv)],
+                                                                "inputs": [_identity(csv, meta_path(csv))]})
+    write_text(folder.tree(collective), fn.dumps())
+    choice = choice_on(QuadtreeSelector.of(fn), dmap)
+    score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
+    stats = fn.stats()
+    return fn, dmap, {"leaves": stats["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
+                "comm_sizes": len(dmap.comm_sizes), "msg_sizes": len(dmap.msg_sizes), "methods": len(dmap.methods),
+                "constraint": fn.constraint}
+
+
+def _identity(path, meta):
+    import hashlib
+    with open(path, "rb") as handle:
+        digest = hashlib.sha256(handle.read()).hexdigest()
+    return {"path": os.path.basename(path), "sha256": digest, "metadata": os.path.basename(meta)}
+
+
+def verify(spec, files, measurements, result_path, echo):
+    """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
+    from ..verify.run import run_verify
+    outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, measurements, spec.verify_rounds,
+                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo)
+    write_text(result_path, json.dumps(outcome.document, indent=1) + "\n")
+    return outcome.document
+
+
+def prune(fns, result_path, echo):
+    """The trees without what the verify run at `result_path` found slower (`codegen --verified`)."""
+    from ..verify.prune import prune_all
+    return prune_all(fns, result_path, echo=echo)

@@ -1,0 +1,75 @@
+"""The tune folder's journal and tuned.env (no MPI)."""
+
+import json
+import subprocess
+
+import pytest
+
+from quadsel.errors import QuadselError
+from quadsel.tune import deploy
+from quadsel.tune.folder import Folder, Journal
+
+SETTINGS = {"library": "openmpi", "library_version": "x", "np": 2, "comm_sizes": None, "msg_sizes": "8",
+            "strategy": "full"}
+
+
+def test_a_finished_step_is_skipped_until_its_inputs_change(tmp_path):
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    data = tmp_path / "in.csv"
+    data.write_text("a\n")
+    journal = Journal(folder, SETTINGS)
+    assert not journal.resumed and journal.done("build:bcast", [str(data)]) is None
+    journal.finish("build:bcast", [str(data)], leaves=3)
+    again = Journal(folder, SETTINGS)
+    assert again.resumed and again.done("build:bcast", [str(data)])["leaves"] == 3
+    data.write_text("b\n")
+    assert again.done("build:bcast", [str(data)]) is None
+
+
+def test_another_tuning_in_the_same_folder_is_refused_in_one_line(tmp_path):
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    Journal(folder, SETTINGS).save()
+    with pytest.raises(QuadselError, match=r"other settings \(np 2 there, 4 now\)"):
+        Journal(folder, dict(SETTINGS, np=4))
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": '
+                                              '{"x": 1}}', '{"format": "other"}'])
+def test_a_damaged_journal_is_one_line(tmp_path, text):
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    (tmp_path / "d" / "tune.json").write_text(text)
+    with pytest.raises(QuadselError, match="not a quadsel tune journal"):
+        Journal(folder, SETTINGS)
+
+
+def test_tuned_env_is_sourced_by_a_posix_shell(tmp_path):
+    odd = str(tmp_path / "it's a folder $HOME")
+    env = deploy.environment(deploy.DEPLOYMENTS["openmpi"], odd, ["a tree"])
+    path = tmp_path / "tuned.env"
+    path.write_text(deploy.env_text(env, ["header; $(not run)"]))
+    out = subprocess.run(["sh", "-c", f". '{path}' && printf %s \"$OMPI_MCA_coll_tuned_dynamic_rules_filename\""],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.endswith("it's a folder $HOME/tuned.rules")
+    nothing = deploy.env_text(deploy.environment(deploy.DEPLOYMENTS["mpich"], odd, []), ["h"])
+    assert subprocess.run(["sh", "-c", f". /dev/stdin <<'EOF'\n{nothing}EOF\nenv"], capture_output=True, text=True,
+                          check=True).stdout.count("MPIR_CVAR") == 0
+
+
+def test_every_library_deploys_with_its_own_target():
+    for library, dep in deploy.DEPLOYMENTS.items():
+        from quadsel.targets import TARGETS
+        from quadsel.targets.method_ids import TARGET_LIBRARY
+        assert dep.target in TARGETS and TARGET_LIBRARY[dep.target] == library
+    with pytest.raises(QuadselError, match="cannot write"):
+        deploy.deployment("othermpi")
+
+
+def test_the_journal_is_json_with_its_settings(tmp_path):
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    Journal(folder, SETTINGS).finish("measure:bcast", [], complete=True)
+    data = json.loads((tmp_path / "d" / "tune.json").read_text())
+    assert data["settings"] == SETTINGS and data["steps"]["measure:bcast"]["complete"] is True
