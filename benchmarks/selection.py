@@ -92,6 +92,9 @@ def evaluate(make, dmap, second):
 
 
 def main(argv):
+    if "--rules" in argv:
+        for rule in argv[argv.index("--rules") + 1].split(","):
+            BUILDERS[f"default build, budget rule {rule}"] = dict(DEFAULT_BUILD, budget_rule=rule)
     sets = data_sets()
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))

@@ -73,13 +73,18 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
     from ..evaluate.comparators import QuadtreeSelector, choice_on
     stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
-    score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
+    penalty = penalty_grid(dmap, choice)
+    score = summarize(penalty, dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
+    from ..decision.measured_floor import loss_warning
+    warning = loss_warning(dmap, fn, penalty)
+    if warning:
+        click.echo(warning, err=True)
     from ..ingest.replaced import replaced_note
     note = replaced_note(files, dmap.collective, extra=dmap.replaced)
     if note:
