@@ -1,6 +1,6 @@
 """Small grids: does the default build keep the measured structure of a sweep of a few sizes?
 
-usage: python benchmarks/small_grids.py [--only NAME[,NAME...]] [--cases]
+usage: python benchmarks/small_grids.py [--only NAME[,NAME...]] [--full] [--cases] [--rules R,...] [--shape C,LO,HI]
        (QUADSEL_SHARED: the shared/ folder, default ../shared; selection.py runs it too)
 
 The cases are made at run time (the shared data sets are never copied): every data set the project has, with
@@ -18,6 +18,8 @@ Each case is scored
   run   on the second run of the same sweep (two-ranks and the 8-rank examples), inside its range;
   worst the largest penalty at one of its own measured points;
   leaves.
+--full prints every builder's table, --cases the cases' sizes, --rules adds budget rules
+(decision/budget_rule.py), --shape cuts the multi-size sweeps to C comm sizes x LO-HI msg sizes instead.
 Columns are mean penalties in % (the library default's penalty where a tree hands a point back to it; negative
 where that default beats every forced method, as on ORFEO).
 """
@@ -39,12 +41,21 @@ ORFEO = os.path.join(SHARED, "datasets", "orfeo-epyc-openmpi4")
 GATHER = os.path.join(SHARED, "datasets", "ompi-collectives-tuning-example", "detail.out")
 CHOICES = ("even", "r1", "r2")
 
+BEFORE = "default build before issue 31 (budget rule min)"
+AFTER = "default build (quadsel build)"
+SIXTEEN = "measured, 16 leaves"
 BUILDERS = {
-    "default build (quadsel build)": dict(DEFAULT_BUILD),
-    "default build, 1-SE budget rule": dict(DEFAULT_BUILD, budget_rule="1se"),
-    "measured, 16 leaves": dict(DEFAULT_BUILD, max_leaves=16),
+    AFTER: dict(DEFAULT_BUILD),
+    BEFORE: dict(DEFAULT_BUILD, budget_rule="min"),
+    SIXTEEN: dict(DEFAULT_BUILD, max_leaves=16),
     "measured exact, ci ties": dict(DEFAULT_BUILD, max_leaves=None),
 }
+for _rule, _what in (("1se", "1-SE (smaller tree)"), ("1se-larger", "1-SE, the larger tree"),
+                     ("larger-ties", "the larger tree of equal means"),
+                     ("measured-floor-ties", "floor 2 points, equal means only"),
+                     ("measured-floor-1se", "floor 2 points, 1 SE"), ("measured-floor-1pt", "floor 1 point, 2 SE"),
+                     ("loo", "leave-one-out folds"), ("loo-measured-floor", "leave-one-out folds, floor 2 points, 2 SE")):
+    BUILDERS[f"budget rule {_rule}: {_what}"] = dict(DEFAULT_BUILD, budget_rule=_rule)
 
 
 def _pick(n, k, choice):
@@ -143,21 +154,31 @@ def makers(only=None):
 COLUMNS = ("all", "worst", "msg", "comm", "run", "leaves")
 
 
-def run(only=None, out=sys.stdout, shape=None):
-    """Print one table per builder (a row per case) and the summary; return {builder: {case: scores}}."""
+def run(only=None, out=sys.stdout, shape=None, full=False):
+    """Print the before/after table (a row per case), the summary of every builder and, with `full`, one table
+    per builder; return {builder: {case: scores}}."""
     every = cases(shape)
     results = {}
     for builder, make in makers(only).items():
         results[builder] = {case: evaluate(make, small, tests) for case, (small, tests) in every.items()}
-    for builder, rows in results.items():
+    fmt = lambda r, c: "-" if r.get(c) is None else str(r[c]) if c == "leaves" else f"{r[c]:.2f}"  # noqa: E731
+    if all(name in results for name in (BEFORE, AFTER, SIXTEEN)):
+        print("\n#### small grids: the default build before and after issue 31, and the 16-leaf tree "
+              "(all / worst / msg / comm / run / leaves)", file=out)
+        print("| case | grid | before | after | 16 leaves | meets before | meets after |", file=out)
+        print("|---|---|---|---|---|---|---|", file=out)
+        for case in every:
+            cells = [" / ".join(fmt(results[b][case], c) for c in COLUMNS) for b in (BEFORE, AFTER, SIXTEEN)]
+            ok = ["yes" if meets(results[b][case], results[SIXTEEN][case]) else "**no**" for b in (BEFORE, AFTER)]
+            shape_ = "x".join(str(n) for n in every[case][0].shape)
+            print(f"| {case} | {shape_} | " + " | ".join(cells + ok) + " |", file=out)
+    for builder, rows in results.items() if full else ():
         print(f"\n#### small grids: {builder}", file=out)
         print("| case | grid | " + " | ".join(COLUMNS) + " |", file=out)
         print("|---|---|" + "---:|" * len(COLUMNS), file=out)
         for case, result in rows.items():
-            shape = "x".join(str(n) for n in every[case][0].shape)
-            cells = ["-" if result.get(c) is None else str(result[c]) if c == "leaves" else f"{result[c]:.2f}"
-                     for c in COLUMNS]
-            print(f"| {case} | {shape} | " + " | ".join(cells) + " |", file=out)
+            shape_ = "x".join(str(n) for n in every[case][0].shape)
+            print(f"| {case} | {shape_} | " + " | ".join(fmt(result, c) for c in COLUMNS) + " |", file=out)
     summary(results, out)
     return results
 
@@ -175,7 +196,7 @@ def meets(result, sixteen):
 def summary(results, out=sys.stdout):
     """Per builder: the mean of each column over the cases, and how many cases meet issue 31's bar against the
     16-leaf tree (`meets`)."""
-    sixteen = results.get("measured, 16 leaves")
+    sixteen = results.get(SIXTEEN)
     print("\n#### small grids: summary (means over the cases; held-out: msg and comm; `meets`: within 2 points of "
           "the 16-leaf tree on the measured points, or a lower mean over msg, comm and run than it)", file=out)
     print("| builder | all | worst | held-out | run | leaves | meets | cases |", file=out)
@@ -193,14 +214,14 @@ def main(argv):
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     if "--rules" in argv:
         for rule in argv[argv.index("--rules") + 1].split(","):
-            BUILDERS[f"default build, budget rule {rule}"] = dict(DEFAULT_BUILD, budget_rule=rule)
+            BUILDERS[f"budget rule {rule}"] = dict(DEFAULT_BUILD, budget_rule=rule)
     if "--cases" in argv:
         for case, (small, tests) in cases().items():
             print(case, small.comm_sizes.tolist(), small.msg_sizes.tolist(),
                   {k: int((v[1] & v[0].measured).sum()) for k, v in tests.items()})
         return
     shape = tuple(int(v) for v in argv[argv.index("--shape") + 1].split(",")) if "--shape" in argv else None
-    run(only, shape=shape)
+    run(only, shape=shape, full="--full" in argv)
 
 
 if __name__ == "__main__":

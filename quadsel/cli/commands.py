@@ -33,8 +33,9 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
     measured sizes, its own decision between measured sizes, least-penalty leaves, and the leaf budget that
-    holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
-    worst penalty of the tree on FILES are printed on stderr.
+    holds up best on sizes left out of the build (on a small grid, where those cannot tell sizes apart, the
+    measured points decide). --paper builds the paper's tree instead. The mean and worst penalty of the tree
+    on FILES are printed on stderr, and one warning line when it loses more than 25 % at a measured point.
 
     --model FORM builds from a sparse measurement (e.g. `measure --sample model`): each method's model is
     fitted on its points, the grid is predicted where it was not measured, and the tree is built from that
