@@ -10,7 +10,9 @@ each builder is scored:
   comm    likewise with every other communicator size;
   random  built on 75 % of the points (seed 0), scored on the other 25 %;
   run     built on one run of this VM, scored on the other run (both directions, averaged).
-Columns are mean penalties in %, `leaves` the tree's leaves on all the data. docs/methodology.md records
+Columns are mean penalties in %, `leaves` the tree's leaves on all the data. Then the small-grid cases of
+benchmarks/small_grids.py (3 communicator sizes x 5-8 message sizes cut from the same data, and the 2-rank
+sweeps). docs/methodology.md records
 the output and the defaults chosen from it.
 """
 
@@ -92,6 +94,9 @@ def evaluate(make, dmap, second):
 
 
 def main(argv):
+    if "--rules" in argv:
+        for rule in argv[argv.index("--rules") + 1].split(","):
+            BUILDERS[f"default build, budget rule {rule}"] = dict(DEFAULT_BUILD, budget_rule=rule)
     sets = data_sets()
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
     makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
@@ -120,6 +125,10 @@ def main(argv):
             print(f"| {name} | " + " | ".join(cells) + " |")
     summary(held)
     versus_single(held)
+    if only is None:
+        import small_grids        # the small-grid cases (issue 31), made from the same data at run time
+        print("\n## Small grids (benchmarks/small_grids.py)")
+        small_grids.run()
 
 
 def versus_single(held):

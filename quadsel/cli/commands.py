@@ -33,8 +33,9 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
     measured sizes, its own decision between measured sizes, least-penalty leaves, and the leaf budget that
-    holds up best on sizes left out of the build. --paper builds the paper's tree instead. The mean and
-    worst penalty of the tree on FILES are printed on stderr.
+    holds up best on sizes left out of the build (on a small grid, where those cannot tell sizes apart, the
+    measured points decide). --paper builds the paper's tree instead. The mean and worst penalty of the tree
+    on FILES are printed on stderr, and one warning line when it loses more than 25 % at a measured point.
 
     --model FORM builds from a sparse measurement (e.g. `measure --sample model`): each method's model is
     fitted on its points, the grid is predicted where it was not measured, and the tree is built from that
@@ -73,13 +74,18 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
     from ..evaluate.comparators import QuadtreeSelector, choice_on
     stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
-    score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
+    penalty = penalty_grid(dmap, choice)
+    score = summarize(penalty, dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
                f"{fn.constraint} tree: {stats['leaves']} leaves, "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
                + (f"; wrote {output}" if output != "-" else ""), err=True)
+    from ..decision.measured_floor import loss_warning
+    warning = loss_warning(dmap, fn, penalty)
+    if warning:
+        click.echo(warning, err=True)
     from ..ingest.replaced import replaced_note
     note = replaced_note(files, dmap.collective, extra=dmap.replaced)
     if note:

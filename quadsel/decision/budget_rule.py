@@ -16,14 +16,22 @@ says how the folds are cut and which budget their curve gives (docs/methodology.
   rescaled  `min`, then the budget scaled from the folds' training grids to the full one: times the measured
             points over the mean training points, to the nearest power of two (the exact tree when the exact
             tree has no more leaves);
-  thirds-rescaled  both.
+  thirds-rescaled  both;
+  measured-floor  `min`, then on a small grid (decision/measured_floor.py) the smallest budget, of those the
+            folds cannot tell from min's (paired differences within 2 standard errors), within 2 points of the
+            least penalty of theirs on the measured points: the default;
+  measured-floor-1se, -ties, -1pt   the same with 1 standard error, with exactly equal means only, or within 1
+            point; larger-ties, 1se-larger: the budget of least measured penalty among those of exactly equal
+            means, or within one standard error (the larger tree on ties); loo, loo-measured-floor: on small
+            grids the folds leave one interior size out in turn; measured-floor-every-grid: the floor on every grid.
 
-Measured on every data set the project has (benchmarks/selection.py): only `min` is used by `quadsel build`;
-the others are kept for that evidence. `choose(per_fold, rule)` is all a fold implementation needs to call.
+Measured on every data set the project has (benchmarks/selection.py, benchmarks/small_grids.py): only
+`measured-floor` is used by `quadsel build`; the others are kept for that evidence. `choose(per_fold, rule)` is all a fold implementation needs to call.
 """
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -33,11 +41,20 @@ class Rule:
     se: float = 0.0          # the smallest budget within this many standard errors of the least mean
     stride: int = 2          # the folds hold out every stride-th size of an axis
     rescale: bool = False    # the budget scaled from the training grids to the full grid
+    floor: Optional[float] = None       # points: the measured floor on small grids (decision/measured_floor.py)
+    floor_se: Optional[float] = None    # standard errors within which the folds cannot tell budgets apart
+    loo: bool = False        # small grids: the folds leave one interior size out in turn
+    small_only: bool = True  # the floor and loo on small grids only
 
 
 RULES = {"min": Rule(), "0.5se": Rule(se=0.5), "1se": Rule(se=1.0), "thirds": Rule(stride=3),
-         "quarters": Rule(stride=4), "rescaled": Rule(rescale=True), "thirds-rescaled": Rule(stride=3, rescale=True)}
-DEFAULT_RULE = "min"
+         "quarters": Rule(stride=4), "rescaled": Rule(rescale=True), "thirds-rescaled": Rule(stride=3, rescale=True),
+         "measured-floor": Rule(floor=2.0, floor_se=2.0), "measured-floor-1se": Rule(floor=2.0, floor_se=1.0),
+         "measured-floor-ties": Rule(floor=2.0), "measured-floor-1pt": Rule(floor=1.0, floor_se=2.0),
+         "larger-ties": Rule(floor=0.0), "1se-larger": Rule(floor=0.0, floor_se=1.0), "loo": Rule(loo=True),
+         "loo-measured-floor": Rule(loo=True, floor=2.0, floor_se=2.0),
+         "measured-floor-every-grid": Rule(floor=2.0, floor_se=2.0, small_only=False)}
+DEFAULT_RULE = "measured-floor"
 
 
 def rule_of(name):

@@ -128,12 +128,14 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         rule = budget_rule or DEFAULT_RULE
-        max_leaves, scores, keep_default, keep_record = _fold_choice(dmap, same, keep_default, rule, shared)
+        max_leaves, scores, keep_default, keep_record, floor = _fold_choice(dmap, same, keep_default, rule, shared)
         same["keep_default"] = keep_default
         size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
         if keep_record:
             size_info["keep_default"] = keep_record
+        if floor:       # a small grid: the measured floor (decision/measured_floor.py)
+            size_info["measured_floor"] = floor
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
                               **same)
     shared = shared or SharedWork()
@@ -220,7 +222,8 @@ class SharedWork:
 
 
 def _fold_choice(dmap, same, keep_default, rule, shared=None):
-    """(budget, {budget: mean held-out penalty}, keep_default, record) by the held-out folds (decision/size.py).
+    """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None) by the
+    held-out folds (decision/size.py).
 
     keep_default None: the folds also decide whether the measured library default is one more method -- the
     variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
@@ -230,9 +233,9 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        budget, scores = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                       shared.exact_leaves(dmap, variant), rule)
-        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0)
+        budget, scores, floor = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
+                                              shared.exact_leaves(dmap, variant), rule)
+        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor)
     keep = next(iter(found))
     if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
         keep = True
@@ -241,7 +244,7 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
         record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
                   "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
                                                       "with": round(found[True][2], 4)}}
-    return found[keep][0], found[keep][1], keep, record
+    return found[keep][0], found[keep][1], keep, record, found[keep][3]
 
 
 def budget_functions(dmap, budgets, **options):

@@ -86,7 +86,7 @@ LOWER = 0.01
 PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
-def fold_scores(dmap, trees, budgets, stride=2):
+def fold_scores(dmap, trees, budgets, stride=2, tests=None):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
     function of each budget of one training map in turn (decision_function.budget_stream). The folds go
     together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
@@ -96,7 +96,7 @@ def fold_scores(dmap, trees, budgets, stride=2):
     (docs/methodology.md, "The leaf budget")."""
     from .decision_map import penalty_cube, training_map
     cube = scoring_cube(penalty_cube(dmap), dmap)
-    tests = folds(dmap, stride)
+    tests = folds(dmap, stride) if tests is None else tests
     streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
     scores, best, stale = {}, float("inf"), 0
     for budget in budgets:
@@ -112,16 +112,32 @@ def fold_scores(dmap, trees, budgets, stride=2):
 
 
 def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}) for `trees(dmap, budgets)` (the
-    decision functions of every budget of one map, from one growth); `more_than(n)`: the exact tree of the
-    map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from their curve
-    (decision/budget_rule.py)."""
-    stride = rule_of(rule).stride
-    tests = folds(dmap, stride)
+    """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None) for
+    `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
+    the exact tree of the map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from
+    their curve (decision/budget_rule.py); on a small grid its measured floor may take a larger budget the folds
+    cannot tell from it (decision/measured_floor.py; the record says which and why)."""
+    from . import measured_floor
+    spec = rule_of(rule)
+    small = measured_floor.is_small(dmap) or not spec.small_only
+    tests = (spec.loo and small and measured_floor.leave_one_out(dmap)) or folds(dmap, spec.stride)
     if not tests or not more_than(1):
-        return None, {}
-    budget, means = choose(fold_scores(dmap, trees, Ladder(more_than), stride), rule)
-    if rule_of(rule).rescale:
+        return None, {}, None
+    per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests)
+    budget, means = choose(per_fold, rule)
+    if spec.rescale:
         training = np.mean([(dmap.measured & ~test).sum() for test in tests])
         budget = rescaled(budget, dmap.measured.sum() / training, more_than)
-    return budget, means
+    record = None
+    if spec.floor is not None and small and budget in per_fold:
+        candidates = measured_floor.untold(per_fold, budget, spec.floor_se)
+        if len(candidates) > 1:
+            from .decision_map import penalty_cube
+            cube = scoring_cube(penalty_cube(dmap), dmap)
+            measured = {b: held_out_penalty(dmap, fn, dmap.measured, cube)
+                        for b, fn in zip(candidates, trees(dmap, candidates))}
+            floored = measured_floor.floor_budget(candidates, measured, spec.floor)
+            record = {"folds_chose": budget, "built": floored,
+                      "measured_penalty": [[b, round(v, 4)] for b, v in measured.items()]}
+            budget = floored
+    return budget, means, record

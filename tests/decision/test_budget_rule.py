@@ -36,7 +36,9 @@ def test_a_wider_rule_never_takes_a_larger_budget(per_fold):
 def test_unknown_rule():
     with pytest.raises(ValueError):
         choose({1: [1.0]}, "2se")
-    assert set(RULES) == {"min", "0.5se", "1se", "thirds", "quarters", "rescaled", "thirds-rescaled"}
+    assert set(RULES) == {"min", "0.5se", "1se", "thirds", "quarters", "rescaled", "thirds-rescaled", "measured-floor",
+                          "measured-floor-1se", "measured-floor-ties", "measured-floor-1pt", "larger-ties",
+                          "1se-larger", "loo", "loo-measured-floor", "measured-floor-every-grid"}
 
 
 def test_the_fold_cut_rules_choose_like_min():

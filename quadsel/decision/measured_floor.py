@@ -1,0 +1,79 @@
+"""Small grids: when the held-out folds cannot tell leaf budgets apart, the measured points decide.
+
+A grid of a few sizes (3 communicator sizes x 5-8 message sizes, one communicator size x 21 message sizes) gives
+the held-out folds training maps of one to three sizes an axis: their curve is flat or ragged, and the rule `min`
+(the smaller budget of equal means) then throws the measured structure away -- a one-leaf tree 45 % worse than
+the best at a measured point. On such a grid (fewer than SMALL_POINTS measured points) the budget the folds
+chose is only a lower bound: among it and the larger budgets whose per-fold penalties are not worse by more than
+FLOOR_SE standard errors of the paired differences (the folds cannot tell them apart), the smallest whose mean
+penalty on the measured points is within FLOOR_POINTS of the least of theirs is built. On larger grids nothing
+changes. Evidence and the variants measured: benchmarks/small_grids.py, docs/methodology.md ("Small grids").
+
+`loss_warning` is the one line `quadsel build` prints when its tree loses more than WARN_PERCENT at a measured
+point, whatever the grid.
+"""
+
+import numpy as np
+
+SMALL_POINTS = 64       # a grid of fewer measured points is small (the largest held-out training map of
+                        # selection.py's sweeps that the floor would move, mpich5-bcast's 7 x 10, has 70)
+FLOOR_SE = 2.0          # "cannot tell apart": mean paired difference <= this many of its standard errors
+FLOOR_POINTS = 2.0      # within this many points of the least measured penalty of those budgets
+WARN_PERCENT = 25.0     # build warns when its tree loses more than this at one measured point
+
+
+def is_small(dmap):
+    return int(dmap.measured.sum()) < SMALL_POINTS
+
+
+def leave_one_out(dmap):
+    """(C, M) masks: each interior size of each axis of 3 or more sizes held out in turn (a rule measured on
+    small grids, not the default: benchmarks/small_grids.py)."""
+    out = []
+    for axis, n in ((1, dmap.shape[1]), (0, dmap.shape[0])):
+        for i in range(1, n - 1):
+            mask = np.zeros(dmap.shape, dtype=bool)
+            mask[(slice(None), i) if axis else (i, slice(None))] = True
+            mask &= dmap.measured
+            if mask.any() and (dmap.measured & ~mask).any():
+                out.append(mask)
+    return out
+
+
+def untold(per_fold, chosen, se):
+    """The budgets from `chosen` on (in the ladder's order) whose per-fold penalties the folds cannot tell from
+    `chosen`'s: mean paired difference at most `se` standard errors of it (`se` None: exactly no worse)."""
+    order = list(per_fold)
+    base = np.asarray(per_fold[chosen], dtype=float)
+    out = []
+    for budget in order[order.index(chosen):]:
+        diff = np.asarray(per_fold[budget], dtype=float) - base
+        spread = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 and se is not None else 0.0
+        if diff.mean() <= (se or 0.0) * spread + 1e-9:
+            out.append(budget)
+    return out
+
+
+def floor_budget(candidates, measured, points):
+    """The smallest of `candidates` whose penalty on the measured points ({budget: mean %}) is within `points`
+    of the least of theirs."""
+    least = min(measured[b] for b in candidates)
+    return next(b for b in candidates if measured[b] <= least + points + 1e-9)
+
+
+def loss_warning(dmap, fn, penalty, limit=WARN_PERCENT):
+    """One line when the tree `fn` loses more than `limit` % at a measured point of `dmap` (`penalty`: its (C, M)
+    penalty grid there; points a model predicted are not measured), else None."""
+    scored = np.where(np.isnan(penalty), -np.inf, penalty)
+    if dmap.predicted is not None:
+        scored = np.where(dmap.predicted, -np.inf, scored)
+    c, m = np.unravel_index(int(np.argmax(scored)), scored.shape)
+    if not scored[c, m] > limit:
+        return None
+    over = int(np.count_nonzero(scored > limit))
+    comm, msg = int(dmap.comm_sizes[c]), int(dmap.msg_sizes[m])
+    chosen, best = fn.query(comm, msg).label, dmap.methods[int(dmap.best[c, m])].label
+    others = f" (and {over - 1} more point{'s' if over > 2 else ''} above {limit:g} %)" if over > 1 else ""
+    return (f"warning: the tree loses {scored[c, m]:.1f} % at {comm} ranks, {msg} B: it runs {chosen}, the fastest "
+            f"measured is {best}{others}; a larger tree keeps more of the measured structure (--max-leaves N or "
+            f"none; check it on held-out sizes with quadsel report --holdout)")
