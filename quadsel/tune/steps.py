@@ -126,7 +126,7 @@ def verify(spec, files, measurements, result_path, echo):
     """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
     from ..verify.run import run_verify
     outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, measurements, spec.verify_rounds,
-                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo)
+                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo, progress=False)
     write_text(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

@@ -38,12 +38,14 @@ def job_size(np_):
 
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False):
+               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
+               progress=True):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
 
     check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
     many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
-    check_methods: also check one rules file per measured method (quadsel.verify.method_files)."""
+    check_methods: also check one rules file per measured method (quadsel.verify.method_files). progress: the
+    timing jobs' progress display (quadsel tune has its own)."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
@@ -69,7 +71,8 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                  + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
     for sel in loaded.selections:
-        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule}
+        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
+                "progress": progress}
         if library == "intelmpi":
             from ..libraries.intelmpi import forcing_env
             result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
