@@ -3,6 +3,7 @@
 import os
 import shlex
 import sys
+import time
 
 import click
 
@@ -14,6 +15,7 @@ from ..measure import launch
 from ..measure.grid import DATATYPES, TIMINGS, parse_list
 from ..measure import output
 from ..measure.output import CONTINUED, interrupted_note
+from ..measure.progress import LAUNCH_ENV, START_ENV
 
 
 @click.command("measure")
@@ -375,14 +377,25 @@ def _self_launch(ctx, spec, np_, mpiexec):
         "--comm-sizes", ",".join(map(str, spec.comm_sizes)), "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
     if spec.progress and sys.stderr.isatty():
         extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
-    env = launch.launch_env(flavor, extra, spec.command)
-    code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
-    if code != runner.EXIT_NO_MPIT:
-        return code
-    # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
-    sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
-    for i, (label, seg) in enumerate(library.methods(spec.collective, labels, spec.segments)):
+    runner.check_methods(library, spec.collective, labels, spec.algorithms)
+    methods = library.methods(spec.collective, labels, spec.segments)
+    if getattr(library, "env_only", False):   # read at start-up only (Intel MPI): no launch tries MPI_T first
+        if spec.adaptive:
+            raise QuadselError(f"{library.version}: --adaptive needs in-process forcing (MPI_T); this library reads "
+                               "its algorithm at start-up only: measure without --adaptive")
+        sys.stderr.write(f"quadsel measure: {library.version} reads its algorithm at start-up only: one launch per "
+                         f"method ({len(methods)} launches)\n")
+    else:
+        env = launch.launch_env(flavor, extra, spec.command)
+        code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
+        if code != runner.EXIT_NO_MPIT:
+            return code
+        # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
+        sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
+    start = f"{time.time():.3f}"      # one progress display over all launches (progress.py)
+    for i, (label, seg) in enumerate(methods):
         forcing = {} if label in spec.alphas else library.env_for(spec.collective, label, seg)
+        forcing.update({LAUNCH_ENV: f"{i + 1}/{len(methods)}", START_ENV: start})
         method_env = launch.launch_env(flavor, dict(extra, **forcing), spec.command)
         if i:
             method_env[CONTINUED] = "1"   # one stream (-o -): the first launch wrote the header

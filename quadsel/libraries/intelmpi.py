@@ -1,7 +1,8 @@
 """Intel MPI: everything quadsel knows about it (Intel MPI Library 2021.x, the PyPI `impi-rt` wheel).
 
 Algorithm ids are the preset ids of `I_MPI_ADJUST_<COLL>` (Intel's Developer Reference, "I_MPI_ADJUST Family
-Environment Variables"): bcast 1-14, reduce 1-11, allreduce 1-12 as documented; 0 is Intel's *basic*
+Environment Variables"), for every collective quadsel measures: bcast 1-14, reduce 1-11, allreduce 1-12, and the
+others' documented lists (ALGORITHMS); 0 is Intel's *basic*
 selection logic, which is not the library default (the default also reads the tuning file Intel MPI loads at
 start-up, `tuning_*.dat`), so quadsel measures it as a method of its own (`0`) next to `default`.
 
@@ -33,6 +34,25 @@ ALGORITHMS = {
                   4: "topo_reduce_bcast", 5: "binomial_gather_scatter", 6: "topo_binomial_gather_scatter",
                   7: "shumilin_ring", 8: "ring", 9: "knomial", 10: "topo_shm_flat", 11: "topo_shm_knomial",
                   12: "topo_shm_knary"},
+    # the other collectives quadsel measures: the algorithm lists of Intel's Developer Reference (2021.x,
+    # "I_MPI_ADJUST Family Environment Variables"), each id inside the preset range the installed library
+    # accepts (MPI_T `MPIR_CVAR_USE_<COLL>`, "range: 0-N"; tests/verify/test_intelmpi_real.py)
+    "allgather": {0: "basic_logic", 1: "recursive_doubling", 2: "bruck", 3: "ring", 4: "topo_gatherv_bcast",
+                  5: "knomial"},
+    "allgatherv": {0: "basic_logic", 1: "recursive_doubling", 2: "bruck", 3: "ring", 4: "topo_gatherv_bcast"},
+    "alltoall": {0: "basic_logic", 1: "bruck", 2: "isend_irecv_waitall", 3: "pairwise_exchange", 4: "plum"},
+    "alltoallv": {0: "basic_logic", 1: "isend_irecv_waitall", 2: "plum"},
+    "barrier": {0: "basic_logic", 1: "dissemination", 2: "recursive_doubling", 3: "topo_dissemination",
+                4: "topo_recursive_doubling", 5: "binomial_gather_scatter", 6: "topo_binomial_gather_scatter",
+                7: "topo_shm_flat", 8: "topo_shm_knomial", 9: "topo_shm_knary"},
+    "exscan": {0: "basic_logic", 1: "partial_results_gathering", 2: "partial_results_gathering_layout"},
+    "gather": {0: "basic_logic", 1: "binomial", 2: "topo_binomial", 3: "shumilin"},
+    "reduce_scatter": {0: "basic_logic", 1: "recursive_halving", 2: "pairwise_exchange", 3: "recursive_doubling",
+                       4: "reduce_scatterv", 5: "topo_reduce_scatterv"},
+    "reduce_scatter_block": {0: "basic_logic", 1: "recursive_halving", 2: "pairwise_exchange",
+                             3: "recursive_doubling", 4: "reduce_scatter"},
+    "scan": {0: "basic_logic", 1: "partial_results_gathering", 2: "topo_partial_results_gathering"},
+    "scatter": {0: "basic_logic", 1: "binomial", 2: "topo_binomial", 3: "shumilin"},
 }
 # Largest value the string's sizes may take: Intel MPI 2021.18 rejects the whole variable (silently, using its
 # default) when a bound is 2147483648 or more.

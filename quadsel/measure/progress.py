@@ -1,13 +1,30 @@
 """A progress bar with ETA for rank 0: one redrawn line on a terminal; otherwise a line per 10 %
 and at least every 30 s. Under mpiexec the rank's stderr is a pipe to the launcher, so the
 self-launcher passes QUADSEL_MEASURE_TTY=1 when its own stderr is a terminal (set it yourself under
-your own launcher if you like the bar)."""
+your own launcher if you like the bar).
+
+One display across launches: when a measurement is one launch per method (Intel MPI), the self-launcher sets
+QUADSEL_PROGRESS_LAUNCH="i/L" and QUADSEL_PROGRESS_START (its wall-clock start) in each launch: the bar then
+shows the share of the whole measurement (launch i of L, and this launch's share of its own points), the elapsed
+time since the first launch and an ETA from the whole run's rate, and only the last launch ends the line."""
 
 import os
 import sys
 import time
 
 LINE_EVERY = 30.0   # seconds between progress lines when not on a terminal
+LAUNCH_ENV, START_ENV = "QUADSEL_PROGRESS_LAUNCH", "QUADSEL_PROGRESS_START"
+
+
+def launch_part(environ=None):
+    """(i, L, wall-clock start) of a launch that is part i of L of one measurement, else None."""
+    environ = os.environ if environ is None else environ
+    try:
+        i, total = (int(x) for x in environ.get(LAUNCH_ENV, "").split("/"))
+        start = float(environ.get(START_ENV, ""))
+    except ValueError:
+        return None
+    return (i, total, start) if 1 <= i <= total else None
 
 
 def _clock(seconds):
@@ -34,6 +51,9 @@ class Progress:
         self._first = None    # (time, weight done) after the first visit
         self._last_decile = -1
         self._last_line = self.start
+        self.part = launch_part()            # (i, L, wall start): one display over L launches
+        if self.part is not None:
+            self._wall_offset = time.time() - self.part[2]    # elapsed before this launch started
 
     def advance(self, count, where="", weight=None):
         self.done += count
@@ -49,7 +69,14 @@ class Progress:
         left = max(0.0, self.total_weight - self.weight_done)
         since, weight_since = now - self._first[0], self.weight_done - self._first[1]
         eta = _clock(since / weight_since * left) if weight_since > 0 and since > 0 else "--"
-        text = (f"{self.label} {self.done}/{self.total} {self.unit} ({fraction:4.0%}) "
+        count = f"{self.done}/{self.total} {self.unit}"
+        if self.part is not None:        # the whole measurement: launch i of L, and its rate so far
+            i, launches, _ = self.part
+            fraction = (i - 1 + self.done / self.total) / launches
+            elapsed += self._wall_offset
+            eta = _clock(elapsed / fraction * (1 - fraction)) if i > 1 or self.done > 1 else "--"
+            count = f"launch {i}/{launches}, {count}"
+        text = (f"{self.label} {count} ({fraction:4.0%}) "
                 f"elapsed {_clock(elapsed)} ETA {eta} {where}")
         if self.tty:
             width = 24
@@ -64,6 +91,8 @@ class Progress:
         self.stream.flush()
 
     def close(self):
+        if self.part is not None and self.part[0] < self.part[1]:
+            return                       # a later launch goes on drawing the same line
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()

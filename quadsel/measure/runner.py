@@ -106,6 +106,14 @@ def check_spec(spec, job_size=None):
     choose_datatype(spec)
 
 
+def check_methods(library, collective, labels, asked):
+    """One line instead of a run that would time the library default alone because quadsel knows none of the
+    collective's algorithms for this library (unless the user asked for the default alone)."""
+    if asked is None and labels == [DEFAULT_ALGORITHM] and library.name != "unknown":   # unknown: default only
+        raise QuadselError(f"{library.name}: no {collective} algorithm quadsel can force on {library.version}; "
+                           f"measuring would time only the library default (give --algorithms default for that)")
+
+
 def _import_mpi():
     # mpi4py's default thread level (multiple) is kept on purpose: with MPI_THREAD_SINGLE, MPICH's
     # shared-memory collectives spin without yielding and take a whole 16 ms time slice per call
@@ -164,6 +172,7 @@ def run(spec, planned_sweep=None):
              "each method through the environment, one launch per method", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas
+        check_methods(library, spec.collective, labels, spec.algorithms)
         methods = library.methods(spec.collective, labels, spec.segments)
         if spec.env_method is not None:
             methods = [spec.env_method]

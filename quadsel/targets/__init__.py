@@ -4,7 +4,7 @@ import importlib
 
 from ..errors import QuadselError
 
-TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust")
+TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust", "impi-json")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
@@ -17,7 +17,8 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     grid table searched branch-free, c_grid.py; the compact node table, c_table.py, when the grid is too
     large) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library` (openmpi, mpich, intelmpi)
     makes plain and table return that library's algorithm ids. impi-adjust: Intel MPI's I_MPI_ADJUST_<COLL>
-    strings (impi_adjust.py). blob (one tree): the node table as a binary file for templates/quadsel_blob.c
+    strings (impi_adjust.py); impi-json: Intel MPI's JSON tuning file
+    (I_MPI_TUNING, impi_json.py). blob (one tree): the node table as a binary file for templates/quadsel_blob.c
     (blob.py). ompi-rules / ompi-json: `max_requests` on every rule. mpich-json: `mpich_base` is MPICH's own
     selection (a dict, mpich_json.load_base) kept for the other collectives.
     """
@@ -79,5 +80,10 @@ def conversion_notes(target, fns):
     from .rule_list import rule_lists
     library = TARGET_LIBRARY.get(target)
     if library is None:
+        return []
+    if target == "impi-json":          # JSON has no comments: its notes are printed
+        from .impi_json import notes
+        return [f"note: {note}" for note in notes(fns)]
+    if target == "impi-adjust":        # the file's own `# note:` lines say it
         return []
     return [f"note: {note}" for rl in rule_lists(fns, library) for note in rl.notes]

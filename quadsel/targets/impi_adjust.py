@@ -2,14 +2,18 @@
 
 One line per collective, ready for a shell (`. tuned.env`, or `export` in a job script):
 
-    export I_MPI_ADJUST_ALLREDUCE="8:0-1023@1-3;1:1024-2147483647@1-3;2:0-2147483647@4-2147483647"
+    export I_MPI_ADJUST_ALLREDUCE='8:0-1023;1:1024-2147483647'
 
-Each rule is `preset:msgmin-msgmax@npmin-npmax`, both ranges inclusive (Intel's Developer Reference,
-"I_MPI_ADJUST Family"); a tree with one communicator range gets message ranges only (`preset:msgmin-msgmax`),
-the form Intel MPI 2021.18.1 was seen to follow (COMBINED_NOTE). The writer covers every (comm size, message size) with exactly one rule, from the
-RuleList's ranges (the first comm range from 1, open ends written as 2147483647: Intel MPI 2021.18 drops the
-whole variable, silently, when a bound is 2^31 or more). Message sizes are Intel's key (libraries/sizes.py,
-INTELMPI: the call's buffer, count x type size, for bcast, reduce and allreduce), converted by the RuleList.
+Each rule is `preset:msgmin-msgmax` or `preset:msgmin-msgmax@npmin-npmax`, both ranges inclusive (Intel's
+Developer Reference, "I_MPI_ADJUST Family"). Intel MPI 2021.18.1 follows message ranges alone and process ranges
+alone but not the two combined (adjust_value), so the writer emits the tree's measured range
+(rule_list.inside_rule_list: the default the tree hands back outside it cannot be named) as message ranges when
+its rules do not change with the communicator size there, as process ranges when they change with it only, and
+refuses a tree that changes with both: its file is the JSON tuning file (impi_json.py, `-t impi-json`).
+Every (comm size, message size) is covered by exactly one rule (the first comm range from 1, open ends written
+as 2147483647: Intel MPI 2021.18 drops the whole variable, silently, when a bound is 2^31 or more). Message
+sizes are Intel's key (libraries/sizes.py, INTELMPI: the call's buffer, count x type size, for bcast, reduce
+and allreduce).
 
 Reader: first matching rule wins, as documented. A call no rule matches runs the *last* rule (observed on
 2021.18.1 for every unmatched string tried, docs/deploy.md); quadsel's own strings leave no call unmatched.
@@ -26,7 +30,7 @@ from ..errors import InputError, QuadselError
 from ..libraries import DEFAULT_ALGORITHM, intelmpi, sizes
 from .escape import comment_text
 from .library_call import DEFAULT_PICK, Pick
-from .rule_list import header_lines, rule_lists
+from .rule_list import header_lines, inside_rule_list
 
 MAX_VALUE = intelmpi.MAX_VALUE
 _LINE = re.compile(r"^\s*(?:export\s+)?I_MPI_ADJUST_([A-Z_]+)\s*=\s*(.*?)\s*$")
@@ -57,22 +61,21 @@ def preset_of(collective, method):
 # Intel MPI 2021.18.1 (impi-rt) was seen to honour message ranges alone ("8:0-1023;3:1024-2147483647") and
 # process ranges alone, but not the two combined: with `@` in every rule, the last rule of a process range runs
 # at every message size -- Intel's own example "2:0-1024@1-16;5:1025-65536@1-16" runs preset 5 at 8 bytes
-# (4 ranks, reduction-order fingerprint; docs/deploy.md). quadsel writes the documented form all the same
-# where the tree changes with the communicator size, says so, and `quadsel verify --check-rules` tells.
-COMBINED_NOTE = ("the tree changes with the communicator size, so its rules combine message and process ranges "
-                 "(<l>-<m>@<p>-<q>); Intel MPI 2021.18.1 was seen not to honour the message part of such rules: "
-                 "run quadsel verify on this file before deploying it")
-
-
+# (4 ranks, reduction-order fingerprint; docs/deploy.md). So the writer emits message ranges alone where the
+# tree's rules do not change with the communicator size inside its measured range, process ranges alone (each
+# over every message size) where no communicator size's rules change with the message size, and refuses
+# otherwise, naming the JSON tuning file (impi_json.py), which expresses both.
 def adjust_value(rule_list):
-    """The value of I_MPI_ADJUST_<COLL> for one RuleList, and the notes it needs."""
-    rules, notes = [], []
-    ranges = rule_list.ranges()
-    if len(ranges) > 1:
-        notes.append(COMBINED_NOTE)
+    """The value of I_MPI_ADJUST_<COLL> for one RuleList (rule_list.inside_rule_list), and the notes it needs."""
+    rules, notes = [], []        # rule_list.notes: in the header already
+    ranges = [r for r in rule_list.ranges() if r[0] <= MAX_VALUE]
+    if len(ranges) > 1 and any(len(msgs) > 1 for _, _, msgs in ranges):
+        sizes_ = ", ".join(str(lo) for lo, _, _ in ranges[1:6]) + (" ..." if len(ranges) > 6 else "")
+        raise QuadselError(f"the {rule_list.collective} tree's message-size rules change with the communicator size "
+                           f"inside its measured range (from comm size {sizes_}), and Intel MPI 2021.x ignores the "
+                           "message part of I_MPI_ADJUST rules that also name process counts: emit -t impi-json "
+                           "(the JSON tuning file, I_MPI_TUNING) instead")
     for comm_lo, comm_hi, msgs in ranges:
-        if comm_lo > MAX_VALUE:
-            continue
         np_hi = MAX_VALUE if comm_hi is None else min(comm_hi, MAX_VALUE)
         for lo, hi, method in msgs:
             hi = MAX_VALUE if hi is None else min(hi, MAX_VALUE)   # keys already Intel's (rule_lists)
@@ -83,13 +86,18 @@ def adjust_value(rule_list):
             preset, note = preset_of(rule_list.collective, method)
             if note and note not in notes:
                 notes.append(note)
-            # one communicator range: message ranges alone, which Intel MPI honours (see COMBINED_NOTE)
+            # message ranges alone, or process ranges alone (over every message size): both honoured
             rules.append(f"{preset}:{lo}-{hi}" + (f"@{comm_lo}-{np_hi}" if len(ranges) > 1 else ""))
     return ";".join(rules), notes
 
 
 def emit(fns, max_requests=None):
-    lists = rule_lists(fns, intelmpi.NAME)     # message keys in Intel MPI's terms (libraries/sizes.py)
+    lists, seen = [], set()
+    for fn in fns:      # the measured range only: I_MPI_ADJUST cannot name the default the tree hands back
+        if fn.collective in seen:
+            raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
+        seen.add(fn.collective)
+        lists.append(inside_rule_list(fn, intelmpi.NAME))
     out = [f"# {line}" for line in header_lines(lists)]
     out.append("# Intel MPI: source this file (or copy the exports) before mpiexec; I_MPI_ADJUST_<COLL> is read "
                "at MPI_Init")

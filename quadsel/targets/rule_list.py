@@ -203,3 +203,37 @@ def header_lines(rule_lists):
             lines.append(f"{comment_text(rl.collective)}: message keys are {rl.units} (docs/collectives.md)")
         lines.extend(comment_text(note) for note in rl.notes)
     return lines
+
+
+def inside_rule_list(fn, library):
+    """The RuleList of fn over its measured range only: every region outside it (which a tree built with
+    outside=default hands back to the library default) gets the rules of its nearest measured cells.
+
+    For the libraries whose files cannot name their own default (Intel MPI: I_MPI_ADJUST preset 0 and the JSON
+    tuning file's presets are Intel's basic logic, not its tuned default); a note says where that changes the
+    tree's answer. Keys are bytes per rank, which is `library`'s key for the collectives its files take
+    (sizes.RANK; others are refused by sizes.key)."""
+    sizes.key(library, fn.collective)                      # QuadselError for a collective without a size key
+    if sizes.written_form(library, fn.collective) != sizes.RANK:
+        raise QuadselError(f"{fn.collective}: {sizes.TITLES[library]} does not match it on bytes per rank")
+    painted, same = fn.cell_methods(), same_methods(fn.methods)
+    ca, ma = fn.comm_axis, fn.msg_axis
+    inside = lambda axis: [i for i in range(len(axis)) if axis.left[i] >= 0 and axis.right[i] >= 0]  # noqa: E731
+    rows, cols = inside(ca), np.asarray(inside(ma), dtype=np.int64)
+    comm_rules = []
+    for row in rows:
+        methods = painted[row, cols]
+        first = np.flatnonzero(np.r_[True, same[methods[1:]] != same[methods[:-1]]])
+        msg_rules = tuple(MsgRule(0 if k == 0 else int(ma.lo[cols[c]]), fn.methods[methods[c]])
+                          for k, c in enumerate(first.tolist()))
+        if comm_rules and comm_rules[-1].msg_rules == msg_rules:
+            continue
+        comm_rules.append(CommRule(int(fn.comm_sizes[0]) if not comm_rules else int(ca.lo[row]), msg_rules))
+    measured = (int(fn.comm_sizes[0]), int(fn.comm_sizes[-1]), int(fn.msg_sizes[0]), int(fn.msg_sizes[-1]))
+    rl = RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured)
+    if fn.options.outside == "default":
+        rl.notes.append(f"{fn.collective}: the tree hands the sizes outside its measured range (comm sizes "
+                        f"{measured[0]}-{measured[1]}, message sizes {measured[2]}-{measured[3]} B) back to the library "
+                        f"default, which {sizes.TITLES[library]}'s files cannot name: the nearest measured size's rules "
+                        "are written there (extrapolated)")
+    return rl

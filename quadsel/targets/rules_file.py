@@ -2,7 +2,8 @@
 
 `read_rules_file` detects the format by content and reads it with its target module, which holds the
 writer and the reader side by side: ompi_rules.py (Open MPI classic, versions 1 and 2), ompi_json.py
-(Open MPI JSON rules, version 3) and mpich_json.py (MPICH csel). A `RulesFile` answers, per collective,
+(Open MPI JSON rules, version 3), mpich_json.py (MPICH csel), impi_adjust.py (Intel MPI I_MPI_ADJUST strings)
+and impi_json.py (Intel MPI's JSON tuning file). A `RulesFile` answers, per collective,
 `pick(comm, msg)` (msg in bytes per rank, converted to what the library matches on: libraries/sizes.py):
 the method the library runs there (library_call.Pick), or its own default where it
 decides by itself or drops the whole file (`RulesFile.ignored` says why; not an error).
@@ -18,7 +19,7 @@ from typing import List, Optional
 from ..errors import InputError, QuadselError
 from ..inputs import read_text
 from ..libraries import COLLECTIVES, mpich, openmpi, sizes
-from . import impi_adjust, mpich_json, ompi_json, ompi_rules
+from . import impi_adjust, impi_json, mpich_json, ompi_json, ompi_rules
 from .json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, CallModel, Pick
 
@@ -27,17 +28,20 @@ VERIFIABLE = COLLECTIVES   # quadsel verify measures every collective quadsel me
 
 # -- files ------------------------------------------------------------------------------------------------------
 FORMAT_NAMES = {"ompi-rules": "Open MPI classic rules", "ompi-json": "Open MPI JSON rules",
-                "mpich-json": "MPICH selection JSON", "impi-adjust": "Intel MPI I_MPI_ADJUST strings"}
+                "mpich-json": "MPICH selection JSON", "impi-adjust": "Intel MPI I_MPI_ADJUST strings",
+                "impi-json": "Intel MPI JSON tuning file"}
 
 
 def detect_format(text):
-    """'tree', 'ompi-json', 'mpich-json', 'impi-adjust' (I_MPI_ADJUST_<COLL>= lines) or 'ompi-rules' (anything
-    else that is not JSON)."""
+    """'tree', 'ompi-json', 'mpich-json', 'impi-json' (a "coll=Name" key first), 'impi-adjust'
+    (I_MPI_ADJUST_<COLL>= lines) or 'ompi-rules' (anything else that is not JSON)."""
     head = text.lstrip()
     if not head.startswith("{"):
         return "impi-adjust" if impi_adjust.looks_like(text) else "ompi-rules"
     if "quadsel-quadtree" in text[:4096]:
         return "tree"
+    if impi_json.looks_like(text):
+        return "impi-json"
     if re.search(r'"collectives"\s*:', text) and not re.search(r'"collective\s*=', text):
         return "ompi-json"
     return "mpich-json"
@@ -51,7 +55,7 @@ def ompi_major(version_string):
 @dataclass
 class RulesFile:
     path: str
-    format: str                                    # ompi-rules | ompi-json | mpich-json | impi-adjust
+    format: str                                    # ompi-rules | ompi-json | mpich-json | impi-adjust | impi-json
     library: str                                   # openmpi | mpich | intelmpi
     collectives: List[str]                         # every collective the file has rules for
     ignored: Optional[str] = None                  # why the library drops the whole file ("file:line: ...")
@@ -78,6 +82,8 @@ class RulesFile:
                              f"{self.path}:{rule.line}")
         if self.format == "impi-adjust":
             return impi_adjust.pick(self.path, collective, self._data.get(collective, []), comm_size, msg)
+        if self.format == "impi-json":
+            return impi_json.pick(self.path, collective, self._data.get(collective, []), comm_size, msg)
         if self.format == "ompi-json":
             rule = ompi_json.lookup(self._data.get(collective, []), comm_size, key)
             if rule is None:
@@ -136,6 +142,9 @@ def read_rules_file(path, text=None, library_version=None):
         return out
     if kind == "impi-adjust":
         collectives = impi_adjust.read(text, path)
+        return RulesFile(path, kind, "intelmpi", list(collectives), _data=collectives)
+    if kind == "impi-json":
+        collectives = impi_json.read(text, path)
         return RulesFile(path, kind, "intelmpi", list(collectives), _data=collectives)
     doc = parse_json_lines(text, path)
     if kind == "ompi-json":

@@ -5,7 +5,8 @@ the environment variables that make the library use it (`tuned.env`, sourced bef
   JSON rules of main/6.x are written beside it for those versions, not sourced);
 - MPICH: one csel JSON over MPICH's own selection, read from the libmpi mpi4py loads (`-t mpich-json`); MPICH
   replaces its whole selection with the file, so the other collectives keep MPICH's own choice;
-- Intel MPI: the `I_MPI_ADJUST_<COLL>` strings (`-t impi-adjust`), which are the environment itself.
+- Intel MPI: its JSON tuning file (`-t impi-json`, `I_MPI_TUNING`), which expresses every tree; the
+  `I_MPI_ADJUST_<COLL>` strings cannot when a tree changes with both sizes (targets/impi_adjust.py).
 """
 
 import os
@@ -27,7 +28,7 @@ class Deployment:
 DEPLOYMENTS = {
     "openmpi": Deployment("openmpi", "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json")),
     "mpich": Deployment("mpich", "tuned-mpich.json", "mpich-json"),
-    "intelmpi": Deployment("intelmpi", "tuned-impi.env", "impi-adjust"),
+    "intelmpi": Deployment("intelmpi", "tuned-impi.json", "impi-json"),
 }
 
 
@@ -64,9 +65,7 @@ def environment(dep, folder, deployed):
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
     if dep.library == "mpich":
         return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
-    from ..inputs import read_text
-    from ..targets.impi_adjust import environment as impi_environment
-    return impi_environment(read_text(path, what="rules file"), path)
+    return {"I_MPI_TUNING": path}
 
 
 def env_text(variables, header):

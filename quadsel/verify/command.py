@@ -4,6 +4,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 
 from ..errors import QuadselError
 from ..measure import launch
@@ -119,10 +120,13 @@ def run_speed_env(spec, np_, forcing_env, mpiexec=None, timeout=None):
     arms = sorted({a for p in points for a in _arms(p)})
     times = [{} for _ in points]
     result = None
-    for arm in arms:
+    from ..measure.progress import LAUNCH_ENV, START_ENV
+    start = f"{time.time():.3f}"     # one progress display over the launches (measure/progress.py)
+    for k, arm in enumerate(arms, start=1):
         mine = [i for i, p in enumerate(points) if arm in _arms(p)]
         sub = [dict(points[i], default=list(arm[:2]), quadsel=list(arm[:2]), candidates=None) for i in mine]
-        result = run_speed(dict(spec, points=sub), np_, mpiexec, timeout, env=forcing_env(spec["collective"], arm[0]))
+        env = dict(forcing_env(spec["collective"], arm[0]), **{LAUNCH_ENV: f"{k}/{len(arms)}", START_ENV: start})
+        result = run_speed(dict(spec, points=sub), np_, mpiexec, timeout, env=env)
         for i, p in zip(mine, result["points"]):
             times[i][_key(arm)] = p["times"][_key(arm)]
     return dict(result, points=[dict(p, times=t) for p, t in zip(points, times)], interleaved=False)

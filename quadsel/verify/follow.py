@@ -36,10 +36,14 @@ class PointCheck:
 
 
 def file_environment(library, rules_path):
-    if library == "intelmpi":   # what `. FILE` exports: its I_MPI_ADJUST_<COLL> variables
+    if library == "intelmpi":   # the JSON tuning file through I_MPI_TUNING; else what `. FILE` exports
         from ..inputs import read_text
+        from ..targets import impi_json
         from ..targets.impi_adjust import environment
-        return environment(read_text(rules_path, what="rules file"), rules_path)
+        text = read_text(rules_path, what="rules file")
+        if impi_json.looks_like(text):
+            return {"I_MPI_TUNING": os.path.abspath(rules_path)}
+        return environment(text, rules_path)
     if library == "openmpi":
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 "OMPI_MCA_coll_tuned_dynamic_rules_filename": os.path.abspath(rules_path)}

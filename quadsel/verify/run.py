@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ..ingest.identity import oversubscribed_note
 from ..libraries import openmpi
 from ..output import write_text
-from ..targets import impi_adjust, mpich_json, ompi_rules
+from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
@@ -160,8 +160,8 @@ def emit_rules(library, fns):
     """The rules file verify checks for trees: the library's own format (MPICH: over its own selection)."""
     if library == "openmpi":
         return ompi_rules.emit(fns)
-    if library == "intelmpi":
-        return impi_adjust.emit(fns)
+    if library == "intelmpi":   # the JSON tuning file: I_MPI_ADJUST cannot express every tree (impi_adjust.py)
+        return impi_json.emit(fns)
     return mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
 
 
