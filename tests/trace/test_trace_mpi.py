@@ -46,7 +46,7 @@ def test_trace_two_ranks_resume_and_breakdown(tmp_path):
     assert (r["algorithm"], r["msg_size"], r["calls"]) == ("6", 1024, 6)
     assert all(x >= e for xs, es in zip(r["exit_us"], r["entry_us"]) for x, e in zip(xs, es))
     assert len(r["overhead"]["traced_us_per_iteration"]) == 2
-    assert "waits most" in run.stderr and "tree: binomial (bmtree)" in run.stderr
+    assert "waits most" in run.stderr and "bcast binomial (bmtree) on openmpi" in run.stderr
     before = out.read_bytes()
     again = quadsel(args + ["--quiet"])                  # resumed: nothing left to trace, nothing rewritten
     assert again.returncode == 0, again.stderr
