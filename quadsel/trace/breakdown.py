@@ -47,6 +47,7 @@ class Config:
     header: dict
     overhead: dict
     load_average: Optional[list] = None     # at the start of the run (else of the trace)
+    library_ran: Optional[dict] = None      # the default's runs: which algorithm ran (verify/default_ran.py)
 
     @property
     def ranks(self):
@@ -62,6 +63,11 @@ def algorithm_title(config):
     "binary_tree" (its tree is "binary tree"), "chain (4 chains)", "ring (no tree)"."""
     name = config.name or config.algorithm
     shape = config.shape
+    ran = config.library_ran or {}
+    if shape is None and ran.get("status") == "identified" and ran.get("algorithms"):
+        alg = ran["algorithms"][0]
+        label, alg_name = alg.get("label"), alg.get("name")
+        return f"{name}, ran {alg_name} ({label})" if alg_name not in (None, label) else f"{name}, ran {label}"
     if shape is None:
         return f"{name} (no tree)"
     head, _, rest = shape.name.partition(" (")
@@ -85,7 +91,8 @@ def configs(named_docs):
             out.append(Config(label, doc["collective"], doc["library"], run["algorithm"], str(run.get("name", "")),
                               run["segsize"], run["msg_size"], np.asarray(run["entry_us"], float),
                               np.asarray(run["exit_us"], float), shape, doc, run.get("overhead") or {},
-                              run.get("load_average") or doc.get("load_average")))
+                              run.get("load_average") or doc.get("load_average"),
+                              run.get("library_ran") if isinstance(run.get("library_ran"), dict) else None))
     return out
 
 

@@ -63,8 +63,25 @@ def describe(b):
              f"{_us(b.critical['arrival_to_gate_us'])} µs of arrival spread up to its gate + "
              f"{_us(b.critical['transfer_along_path_us'])} µs of transfer along it; commonest: "
              + ", ".join(f"{'→'.join(map(str, p['ranks']))} ({_pct(p['share'])})" for p in b.critical["paths"])]
+    if c.library_ran is not None:
+        lines.append("  the library default ran: " + library_ran_text(c.library_ran))
     lines.append("  " + overhead_line(b.overhead, h))
     return lines
+
+
+def library_ran_text(ran):
+    """What `library_ran` (verify/default_ran.py's DefaultRan.as_json) says, in words."""
+    algs = [f"{a.get('name')} ({a.get('label')})" if a.get("name") not in (None, a.get("label")) else str(a.get("label"))
+            for a in ran.get("algorithms") or [] if isinstance(a, dict)]
+    evidence = printable(str(ran.get("evidence") or ""))
+    status = ran.get("status")
+    if status == "identified" and algs:
+        return f"{printable(algs[0])} (told apart by {evidence})"
+    if status == "ambiguous" and algs:
+        return f"one of {printable(', '.join(algs))} (equal {evidence} here)"
+    if status == "unknown":
+        return f"not identified ({evidence})"
+    return f"cannot be told here ({evidence})"
 
 
 def overhead_line(o, header):
@@ -198,7 +215,7 @@ def as_json(results):
                      "calls": len(c.entry), "dropped_calls": b.dropped_calls, "tree": None if c.shape is None else {
                          "name": c.shape.name, "parents": c.shape.parents, "flow": c.shape.flow},
                      "span_us": b.span_us, "span_ci_us": b.span_ci, "critical": b.critical,
-                     "overhead": b.overhead, "clusters": b.clusters, "cluster_tolerance_us": b.cluster_tolerance_us,
+                     "overhead": b.overhead, "library_ran": c.library_ran, "clusters": b.clusters, "cluster_tolerance_us": b.cluster_tolerance_us,
                      "similar_subtrees": b.similar_subtrees,
                      "by_depth": {str(k): v for k, v in b.by_depth.items()},
                      "ranks_table": [{"rank": r.rank, "depth": r.depth, "subtree": r.subtree, "children": r.children,
