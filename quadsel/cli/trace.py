@@ -121,7 +121,7 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
             cmd.append("--oversubscribe")
         if map_by:
             cmd += ["--map-by" if flavor != "mpich" else "-map-by", map_by]
-        cmd += ["-n", str(np_), python, "-m", "quadsel.trace.record", spec_path, status_path]
+        cmd += ["-n", str(np_)] + launch.python_module(python, "quadsel.trace.record") + [spec_path, status_path]
         code = launch.run(cmd, env)
         if os.path.exists(status_path):
             with open(status_path) as handle:
