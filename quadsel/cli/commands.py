@@ -12,8 +12,8 @@ from ..errors import QuadselError, escaped, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
 from ..libraries import COLLECTIVES
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
-                      model_grid, model_options, paper_tree_options, tree_options)
+from .options import (build_settings, default_mpich_base, file_identity, ingest_options, library_default_options,
+                      load_decision_map, model_grid, model_options, paper_tree_options, recorded_libmpi, tree_options)
 
 
 @main.command()
@@ -60,6 +60,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
     provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
+    provenance.update(recorded_libmpi(files))
     built, predicted = dmap, ""
     if model:
         from ..models.predict import as_measured, model_provenance, predict_decision_map
@@ -137,7 +138,8 @@ def _readable_tree(text):
               help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
-                   "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
+                   "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one). "
+                   "Default: the libmpi `measure` recorded for the trees' measurements, when it is still there.")
 @click.option("--verified", metavar="RESULT.json", multiple=True, type=click.Path(dir_okay=False),
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
@@ -168,6 +170,8 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
             fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
+        if mpich_base is None:
+            mpich_base = default_mpich_base(fns, trees)
         if mpich_base is None:
             raise QuadselError("mpich-json needs --mpich-base: MPICH replaces its whole selection with the file and "
                                "aborts on collectives it does not cover (give MPICH's tuning JSON or libmpi.so, or `none`)")
