@@ -90,7 +90,7 @@ def adjust_value(rule_list):
 
 def emit(fns, max_requests=None):
     lists = rule_lists(fns, intelmpi.NAME)     # message keys in Intel MPI's terms (libraries/sizes.py)
-    out = [f"# {line}" for line in header_lines(lists)]
+    out = [f"# {line}" for line in header_lines(lists, "intelmpi")]
     out.append("# Intel MPI: source this file (or copy the exports) before mpiexec; I_MPI_ADJUST_<COLL> is read "
                "at MPI_Init")
     for rl in lists:

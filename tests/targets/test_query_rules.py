@@ -10,7 +10,8 @@ from quadsel.cli import main
 from quadsel.libraries import mpich
 
 from helpers import MPICH_BASE, REPO
-from test_impi_adjust import intel_fn
+from helpers import random_fn
+from test_impi_adjust import INTEL_IDS, intel_fn
 
 EXAMPLES = REPO / "examples"
 
@@ -94,3 +95,21 @@ def test_query_on_a_rules_file_one_answer_rule_and_collective(trees, tmp_path):
     assert as_json["rule"].startswith(f"{rules}:") and as_json["format"] == "ompi-rules"
     missing = run("query", rules, "-c", "allreduce", "--comm", 4, "--msg", "4K", ok=False)
     assert missing.exit_code == 2 and "no rules for allreduce" in missing.output and "Traceback" not in missing.output
+
+
+@pytest.mark.parametrize("target, own, others", [
+    ("ompi-rules", "Open MPI's own decision (algorithm 0: coll/tuned's fixed decision)", ["MPICH", "Intel"]),
+    ("impi-adjust", "preset 0, Intel MPI's basic selection logic", ["MPICH", "Open MPI"]),
+])
+def test_rules_file_comments_name_their_own_library(trees, tmp_path, target, own, others):
+    # issue 31: Open MPI and Intel MPI rules files said "MPICH's own selection" outside the measured range
+    tree = trees["ompi5-bcast"]
+    if target == "impi-adjust":       # an Intel MPI tree that hands the sizes outside its range back to the library
+        fn = random_fn(5, 4, 6, 5, None, names=INTEL_IDS["allreduce"], collective="allreduce", library_default=True)
+        fn.provenance["library"] = "intelmpi"
+        tree = tmp_path / "impi.qt.json"
+        fn.save(str(tree))
+    text = run("codegen", "-t", target, tree, "-o", "-").output
+    outside = [line for line in text.splitlines() if "outside them" in line]
+    assert outside and all(f"the library decides: {own}" in line for line in outside), outside
+    assert not any(other in line for line in text.splitlines() if line.startswith("#") for other in others)
