@@ -83,6 +83,69 @@ def test_readme_main_job_runs(tmp_path):
     os.symlink(REPO / "examples", tmp_path / "examples")
     for part in job.split("&&"):
         part = part.strip()
+        if part.startswith("mkdir "):                   # the folder the outputs go to (git ignores it)
+            subprocess.run(shlex.split(part), cwd=tmp_path, check=True)
         if part.startswith("quadsel"):
             done = _run(part, tmp_path)
             assert done.returncode == 0, f"{part}: {done.stderr[-500:]}"
+
+
+# -- issue 31: the README and the option tables say what the code does --------------------------------------------
+def _readme():
+    return (REPO / "README.md").read_text()
+
+
+def test_readme_main_job_leaves_nothing_git_would_track():
+    # the first command of the README (the main job) wrote bcast.qt.json and bcast_decision.c into the root
+    line = next(l for l in _readme().splitlines() if "quadsel build examples/ompi5-bcast.csv" in l)
+    outputs = [words[i + 1] for part in line.split("&&") for words in [shlex.split(part)]
+               for i, w in enumerate(words[:-1]) if w in ("-o", "--output")]
+    assert len(outputs) == 2, line
+    git = shutil.which("git")
+    if not git or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for path in outputs:
+        inside = (REPO / path).resolve()
+        if REPO.resolve() not in inside.parents:
+            continue                     # outside the repository: nothing to track
+        done = subprocess.run([git, "check-ignore", "-q", "--no-index", path], cwd=REPO)
+        assert done.returncode == 0, f"{path}: the README's main job leaves it for git to track"
+
+
+def test_readme_says_collectives_covered_once():
+    assert _readme().count("Collectives covered") == 1
+
+
+def test_measure_option_table_names_every_collective():
+    from quadsel.libraries import COLLECTIVES
+    row = next(l for l in (REPO / "docs" / "measure.md").read_text().splitlines() if l.startswith("| `-c, --collective`"))
+    missing = [c for c in COLLECTIVES if not re.search(rf"\b{c}\b", row)]
+    assert not missing, f"docs/measure.md's -c row misses {missing}"
+
+
+def test_readme_says_what_ci_installs():
+    ci = (REPO / ".ci" / "run").read_text()
+    text = _readme()
+    for tool, said in (("clang", "clang"), (".venv-mpich", "MPICH"), (".venv-impi", "Intel MPI")):
+        assert tool in ci
+    assert re.search(r"`\.ci/run`[^.]*installs gcc and\s+clang[^.]*builds the MPICH and the Intel MPI\s+venvs", text)
+
+
+def test_readme_states_the_skips_of_a_fresh_clone():
+    # the figures the README quotes, recounted as it says (collection only, without the venvs' variables)
+    said = re.search(r"without the two venvs, (\d+) tests by their marks \((\d+) need MPICH, (\d+) Intel MPI\),\s+"
+                     r"plus (\d+) that read", _readme())
+    assert said, "the README does not state what a fresh clone skips"
+    env = {k: v for k, v in os.environ.items() if k not in ("QUADSEL_MPICH_PYTHON", "QUADSEL_IMPI_PYTHON")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "scripts"), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "count_skips", "-p",
+                           "no:cacheprovider", "tests"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    counted = re.search(r"count_skips: \d+ tests collected, (\d+) skipped by their marks here\n(.*?)\n  and (\d+) more",
+                        done.stdout, re.S)
+    assert counted, done.stdout[-2000:] + done.stderr[-2000:]
+    mpich = re.search(r"(\d+)  set QUADSEL_MPICH_PYTHON", counted.group(2))
+    impi = re.search(r"(\d+)  set QUADSEL_IMPI_PYTHON", counted.group(2))
+    assert (int(said.group(1)), int(said.group(2)), int(said.group(3))) == (
+        int(counted.group(1)), int(mpich.group(1)) if mpich else 0, int(impi.group(1)) if impi else 0)
+    if (REPO.parent / "shared" / "datasets").is_dir():
+        assert int(said.group(4)) == int(counted.group(3))

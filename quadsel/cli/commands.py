@@ -10,9 +10,10 @@ import click
 
 from ..errors import QuadselError, escaped, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
+from ..libraries import COLLECTIVES
 from .group import main
-from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
-                      model_grid, model_options, paper_tree_options, tree_options)
+from .options import (build_settings, default_mpich_base, file_identity, ingest_options, library_default_options,
+                      load_decision_map, model_grid, model_options, paper_tree_options, recorded_libmpi, tree_options)
 
 
 @main.command()
@@ -59,6 +60,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
     provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
+    provenance.update(recorded_libmpi(files))
     built, predicted = dmap, ""
     if model:
         from ..models.predict import as_measured, model_provenance, predict_decision_map
@@ -137,7 +139,8 @@ def _readable_tree(text):
               help="ompi-rules: write rules file version 2 with this MAXREQUESTS on every rule; ompi-json: `reqs`.")
 @click.option("--mpich-base", metavar="FILE|LIBMPI|none",
               help="mpich-json: MPICH's own selection (its tuning JSON, or the libmpi.so that embeds it) to keep for the "
-                   "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one).")
+                   "other collectives; `none` writes only the given collectives (MPICH then aborts on any other one). "
+                   "Default: the libmpi `measure` recorded for the trees' measurements, when it is still there.")
 @click.option("--verified", metavar="RESULT.json", multiple=True, type=click.Path(dir_okay=False),
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
@@ -168,6 +171,8 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
             fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
     base = None
     if target == "mpich-json":
+        if mpich_base is None:
+            mpich_base = default_mpich_base(fns, trees)
         if mpich_base is None:
             raise QuadselError("mpich-json needs --mpich-base: MPICH replaces its whole selection with the file and "
                                "aborts on collectives it does not cover (give MPICH's tuning JSON or libmpi.so, or `none`)")
@@ -315,28 +320,41 @@ def _in_c_range(pairs):
 
 
 @main.command()
-@click.argument("tree", type=click.Path(dir_okay=False))
+@click.argument("tree", metavar="TREE_OR_RULES", type=click.Path(dir_okay=False))
+@click.option("-c", "--collective", type=click.Choice(COLLECTIVES), default=None, metavar="COLLECTIVE",
+              help="A rules file's collective (needed when it has several).")
 @click.option("--comm-sizes", "--comm", "comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
 @click.option("--msg-sizes", "--msg", "msg", metavar="LIST",
               help="Message size(s) in bytes per rank (K, M, G suffixes): 4096, 1-1M:pow2.")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE",
               help="File to write (- for stdout).")
-def query(tree, comm, msg, as_json, output):
-    """Print the method the TREE selects for communicator and message sizes.
+def query(tree, collective, comm, msg, as_json, output):
+    """Print the method the TREE, or the MPI library loading a RULES file, selects for communicator and message sizes.
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
     1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
     the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
-    measured size's decision, and said so on stderr.
+    measured size's decision, and said so on stderr. A rules file (codegen's ompi-rules, ompi-json, mpich-json and
+    impi-adjust targets) is answered as the library reads it (the readers `verify` uses): `default 0` where the
+    library's own selection decides.
     """
     import sys
 
     import numpy as np
 
     from ..decision.decision_function import DecisionFunction
+    from ..inputs import read_text
+    from ..targets.rules_file import detect_format
     check_output(output, inputs=[tree])
+    text = read_text(tree, what="tree file")
+    if detect_format(text) != "tree":
+        from .query_rules import query_rules
+        pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
+        return query_rules(tree, text, collective, pairs, as_json, output)
     fn = DecisionFunction.load(tree)
+    if collective is not None and collective != fn.collective:
+        raise QuadselError(f"{tree} is a {fn.collective} tree, not {collective}")
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
     outside, lines = 0, []

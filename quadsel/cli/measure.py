@@ -3,6 +3,7 @@
 import os
 import shlex
 import sys
+import tempfile
 import time
 
 import click
@@ -386,12 +387,19 @@ def _self_launch(ctx, spec, np_, mpiexec):
         sys.stderr.write(f"quadsel measure: {library.version} reads its algorithm at start-up only: one launch per "
                          f"method ({len(methods)} launches)\n")
     else:
-        env = launch.launch_env(flavor, extra, spec.command)
-        code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
-        if code != runner.EXIT_NO_MPIT:
+        with tempfile.TemporaryDirectory(prefix="quadsel-measure-") as workdir:
+            status = os.path.join(workdir, "fallback")   # the ranks say here, quietly, that they cannot force (MPI_T)
+            env = launch.launch_env(flavor, dict(extra, **{runner.FALLBACK_STATUS: status}), spec.command)
+            code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
+            reason = None
+            if os.path.exists(status):
+                with open(status) as handle:
+                    reason = handle.read().strip()
+        if reason is None and code != runner.EXIT_NO_MPIT:
             return code
-        # MPI_T is unavailable: one launch per method, each forced by the environment (no interleaving).
-        sys.stderr.write("quadsel measure: falling back to one launch per method (environment forcing)\n")
+        # MPI_T cannot force here: one launch per method, each forced by the environment (no interleaving).
+        sys.stderr.write(f"quadsel measure: {reason or 'MPI_T cannot force here'}: measuring one launch per method, "
+                         "each forced through the environment\n")
     start = f"{time.time():.3f}"      # one progress display over all launches (progress.py)
     for i, (label, seg) in enumerate(methods):
         forcing = {} if label in spec.alphas else library.env_for(spec.collective, label, seg)

@@ -243,3 +243,33 @@ def model_grid(files, model, comm_sizes, msg_sizes):
     if comm is not None and min(comm) < 1:
         raise QuadselError("--predict-comm-sizes: communicator sizes must be at least 1")
     return comm, msg
+
+
+def recorded_libmpi(files):
+    """{"libmpi": path} when the metadata `measure` wrote beside every input records the same libmpi, else {}."""
+    from ..ingest.metadata import read_meta
+    found = set()
+    for f in files:
+        try:
+            meta = read_meta(f) or {}
+        except QuadselError:
+            return {}
+        if not isinstance(meta.get("libmpi"), str) or not meta["libmpi"]:
+            return {}
+        found.add(meta["libmpi"])
+    return {"libmpi": found.pop()} if len(found) == 1 else {}
+
+
+def default_mpich_base(fns, trees):
+    """The libmpi `measure` recorded for the trees' MPICH measurements (their provenance), when it is there: MPICH's
+    own selection, embedded in it, is kept for the other collectives (said in one line). None otherwise."""
+    paths = {fn.provenance.get("libmpi") for fn in fns}
+    if len(paths) != 1 or not isinstance(next(iter(paths)), str):
+        return None
+    path = paths.pop()
+    if not os.path.isfile(path):
+        click.echo(f"note: {one_line(trees[0])} was measured with {one_line(path)}, which is no longer there", err=True)
+        return None
+    click.echo(f"note: --mpich-base {one_line(path)} (the libmpi `measure` recorded): MPICH's own selection is kept "
+               f"for the other collectives", err=True)
+    return path

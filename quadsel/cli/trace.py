@@ -91,6 +91,8 @@ def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, bat
         open_library(launch.library_without_init()).resolve(collective, spec["algorithms"])
     try:
         _self_launch(spec, np_, mpiexec, python, map_by)
+        if output != "-":
+            _identify_default(output, np_, mpiexec, python, quiet)
     except KeyboardInterrupt:    # the file holds every message size finished before: say so (exit 130)
         raise Interrupted(f"quadsel trace: interrupted; the runs finished so far are in {one_line(output)}: "
                           "run the same command again to trace the rest") from None
@@ -119,13 +121,44 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
             cmd.append("--oversubscribe")
         if map_by:
             cmd += ["--map-by" if flavor != "mpich" else "-map-by", map_by]
-        cmd += ["-n", str(np_), python, "-m", "quadsel.trace.record", spec_path, status_path]
+        cmd += ["-n", str(np_)] + launch.python_module(python, "quadsel.trace.record") + [spec_path, status_path]
         code = launch.run(cmd, env)
         if os.path.exists(status_path):
             with open(status_path) as handle:
                 raise QuadselError(json.load(handle).get("error", "the trace failed"))
         if code:
             raise QuadselError(f"the trace launch failed (exit status {code})")
+
+
+def _identify_default(output, np_, mpiexec, python, quiet):
+    """Which algorithm the library default ran at each traced message size (quadsel.verify.default_ran, the
+    follow check's fingerprints): recorded in the default's runs as `library_ran`, printed by the breakdown."""
+    from ..output import write_text
+    from ..trace.trace_file import load_trace
+    from ..verify.default_ran import default_ran
+    doc = load_trace(output)
+    runs = [r for r in doc["runs"] if r["algorithm"] == "default" and "library_ran" not in r]
+    algorithms = doc.get("algorithms") or {}
+    if not runs or not algorithms:
+        return
+    if not quiet:
+        sys.stderr.write(f"trace {doc['collective']}: which algorithm the library default ran (one fingerprint "
+                         f"launch)\n")
+    if python is None or mpiexec is None:        # as the trace launched: mpiexec beside the ranks' Python
+        beside = os.path.join(os.path.dirname(python or sys.executable), "mpiexec")
+        mpiexec = mpiexec or (beside if os.access(beside, os.X_OK) else None)
+    echo = None if quiet else (lambda line: sys.stderr.write(line + "\n"))
+    try:
+        found = default_ran(doc["library"], doc["collective"], [(doc["comm_size"], r["msg_size"]) for r in runs],
+                            np_, sorted(algorithms), python=python, mpiexec=mpiexec, echo=echo)
+    except QuadselError as exc:        # the trace stands; say why the default stays unnamed
+        sys.stderr.write(f"note: which algorithm the library default ran is unknown: {exc}\n")
+        return
+    for r in runs:
+        ran = found.get((doc["comm_size"], r["msg_size"]))
+        if ran is not None:
+            r["library_ran"] = ran.as_json(algorithms)
+    write_text(output, json.dumps(doc, separators=(",", ":")) + "\n")
 
 
 def _print_breakdown(output):

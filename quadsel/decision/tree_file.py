@@ -178,6 +178,8 @@ def from_json(data, path="<tree>"):
             raise ValueError("provenance.sources must be a list of file names")
         if not isinstance(provenance.get("library", ""), str):
             raise ValueError("provenance.library must be a name")
+        if not isinstance(provenance.get("libmpi", ""), str):
+            raise ValueError("provenance.libmpi must be a path")
         if data["version"] == 1:
             tree, options, paper = _from_version_1(data, comm, msg, len(methods))
         else:

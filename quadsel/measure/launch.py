@@ -70,7 +70,29 @@ def launch_command(mpiexec, flavor, np, child_args, cpus=None):
     cmd = [mpiexec]
     if flavor == "openmpi" and np > (cpus or os.cpu_count() or 1):
         cmd.append("--oversubscribe")   # Open MPI refuses more ranks than cores without it
-    return cmd + ["-n", str(np), sys.executable, "-m", "quadsel", "measure"] + list(child_args)
+    return cmd + ["-n", str(np)] + python_module(sys.executable, "quadsel") + ["measure"] + list(child_args)
+
+
+# `python -m MODULE` puts the working folder first on sys.path: a user's inspect.py (or json.py, ...) there
+# would be imported by every rank instead of the standard library's. The ranks run this instead (`-P` and
+# PYTHONSAFEPATH are Python 3.11+; `-I` would drop PYTHONPATH too): the implicit working-folder entry is
+# removed before anything else is imported, and the folder this quadsel was imported from stays reachable
+# (first only when it is the working folder itself: a source checkout run from its root).
+_BOOT = """import os, sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+root = {root!r}
+if not any(os.path.abspath(p) == root for p in sys.path):
+    sys.path.insert(0, root) if root == os.getcwd() else sys.path.append(root)
+import runpy
+runpy.run_module({module!r}, run_name="__main__", alter_sys=True)
+"""
+
+
+def python_module(python, module):
+    """[python, "-c", ...]: `python -m module` (arguments follow) without the working folder on sys.path."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [python, "-c", _BOOT.format(root=os.path.dirname(root), module=module)]
 
 
 def launch_env(flavor, extra=None, command=""):

@@ -28,6 +28,10 @@ from .metadata import now, start_meta
 from ..ingest.identity import oversubscribed_note
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
+# Set by the self-launcher: where rank 0 writes why this launch cannot force in process (MPI_T); every rank
+# then ends with status 0, so that mpiexec prints no "exited with non-zero status" notice for a launch that
+# only found out, and the launcher says in one line that it measures one launch per method (issue 31).
+FALLBACK_STATUS = "QUADSEL_MEASURE_FALLBACK"
 
 
 
@@ -135,6 +139,14 @@ def run(spec, planned_sweep=None):
 
     def fail(message, code=2):
         # one line from rank 0; the other ranks leave quietly with the same status
+        status = os.environ.get(FALLBACK_STATUS)
+        if code == EXIT_NO_MPIT and status:
+            if rank == 0:
+                with open(status, "w") as handle:
+                    handle.write(message)
+            raise SystemExit(0)
+        if code == EXIT_NO_MPIT:
+            message += "; self-launch with --np to force each method through the environment, one launch per method"
         if rank == 0:
             if code == 2:
                 raise QuadselError(message)
@@ -155,21 +167,18 @@ def run(spec, planned_sweep=None):
             if spec.adaptive or spec.sample:
                 fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are "
                      "interleaved in one launch); measure without them")
-            fail(f"MPI_T unavailable ({exc}); self-launch with --np to force each method through the "
-                 "environment, one launch per method", EXIT_NO_MPIT)
+            fail(f"MPI_T unavailable ({exc})", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
     if getattr(library, "env_only", False) and spec.env_method is None:
         if spec.adaptive:
             fail(f"{library.version}: --adaptive needs in-process forcing (MPI_T); this library reads its "
                  "algorithm at start-up only: measure without --adaptive")
-        fail(f"{library.version} reads its algorithm at start-up only; self-launch with --np to measure one "
-             "launch per method", EXIT_NO_MPIT)
+        fail(f"{library.version} reads its algorithm at start-up only", EXIT_NO_MPIT)
     if mpit is not None and not library.mpit_forcing(spec.collective):
         if spec.adaptive or spec.sample:
             fail(f"{library.name} cannot force {spec.collective} through MPI_T (read-only variables): --adaptive "
                  "and --sample need it; measure without them")
-        fail(f"{spec.collective} algorithms cannot be forced through MPI_T here; self-launch with --np to force "
-             "each method through the environment, one launch per method", EXIT_NO_MPIT)
+        fail(f"{spec.collective} algorithms cannot be forced through MPI_T here", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas
         check_methods(library, spec.collective, labels, spec.algorithms)

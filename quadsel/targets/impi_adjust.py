@@ -98,7 +98,7 @@ def emit(fns, max_requests=None):
             raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
         seen.add(fn.collective)
         lists.append(inside_rule_list(fn, intelmpi.NAME))
-    out = [f"# {line}" for line in header_lines(lists)]
+    out = [f"# {line}" for line in header_lines(lists, "intelmpi")]
     out.append("# Intel MPI: source this file (or copy the exports) before mpiexec; I_MPI_ADJUST_<COLL> is read "
                "at MPI_Init")
     for rl in lists:

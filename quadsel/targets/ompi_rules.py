@@ -50,7 +50,7 @@ def emit(fns, max_requests=None):
                             "comms": comms})
     if max_requests is not None and max_requests < 0:
         raise QuadselError("--max-requests must be >= 0")
-    return render("ompi_rules.txt.j2", collectives=collectives, header=header_lines(lists),
+    return render("ompi_rules.txt.j2", collectives=collectives, header=header_lines(lists, "openmpi"),
                   version=2 if max_requests is not None else 1, max_requests=max_requests or 0)
 
 

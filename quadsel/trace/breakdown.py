@@ -47,10 +47,35 @@ class Config:
     header: dict
     overhead: dict
     load_average: Optional[list] = None     # at the start of the run (else of the trace)
+    library_ran: Optional[dict] = None      # the default's runs: which algorithm ran (verify/default_ran.py)
 
     @property
     def ranks(self):
         return self.entry.shape[1]
+
+
+def _words(text):
+    return " ".join(str(text).lower().replace("_", " ").replace("-", " ").split())
+
+
+def algorithm_title(config):
+    """The algorithm and its tree, each said once: "binomial (bmtree)" (not "binomial (binomial (bmtree))"),
+    "binary_tree" (its tree is "binary tree"), "chain (4 chains)", "ring (no tree)"."""
+    name = config.name or config.algorithm
+    shape = config.shape
+    ran = config.library_ran or {}
+    if shape is None and ran.get("status") == "identified" and ran.get("algorithms"):
+        alg = ran["algorithms"][0]
+        label, alg_name = alg.get("label"), alg.get("name")
+        return f"{name}, ran {alg_name} ({label})" if alg_name not in (None, label) else f"{name}, ran {label}"
+    if shape is None:
+        return f"{name} (no tree)"
+    head, _, rest = shape.name.partition(" (")
+    detail = rest[:-1] if rest.endswith(")") else rest
+    a, b = _words(name), _words(head)
+    if a and b and (a in b or b in a):        # the tree's name restates the algorithm's: keep what it adds
+        return f"{name} ({detail})" if detail else name
+    return f"{name} ({shape.name})"
 
 
 def configs(named_docs):
@@ -66,7 +91,8 @@ def configs(named_docs):
             out.append(Config(label, doc["collective"], doc["library"], run["algorithm"], str(run.get("name", "")),
                               run["segsize"], run["msg_size"], np.asarray(run["entry_us"], float),
                               np.asarray(run["exit_us"], float), shape, doc, run.get("overhead") or {},
-                              run.get("load_average") or doc.get("load_average")))
+                              run.get("load_average") or doc.get("load_average"),
+                              run.get("library_ran") if isinstance(run.get("library_ran"), dict) else None))
     return out
 
 
@@ -289,15 +315,42 @@ def similar_subtrees(parents, profiles, tol):
     return sorted(groups)
 
 
+def median_interval(values, level=0.95):
+    """Distribution-free interval of a median (the sign test's order statistics): (low, high) holding the
+    median with at least `level` confidence, or None when there are too few values for that (fewer than 6
+    at 95 %)."""
+    from math import comb
+    x = np.sort(np.asarray(values, float))
+    n = len(x)
+    best = None
+    for k in range(1, n // 2 + 1):           # [x_(k), x_(n-k+1)] misses the median with 2 P(Bin(n, 1/2) < k)
+        miss = 2 * sum(comb(n, i) for i in range(k)) / 2 ** n
+        if 1 - miss >= level:
+            best = k
+        else:
+            break
+    return None if best is None else (float(x[best - 1]), float(x[n - best]))
+
+
 def overhead(config, span):
     """What tracing costs per call: the median over pairs of adjacent blocks of traced minus untraced wall
-    time per iteration (pairs adjacent in time cancel a drift of the machine; the median a descheduled block)."""
+    time per iteration (pairs adjacent in time cancel a drift of the machine; the median a descheduled block),
+    with its 95 % interval (sign test). `resolved` is True only when the interval lies above 0: a cost.
+
+    The traced and untraced figures are the medians of each kind's blocks (they need not differ by the
+    per-call figure, which pairs the blocks); the report prints the per-call figure as a cost only when
+    resolved, else the interval it could not tell from 0 (issue 31: a noisy run printed -0.08 µs beside
+    64.4 traced vs 63.6 untraced)."""
     traced = config.overhead.get("traced_us_per_iteration") or []
     untraced = config.overhead.get("untraced_us_per_iteration") or []
     if not traced or len(traced) != len(untraced):
         return {}
     t, u = float(np.median(traced)), float(np.median(untraced))
-    d = float(np.median(np.subtract(traced, untraced)))
+    pairs = np.subtract(traced, untraced)
+    d = float(np.median(pairs))
+    ci = median_interval(pairs)
+    resolved = ci is not None and ci[0] > 0
     return {"traced_us": t, "untraced_us": u, "per_call_us": d, "blocks": len(traced),
-            "share_of_iteration": d / u if u > 0 else None,
-            "share_of_span": d / span if span > 0 else None}
+            "ci_us": list(ci) if ci else None, "resolved": resolved,
+            "share_of_iteration": d / u if u > 0 and resolved else None,
+            "share_of_span": d / span if span > 0 and resolved else None}

@@ -3,7 +3,7 @@ configurations traced at the same message size (two algorithms, or two rank mapp
 
 from ..errors import printable
 from ..libraries import trees
-from .breakdown import METRICS, analyse, configs
+from .breakdown import METRICS, algorithm_title, analyse, configs
 
 _COLUMNS = [("rank", None), ("depth", None), ("subtree", None), ("inside", "inside"),
             ("arrival wait", "arrival_wait"), ("sender wait", "sender_wait"), ("receiver wait", "receiver_wait"),
@@ -49,12 +49,12 @@ def _us(x):
 def describe(b):
     """The heading lines of one configuration."""
     c = b.config
-    shape = c.shape.name if c.shape else "not a tree (every rank depends on every other)"
     h = c.header
-    lines = [f"{printable(c.label)}: {c.collective} {printable(c.name)} ({c.library}), {c.ranks} ranks, "
+    lines = [f"{printable(c.label)}: {c.collective} {printable(algorithm_title(c))} on {c.library}, {c.ranks} ranks, "
              f"{len(c.entry)} calls" + (f" ({b.dropped_calls} outlier call{'s' if b.dropped_calls != 1 else ''} fenced off)"
                                    if b.dropped_calls else "")
-             + f"; tree: {shape}" + (f" [{c.shape.note}]" if c.shape and c.shape.note else ""),
+             + ("; every rank depends on every other" if c.shape is None else "")
+             + (f" [{c.shape.note}]" if c.shape and c.shape.note else ""),
              f"  hosts {len(set(h.get('hosts') or []))}, {h.get('cpus')} CPUs, "
              f"{'oversubscribed' if h.get('oversubscribed') else 'not oversubscribed'}, map-by "
              f"{printable(h.get('map_by') or 'default')}{_binding(h.get('cpu_affinity'))}, load average at start "
@@ -63,15 +63,46 @@ def describe(b):
              f"{_us(b.critical['arrival_to_gate_us'])} µs of arrival spread up to its gate + "
              f"{_us(b.critical['transfer_along_path_us'])} µs of transfer along it; commonest: "
              + ", ".join(f"{'→'.join(map(str, p['ranks']))} ({_pct(p['share'])})" for p in b.critical["paths"])]
-    o = b.overhead
-    if o:
-        lines.append(f"  tracing overhead: {o['per_call_us']:+.2f} µs per call ({o['traced_us']:.1f} traced vs "
-                     f"{o['untraced_us']:.1f} µs untraced per barrier + call, medians over {o['blocks']} block pairs"
-                     + (": too few to trust, trace more --calls" if o["blocks"] < 5 else "")
-                     + (f"; {100 * o['share_of_span']:+.1f} % of the span" if o.get("share_of_span") is not None else "")
-                     + ")" + (f"; the two clock readings alone: {h['probe_cost_us']:.2f} µs"
-                              if isinstance(h.get("probe_cost_us"), (int, float)) else ""))
+    if c.library_ran is not None:
+        lines.append("  the library default ran: " + library_ran_text(c.library_ran))
+    lines.append("  " + overhead_line(b.overhead, h))
     return lines
+
+
+def library_ran_text(ran):
+    """What `library_ran` (verify/default_ran.py's DefaultRan.as_json) says, in words."""
+    algs = [f"{a.get('name')} ({a.get('label')})" if a.get("name") not in (None, a.get("label")) else str(a.get("label"))
+            for a in ran.get("algorithms") or [] if isinstance(a, dict)]
+    evidence = printable(str(ran.get("evidence") or ""))
+    status = ran.get("status")
+    if status == "identified" and algs:
+        return f"{printable(algs[0])} (told apart by {evidence})"
+    if status == "ambiguous" and algs:
+        return f"one of {printable(', '.join(algs))} (equal {evidence} here)"
+    if status == "unknown":
+        return f"not identified ({evidence})"
+    return f"cannot be told here ({evidence})"
+
+
+def overhead_line(o, header):
+    """The tracing overhead, printed as a cost only when its 95 % interval lies above 0 (trace/breakdown.py)."""
+    probe = header.get("probe_cost_us")
+    alone = f"; the two clock readings alone: {probe:.2f} µs" if isinstance(probe, (int, float)) else ""
+    if not o:
+        return "tracing overhead: not recorded" + alone
+    pairs = f"{o['blocks']} block pair{'s' if o['blocks'] != 1 else ''}"
+    ci = o.get("ci_us")
+    if o.get("resolved"):
+        return (f"tracing overhead: {o['per_call_us']:+.2f} µs per call, 95 % interval [{ci[0]:+.2f}, {ci[1]:+.2f}] "
+                f"(median of traced - untraced over {pairs}; untraced barrier + call {o['untraced_us']:.1f} µs"
+                + (f"; {100 * o['share_of_span']:.1f} % of the span" if o.get("share_of_span") is not None else "")
+                + ")" + alone)
+    if ci is None:
+        return (f"tracing overhead: not measurable: only {pairs}, too few to bound it (trace more --calls, or a "
+                f"smaller --batch)" + alone)
+    return (f"tracing overhead: not measurable in this run: traced - untraced is {o['per_call_us']:+.2f} µs per call "
+            f"with a 95 % interval of [{ci[0]:+.2f}, {ci[1]:+.2f}] over {pairs}, which shows no cost above the "
+            f"machine's noise" + alone)
 
 
 def _binding(affinity):
@@ -142,7 +173,7 @@ def side_by_side(group, fmt):
             row += [_us(m["inside"]), _us(m["dependency_wait"]), _us(m["departure_wait"])]
         rows.append(row)
     span = ["span"] + sum([[_us(b.span_us), "", ""] for b in group], [])
-    legend = [f"{chr(ord('A') + i)} = {printable(b.config.label)} ({b.config.shape.name if b.config.shape else 'no tree'})"
+    legend = [f"{chr(ord('A') + i)} = {printable(b.config.label)}: {printable(algorithm_title(b.config))}"
               for i, b in enumerate(group)]
     base = group[0].span_us
     ratios = ", ".join(f"{chr(ord('A') + i)} / A {b.span_us / base:.2f}x" if base > 0 else f"{chr(ord('A') + i)} / A —"
@@ -184,7 +215,7 @@ def as_json(results):
                      "calls": len(c.entry), "dropped_calls": b.dropped_calls, "tree": None if c.shape is None else {
                          "name": c.shape.name, "parents": c.shape.parents, "flow": c.shape.flow},
                      "span_us": b.span_us, "span_ci_us": b.span_ci, "critical": b.critical,
-                     "overhead": b.overhead, "clusters": b.clusters, "cluster_tolerance_us": b.cluster_tolerance_us,
+                     "overhead": b.overhead, "library_ran": c.library_ran, "clusters": b.clusters, "cluster_tolerance_us": b.cluster_tolerance_us,
                      "similar_subtrees": b.similar_subtrees,
                      "by_depth": {str(k): v for k, v in b.by_depth.items()},
                      "ranks_table": [{"rank": r.rank, "depth": r.depth, "subtree": r.subtree, "children": r.children,

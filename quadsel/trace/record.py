@@ -199,6 +199,7 @@ def run(spec):
         if rank == 0:
             doc = _header(MPI, spec, library, n, size, hosts, dtype_name, one_clock, estimated, uncertainty, skew)
             doc["cpu_affinity"] = list(affinities[:n])      # the CPUs each rank may run on (its binding)
+            doc["algorithms"] = {str(k): v for k, v in library.algorithms(spec.collective).items()}   # forcible
             if old is not None:
                 doc["runs"] = old["runs"]
         offsets = sub.bcast([0.0] * n if (rank != 0 or one_clock) else estimated, root=0)

@@ -9,6 +9,7 @@ exits along the commonest critical path. matplotlib is imported lazily (optional
 
 from ..errors import printable
 from ..libraries import trees
+from .breakdown import algorithm_title
 from ..evaluate.figure_maps import pyplot, save
 
 
@@ -66,8 +67,7 @@ def write_timemap(results, path):
         ax.set_yticks(range(len(order)))
         ax.set_yticklabels([f"{r}" + ("" if depth[r] is None else f" (d{depth[r]})") for r in order])
         ax.invert_yaxis()
-        shape = c.shape.name if c.shape else "no tree"
-        ax.set_title(f"{c.collective} {printable(c.name or c.algorithm)} ({shape})\n{c.msg_size} B, "
+        ax.set_title(f"{c.collective} {printable(algorithm_title(c))}\n{c.msg_size} B, "
                      f"{c.ranks} ranks, span {b.span_us:.0f} µs", fontsize=9)
         ax.set_xlabel("µs from the last arrival (mean over calls)")
     axes[0][0].set_ylabel("rank (depth in the tree)")

@@ -22,7 +22,8 @@ def measure(spec, folder, collective, seconds=None):
     finished) after `seconds`. Returns {"complete": bool, "seconds": wall time, "stopped": bool}."""
     out = folder.measurement(collective)
     msg_sizes = "0" if collective == "barrier" else spec.msg_sizes    # a barrier carries no data
-    cmd = [sys.executable, "-m", "quadsel", "measure", "--np", str(spec.np), "-c", collective,
+    from ..measure.launch import python_module     # not the working folder's modules (issue 31)
+    cmd = python_module(sys.executable, "quadsel") + ["measure", "--np", str(spec.np), "-c", collective,
            "--msg-sizes", msg_sizes, "--quiet", "-o", out] + spec.measure_options
     if spec.comm_sizes:
         cmd += ["--comm-sizes", spec.comm_sizes]

@@ -143,7 +143,7 @@ def run_speed(spec, np_, mpiexec=None, timeout=None, env=None):
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
         cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
-        cmd += ["-n", str(np_), sys.executable, "-m", "quadsel.verify.speed", spec_path, out_path]
+        cmd += ["-n", str(np_)] + launch.python_module(sys.executable, "quadsel.verify.speed") + [spec_path, out_path]
         env = launch.launch_env(flavor, env)
         if sys.stderr.isatty():
             env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal

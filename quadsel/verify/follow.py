@@ -59,7 +59,7 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
         json.dump(spec, handle)
     flavor = launch.mpiexec_flavor(mpiexec)
     cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
-    cmd += ["-n", str(np_), python, "-m", "quadsel.verify.fingerprint", spec_path, out_path]
+    cmd += ["-n", str(np_)] + launch.python_module(python, "quadsel.verify.fingerprint") + [spec_path, out_path]
     env = launch.launch_env(flavor, env_extra)
     done = launch.run(cmd, env, timeout=timeout, capture=True)   # Ctrl-C: the job is stopped, not orphaned
     if done.returncode != 0 or not os.path.exists(out_path):

@@ -145,6 +145,9 @@ def _compile(source, workdir, name):
 
 
 _LOADED = r"""
+import sys
+if sys.path and sys.path[0] == "":   # not the working folder's json.py or os.py (measure/launch.python_module)
+    del sys.path[0]
 import json, os, mpi4py
 mpi4py.rc.initialize = False
 from mpi4py import MPI

@@ -226,6 +226,20 @@ def test_environment_fallback_without_mpi_t(tmp_path):
     assert json.loads((tmp_path / "env.meta.json").read_text())["forcing"] == "env"
 
 
+@needs_openmpi
+def test_allgatherv_falls_back_in_one_line_without_a_failed_launch(tmp_path):
+    # issue 31: Open MPI 5.0.x cannot force allgatherv through MPI_T; the first launch found out and printed
+    # Open MPI's 7-line "prterun detected ... Exit code: 3" block before the fallback, read as a crash
+    out = tmp_path / "agv.csv"
+    done = measure(["--np", "2", "-c", "allgatherv", "--algorithms", "1,2", "--msg-sizes", "1K", "--rounds", "1",
+                    "--max-reps", "10", "--quiet", "-o", str(out)])
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == ["quadsel measure: allgatherv algorithms cannot be forced through MPI_T here: measuring one "
+                     "launch per method, each forced through the environment"], done.stderr
+    assert sorted(keys(out)) == sorted(("allgatherv", a, "0", "2", "1024") for a in ("1", "2"))
+
+
 @pytest.mark.parametrize("args,message", [
     (["-c", "bcast", "--algorithms", "1,warp_drive"], "unknown bcast algorithm 'warp_drive'"),
     (["-c", "bcast", "--comm-sizes", "2-4"], "communicator size 4 is larger than the job (2 ranks)"),

@@ -19,7 +19,7 @@ def trace_doc(runs, n=4, collective="bcast", library="openmpi"):
             "job_size": n, "root": 0, "datatype": "byte", "map_by": None, "hosts": ["h"] * n, "cpus": 2,
             "oversubscribed": n > 2, "load_average": [0, 0, 0],
             "runs": [{"algorithm": alg, "name": alg, "segsize": 0, "msg_size": 1024, "calls": len(e),
-                      "entry_us": e, "exit_us": x,
+                      "entry_us": [list(r) for r in e], "exit_us": [list(r) for r in x],
                       "overhead": {"traced_us_per_iteration": [11.0, 12.0], "untraced_us_per_iteration": [10.0, 10.0]}}
                      for alg, e, x in runs]}
 
@@ -175,3 +175,97 @@ def test_bad_trace_files(tmp_path, mutate, message):
     bad.write_text("{")
     out = CliRunner().invoke(main, ["breakdown", str(bad)])
     assert out.exit_code == 2 and "not JSON" in out.output
+
+
+# issue 31: a noisy trace printed "tracing overhead: -0.08 µs per call (64.4 traced vs 63.6 µs untraced)". These
+# block walls are a real 4-rank run on 2 cores (oversubscribed): the paired median is -0.31 µs, the kinds'
+# medians 175.9 and 36.1 µs.
+NOISY = {"traced_us_per_iteration": [36.924, 432.989, 33.34, 293.596, 34.455, 1196.042, 33.824, 1099.693, 1188.517,
+                                     58.167],
+         "untraced_us_per_iteration": [38.809, 653.981, 32.07, 32.308, 356.22, 1588.002, 38.423, 32.013, 33.811,
+                                       31.956]}
+
+
+def _overhead_line(overhead, probe=0.14):
+    from quadsel.trace.breakdown_report import overhead_line
+    doc = trace_doc([("6", [ENTRY] * 5, [EXIT] * 5)])
+    doc["runs"][0]["overhead"] = overhead
+    b = bd.analyse(bd.configs([("t.json", doc)])[0])
+    return b, overhead_line(b.overhead, {"probe_cost_us": probe})
+
+
+def test_noisy_overhead_is_not_printed_as_a_negative_cost():
+    b, line = _overhead_line(NOISY)
+    assert b.overhead["per_call_us"] < 0 and not b.overhead["resolved"]
+    lo, hi = b.overhead["ci_us"]
+    assert lo < 0 < hi
+    assert "not measurable in this run" in line and "µs per call (" not in line
+    assert b.overhead["share_of_span"] is None
+
+
+def test_clean_overhead_is_a_cost_with_its_interval():
+    clean = {"traced_us_per_iteration": [6.9 + 0.01 * i for i in range(10)],
+             "untraced_us_per_iteration": [6.65 + 0.01 * i for i in range(10)]}
+    b, line = _overhead_line(clean)
+    assert b.overhead["resolved"] and b.overhead["per_call_us"] == pytest.approx(0.25)
+    assert line.startswith("tracing overhead: +0.25 µs per call, 95 % interval [+0.25, +0.25]")
+
+
+def test_too_few_blocks_do_not_bound_the_overhead():
+    b, line = _overhead_line({"traced_us_per_iteration": [11.0, 12.0], "untraced_us_per_iteration": [10.0, 10.0]})
+    assert b.overhead["ci_us"] is None and not b.overhead["resolved"]
+    assert "not measurable: only 2 block pairs" in line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(1, 1e4), st.floats(1, 1e4)), min_size=1, max_size=40))
+def test_overhead_is_printed_as_a_cost_only_when_its_interval_is_above_zero(pairs):
+    traced, untraced = map(list, zip(*pairs))
+    b, line = _overhead_line({"traced_us_per_iteration": traced, "untraced_us_per_iteration": untraced})
+    o = b.overhead
+    if o["ci_us"] is not None:
+        assert o["ci_us"][0] <= o["per_call_us"] <= o["ci_us"][1]
+    if "µs per call, 95 % interval" in line:
+        assert o["resolved"] and o["per_call_us"] > 0 and o["ci_us"][0] > 0
+        assert line.startswith(f"tracing overhead: +{o['per_call_us']:.2f}")
+    else:
+        assert not o["resolved"] and "not measurable" in line
+
+
+def test_median_interval_coverage():
+    # [x_(k), x_(n-k+1)] at 95 %: n = 6 -> the extremes (96.9 %); n = 10 -> 2nd and 9th (97.9 %); n < 6 -> none
+    assert bd.median_interval(range(5)) is None
+    assert bd.median_interval(range(6)) == (0, 5)
+    assert bd.median_interval(range(10)) == (1, 8)
+    assert bd.median_interval(range(20)) == (5, 14)
+
+
+@pytest.mark.parametrize("library, collective, algorithm, name, title", [
+    ("openmpi", "bcast", "6", "binomial", "binomial (bmtree)"),
+    ("openmpi", "bcast", "5", "binary_tree", "binary_tree"),
+    ("openmpi", "bcast", "2", "chain", "chain (4 chains)"),
+    ("openmpi", "bcast", "1", "basic_linear", "basic_linear (flat)"),
+    ("openmpi", "reduce", "5", "binomial", "binomial (in-order bmtree)"),
+    ("mpich", "bcast", "binomial", "binomial", "binomial"),
+    ("openmpi", "bcast", "default", "library default", "library default (no tree)"),
+])
+def test_titles_say_the_algorithm_once(library, collective, algorithm, name, title, tmp_path):
+    doc = trace_doc([(algorithm, [ENTRY] * 3, [EXIT] * 3)], collective=collective, library=library)
+    doc["runs"][0]["name"] = name
+    c = bd.configs([("t.json", doc)])[0]
+    assert bd.algorithm_title(c) == title
+    b = bd.analyse(c)
+    heading = render([b]).splitlines()[0]
+    assert f"{collective} {title} on {library}," in heading
+    # the timemap's panel title: the same words, once
+    pytest.importorskip("matplotlib")
+    from quadsel.trace.timemap import write_timemap
+    import matplotlib.pyplot as plt
+    captured = []
+    original = plt.Axes.set_title
+    try:
+        plt.Axes.set_title = lambda self, text, **kw: captured.append(text) or original(self, text, **kw)
+        write_timemap([b], str(tmp_path / "t.png"))
+    finally:
+        plt.Axes.set_title = original
+    assert captured[0].splitlines()[0] == f"{collective} {title}"

@@ -46,7 +46,7 @@ def test_trace_two_ranks_resume_and_breakdown(tmp_path):
     assert (r["algorithm"], r["msg_size"], r["calls"]) == ("6", 1024, 6)
     assert all(x >= e for xs, es in zip(r["exit_us"], r["entry_us"]) for x, e in zip(xs, es))
     assert len(r["overhead"]["traced_us_per_iteration"]) == 2
-    assert "waits most" in run.stderr and "tree: binomial (bmtree)" in run.stderr
+    assert "waits most" in run.stderr and "bcast binomial (bmtree) on openmpi" in run.stderr
     before = out.read_bytes()
     again = quadsel(args + ["--quiet"])                  # resumed: nothing left to trace, nothing rewritten
     assert again.returncode == 0, again.stderr
@@ -91,3 +91,41 @@ def test_trace_under_the_users_launcher(tmp_path):
     assert run.returncode == 0, run.stderr
     doc = load_trace(str(out))
     assert doc["job_size"] == 2 and doc["runs"][0]["algorithm"] == "5" and doc["map_by"] is None
+
+
+@needs_openmpi
+def test_trace_of_default_names_the_algorithm_the_library_ran(tmp_path):
+    # issue 31: "which algorithm did the default run?" A rules file makes Open MPI's own selection run the
+    # pipeline (3) at every size: the trace of `default` must name it, from the follow check's fingerprints.
+    rules = tmp_path / "rules.conf"
+    rules.write_text("1\n7\n1\n2\n1\n0 3 0 0\n")
+    out = tmp_path / "t.json"
+    env = dict(_env(), OMPI_MCA_coll_tuned_use_dynamic_rules="1",
+               OMPI_MCA_coll_tuned_dynamic_rules_filename=str(rules))
+    run = subprocess.run([sys.executable, "-m", "quadsel", "trace", "--np", "2", "-c", "bcast", "--algorithms",
+                          "default", "--msg-sizes", "1K,1M", "--calls", "6", "--batch", "3", "--warmup", "1",
+                          "-o", str(out)], capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, run.stderr
+    doc = load_trace(str(out))
+    assert doc["algorithms"]["3"] == "pipeline"
+    for r in doc["runs"]:
+        ran = r["library_ran"]
+        assert ran["status"] == "identified", ran
+        assert ran["algorithms"] == [{"label": "3", "name": "pipeline"}]
+    assert run.stderr.count("the library default ran: pipeline (3)") == 2
+    assert "bcast library default, ran pipeline (3) on openmpi" in run.stderr
+
+
+@needs_openmpi
+def test_trace_of_default_without_rules_names_one_of_the_forcible_algorithms(tmp_path):
+    out = tmp_path / "t.json"
+    run = quadsel(["trace", "--np", "2", "-c", "reduce", "--algorithms", "default", "--msg-sizes", "64K",
+                   "--calls", "6", "--batch", "3", "--warmup", "1", "-o", str(out)])
+    assert run.returncode == 0, run.stderr
+    doc = load_trace(str(out))
+    (r,) = doc["runs"]
+    ran = r["library_ran"]
+    assert ran["status"] in ("identified", "ambiguous"), ran
+    assert ran["algorithms"] and all(a["label"] in doc["algorithms"] for a in ran["algorithms"])
+    table = quadsel(["breakdown", str(out), "--json"])
+    assert json.loads(table.stdout)["configurations"][0]["library_ran"] == ran
