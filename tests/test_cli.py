@@ -112,9 +112,10 @@ def test_build_with_constraints_and_query_json(tmp_path):
     files = write_generic(tmp_path / "b.csv", cube(1))
     tree = tmp_path / "t.json"
     result = run(["build", *files, "--paper", "--max-depth", "1", "--pad", "edge", "-o", tree])
-    assert "4 leaves, 5 nodes" in result.output
+    # the deployed tree (4 quadrants inside, the sizes outside handed back) and the paper's padded count
+    assert "tree: 8 leaves (the paper's padded tree: 4), 11 nodes" in result.output
     fn = DecisionFunction.load(tree)
-    assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"]) == (1, "edge", 4)
+    assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"], fn.stats()["paper"]["leaves"]) == (1, "edge", 8, 4)
     import hashlib
     assert fn.provenance["inputs"] == [{"path": "b.csv",             # relative to the tree file: they move together
                                         "sha256": hashlib.sha256(open(files[0], "rb").read()).hexdigest()}]

@@ -77,7 +77,8 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     penalty = penalty_grid(dmap, choice)
     score = summarize(penalty, dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
-               f"{fn.constraint} tree: {stats['leaves']} leaves, "
+               f"{fn.constraint} tree: {stats['leaves']} leaves"
+               + (f" (the paper's padded tree: {stats['paper']['leaves']})" if "paper" in stats else "") + ", "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
