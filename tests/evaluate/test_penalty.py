@@ -75,3 +75,29 @@ def test_no_penalty_is_negative_even_where_the_default_beats_every_method(seed, 
     # the best measured choice scores 0: a forced method, or the default where it is faster than all of them
     lowest = np.fmin(cube.min(axis=2), np.inf if dmap.default_cost is None else default_penalty_grid(dmap))
     assert np.allclose(lowest[dmap.measured], 0.0)
+
+
+def test_build_and_report_print_no_negative_penalty_where_the_default_beats_every_method(tmp_path):
+    """`build` on ORFEO's bcast printed `mean -11.74 %`: the default beat the incomplete forced set. Every penalty
+    build and report print is >= 0 (the speed-up over the default is the figure with its own name)."""
+    import json
+    import re
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    rng = np.random.default_rng(3)
+    cost = rng.uniform(10.0, 20.0, size=(4, 6, 2))
+    default = rng.uniform(2.0, 30.0, size=(4, 6))              # 4x faster than every method at many points
+    rows = table_from_cube(cost, [2, 4, 8, 16], [2 ** k for k in range(6)], [("1", 0), ("6", 0)], default=default)
+    csv = tmp_path / "m.csv"
+    csv.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n" for r in rows))
+    runner = CliRunner()
+    for flags in ([], ["--keep-default"], ["--no-keep-default"], ["--paper"]):
+        out = runner.invoke(main, ["build", str(csv), *flags, "-o", str(tmp_path / "t.qt.json")])
+        assert out.exit_code == 0, out.output
+        mean, worst = map(float, re.search(r"mean (-?[\d.]+) %, max (-?[\d.]+) %", out.output).groups())
+        assert 0 <= mean <= worst
+    report = runner.invoke(main, ["report", str(csv), "--format", "json", "--no-compare"])
+    assert report.exit_code == 0, report.output
+    for row in json.loads(report.stdout)["rows"]:
+        assert all(row[k] >= 0 for k in ("penalty_min", "penalty_mean", "penalty_median", "penalty_max")), row
