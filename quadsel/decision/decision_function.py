@@ -293,7 +293,7 @@ def _frame(dmap, between, outside):
     """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates)."""
     if outside != "default":
         return 0
-    from .library_default import outside_leaves
+    from .grid import outside_leaves
     return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between)
 
 

@@ -20,7 +20,6 @@ import numpy as np
 
 from ..errors import OptionError
 from .decision_map import DEFAULT_METHOD
-from .grid import Axis
 from .quadtree import LEAF, Quadtree
 
 PREFER_DEFAULT = 1e-3   # %: the default's penalty is this much lower for the builders, so that it wins every tie
@@ -56,15 +55,6 @@ def with_default(methods):
     if DEFAULT_METHOD not in methods:
         methods.append(DEFAULT_METHOD)
     return methods, methods.index(DEFAULT_METHOD)
-
-
-def outside_leaves(comm_sizes, msg_sizes, between="floor"):
-    """The leaves `hand_back_outside` adds to a tree over these axes (those of the sizes outside the measured
-    range): 3 for the cells above, and 3 more (both axes have a below cell) or 1 (one has). A leaf budget
-    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these."""
-    a = int(Axis.of(comm_sizes, between, True).below)
-    c = int(Axis.of(msg_sizes, between, True).below)
-    return 3 + (3 if a and c else 1 if a or c else 0)
 
 
 def inner_budget(max_leaves, frame):

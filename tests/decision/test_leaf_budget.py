@@ -12,8 +12,8 @@ from hypothesis import given, settings, strategies as st
 from quadsel.cli import main
 from quadsel.decision.decision_function import DecisionFunction, build_decision_function, leaf_count
 from quadsel.decision.decision_map import build_decision_map
-from quadsel.decision.grid import Axis
-from quadsel.decision.library_default import hand_back_outside, outside_leaves
+from quadsel.decision.grid import Axis, outside_leaves
+from quadsel.decision.library_default import hand_back_outside
 from quadsel.decision.quadtree import TreeBuilder
 from quadsel.errors import OptionError
 from quadsel.evaluate.comparators import QuadtreeSelector
