@@ -79,7 +79,8 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     penalty = penalty_grid(dmap, choice)
     score = summarize(penalty, dmap, charged=charged_grid(dmap, choice))
     click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
-               f"{fn.constraint} tree: {stats['leaves']} leaves, "
+               f"{fn.constraint} tree: {stats['leaves']} leaves"
+               + (f" (the paper's padded tree: {stats['paper']['leaves']})" if "paper" in stats else "") + ", "
                f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
                f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
                f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
@@ -332,8 +333,9 @@ def _in_c_range(pairs):
 def query(tree, collective, comm, msg, as_json, output):
     """Print the method the TREE, or the MPI library loading a RULES file, selects for communicator and message sizes.
 
-    One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE`; lists (`--comm-sizes 2-8 --msg-sizes
-    1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE` per line. A size outside
+    One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE NAME`; lists (`--comm-sizes 2-8 --msg-sizes
+    1-1M:pow2`) or `COMM MSG` pairs on stdin (neither option) print `COMM MSG ALGORITHM SEGSIZE NAME` per line; NAME is
+    the library's name of the algorithm id (`6 0 binomial`), the algorithm itself when it is a name. A size outside
     the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
     measured size's decision, and said so on stderr. A rules file (codegen's ompi-rules, ompi-json, mpich-json and
     impi-adjust targets) is answered as the library reads it (the readers `verify` uses): `default 0` where the
@@ -357,18 +359,21 @@ def query(tree, collective, comm, msg, as_json, output):
         raise QuadselError(f"{tree} is a {fn.collective} tree, not {collective}")
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
+    from ..libraries import algorithm_name
     outside, lines = 0, []
     for (c, m), index in zip(pairs, chosen.tolist()):
         method, extra = fn.methods[index], _outside(fn, c, m)
         outside += bool(extra)
+        # the id's name: "6" is another algorithm for each collective (none: the algorithm is a name already)
+        name = algorithm_name(fn.provenance.get("library"), fn.collective, method.algorithm)
         if as_json:
             lines.append(json.dumps({"collective": fn.collective, "comm_size": c, "msg_size": m,
-                                     "algorithm": method.algorithm, "segsize": method.segsize,
-                                     "outside_measured_range": extra}))
-        elif len(pairs) == 1:
-            lines.append(f"{shlex.quote(escaped(method.algorithm))} {method.segsize}")
-        else:
-            lines.append(f"{c} {m} {shlex.quote(escaped(method.algorithm))} {method.segsize}")
+                                     "algorithm": method.algorithm, "algorithm_name": name or method.algorithm,
+                                     "segsize": method.segsize, "outside_measured_range": extra}))
+            continue
+        answer = f"{shlex.quote(escaped(method.algorithm))} {method.segsize}"
+        answer += f" {shlex.quote(escaped(name or method.algorithm))}"
+        lines.append(answer if len(pairs) == 1 else f"{c} {m} {answer}")
     write_text(output, "\n".join(lines) + "\n")
     if outside:
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"

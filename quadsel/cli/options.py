@@ -128,7 +128,9 @@ def tree_options(command):
                           "or the lower size's decision (floor, the paper)."),
         click.option("--max-leaves", callback=lambda ctx, param, value: _max_leaves(value), default="auto",
                      show_default=True, metavar="N|auto|none",
-                     help="Leaf budget (--split measured), grown best-first; auto: the budget with the least "
+                     help="Leaf budget of the deployed tree (--split measured), grown best-first; it includes the "
+                          "leaves (6 on most grids) that hand the sizes outside the measured range back to the "
+                          "library unless --extrapolate; auto: the budget with the least "
                           "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
                           "--threshold). auto becomes none when --max-depth or --threshold is given."),
         click.option("--max-depth", type=click.IntRange(0, BUILD_OPTION_MAX),

@@ -75,10 +75,12 @@ class DecisionFunction:
         return self.options.leaf_rule
 
     def stats(self):
-        """The paper's statistics (of the padded tree for the paper's builder) and the tree's own size."""
-        own = self.tree.stats()
-        out = dict(self.paper_stats or own)
-        out["deployed_leaves"] = own["leaves"]
+        """The deployed tree's statistics (depths, `leaves` -- leaf_count, the one count every output prints --
+        and nodes); for the paper's builder also `paper`: those of its padded tree as the paper counts them
+        (padding-only quadrants included), a figure of its own."""
+        out = self.tree.stats()
+        if self.paper_stats:
+            out["paper"] = dict(self.paper_stats)
         return out
 
     # -- persistence (the tree file, docs/formats-tree.md) ---------------------------------------
@@ -125,17 +127,26 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
             and dmap.library != "intelmpi" else False
         same["keep_default"] = keep_default
+    frame = _frame(dmap, between, outside) if split != "midpoint" else 0
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         rule = budget_rule or DEFAULT_RULE
         max_leaves, scores, keep_default, keep_record, floor = _fold_choice(dmap, same, keep_default, rule, shared)
         same["keep_default"] = keep_default
+        # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
+        # that hand the sizes outside it back to the library
+        max_leaves = None if max_leaves is None else max_leaves + frame
         size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
-                     "held_out_penalty": [[b, round(v, 4)] for b, v in scores.items()]}
+                     "held_out_penalty": [[None if b is None else b + frame, round(v, 4)] for b, v in scores.items()]}
+        if frame:
+            size_info["outside_leaves"] = frame
         if keep_record:
             size_info["keep_default"] = keep_record
-        if floor:       # a small grid: the measured floor (decision/measured_floor.py)
-            size_info["measured_floor"] = floor
+        if floor:       # a small grid: the measured floor (decision/measured_floor.py), in deployed budgets too
+            deployed = lambda b: None if b is None else b + frame  # noqa: E731
+            size_info["measured_floor"] = dict(floor, folds_chose=deployed(floor["folds_chose"]),
+                                               built=deployed(floor["built"]),
+                                               measured_penalty=[[deployed(b), v] for b, v in floor["measured_penalty"]])
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
                               **same)
     shared = shared or SharedWork()
@@ -146,8 +157,9 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         tree, paper = cut_tree(exact_padded(grid, pad_mode, leaf_rule), grid.shape, max_depth, accuracy_threshold)
     elif max_leaves is not None:
         from .best_first import grow_best_first
-        tree = grow_best_first(grid, max_leaves, leaf_rule, max_depth, shared.ahead(dmap, between, tolerance,
-                                                                                     keep_default))
+        from .library_default import inner_budget
+        tree = grow_best_first(grid, inner_budget(max_leaves, frame), leaf_rule, max_depth,
+                               shared.ahead(dmap, between, tolerance, keep_default))
     else:
         tree = shared.exact(dmap, same)
     if split != "midpoint":
@@ -266,13 +278,31 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
     shared = shared or SharedWork()
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
+    from .library_default import inner_budget
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    grown = budget_trees(grid, (b for b in budgets if b is not None), leaf_rule, max_depth,
+    frame = _frame(dmap, between, outside)        # budgets are of the deployed tree, outside leaves included
+    grown = budget_trees(grid, (inner_budget(b, frame) for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
     for budget in budgets:
         tree = shared.labelled(dmap, same, next(grown) if budget is not None else shared.exact(dmap, same))
         options = builder_options(max_leaves=budget, outside=outside, **same)
         yield decision_function_of(dmap, work, tree, options, provenance)
+
+
+def _frame(dmap, between, outside):
+    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates)."""
+    if outside != "default":
+        return 0
+    from .grid import outside_leaves
+    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between)
+
+
+def leaf_count(fn):
+    """The one leaf count every output prints (build, report, query --info, the C's header, the tree file's
+    `stats.leaves`): the leaves of the tree as deployed -- the regions of the tree the query rule descends to,
+    those that hand the sizes outside the measured range back to the library included. A leaf budget
+    (`--max-leaves`) bounds this count."""
+    return fn.tree.n_leaves
 
 
 def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,

@@ -71,7 +71,18 @@ class DecisionMap:
         return ~self.filled
 
     def best_cost(self):
+        """(C, M) time of the fastest forced method (interpolated where nothing was measured)."""
         return np.take_along_axis(self.cost_filled, self.best[:, :, None], axis=2)[:, :, 0]
+
+    def reference_cost(self):
+        """(C, M) the time every penalty is measured against: the best measured choice, the library default
+        included (where it was measured) -- so no choice, the default neither, has a negative penalty. NaN at
+        filled points (nothing measured: never scored)."""
+        with np.errstate(invalid="ignore"):
+            best = np.nanmin(np.where(np.isnan(self.cost), np.inf, self.cost), axis=2)
+        if self.default_cost is not None:
+            best = np.fmin(best, self.default_cost)
+        return np.where(self.filled | ~np.isfinite(best), np.nan, best)
 
 
 def pool_identical(rows, collective, library=None):
@@ -240,14 +251,14 @@ def training_map(dmap, test):
 
 
 def penalty_cube(dmap):
-    """(C, M, K) penalty in % of every method at every point: (T[k] - T[best]) / T[best] x 100 (§4.2).
+    """(C, M, K) penalty in % of every method at every point: (T[k] - T[best]) / T[best] x 100 (§4.2), T[best]
+    the best measured choice, the library default included (DecisionMap.reference_cost): never negative.
 
     A method not measured at a measured point is charged the worst penalty measured there (it cannot be
     known to be better, and a rule must not win by choosing methods where they were not measured). At a
     point where no method was measured (its decision is interpolated) everything is NaN: never scored.
     """
-    best = np.nanmin(np.where(dmap.filled[:, :, None], np.nan, dmap.cost), axis=2, initial=np.inf,
-                     where=~np.isnan(dmap.cost))
+    best = dmap.reference_cost()
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (dmap.cost - best[:, :, None]) / best[:, :, None] * 100.0
     worst = np.max(np.where(np.isnan(out), -np.inf, out), axis=2)

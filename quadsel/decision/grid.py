@@ -77,6 +77,15 @@ class Axis:
         return np.maximum(np.searchsorted(self.lo, sizes, side="right") - 1, 0)
 
 
+def outside_leaves(comm_sizes, msg_sizes, between="floor"):
+    """The leaves library_default.hand_back_outside adds to a tree over these axes (those of the sizes outside
+    the measured range): 3 for the cells above, and 3 more (both axes have a below cell) or 1 (one has). A leaf budget
+    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these."""
+    a = int(Axis.of(comm_sizes, between, True).below)
+    c = int(Axis.of(msg_sizes, between, True).below)
+    return 3 + (3 if a and c else 1 if a or c else 0)
+
+
 @dataclass
 class DecisionGrid:
     """Per cell: the penalty of every method (the tree builders' objective), its weight and the best method."""

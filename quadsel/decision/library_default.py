@@ -18,6 +18,7 @@ decision), MPICH's `auto` (its own selection), and 0 -- "no decision" -- from th
 
 import numpy as np
 
+from ..errors import OptionError
 from .decision_map import DEFAULT_METHOD
 from .quadtree import LEAF, Quadtree
 
@@ -54,6 +55,18 @@ def with_default(methods):
     if DEFAULT_METHOD not in methods:
         methods.append(DEFAULT_METHOD)
     return methods, methods.index(DEFAULT_METHOD)
+
+
+def inner_budget(max_leaves, frame):
+    """The leaf budget of the tree inside the measured range when `frame` leaves hand the sizes outside it back
+    (None: no budget); a budget that cannot hold them and one leaf more is refused."""
+    if max_leaves is None or not frame:
+        return max_leaves
+    if max_leaves < frame + 1:
+        raise OptionError(f"a budget of {max_leaves} leaves cannot hold the {frame} leaves that hand the sizes outside "
+                          f"the measured range back to the library and one leaf inside it: give --max-leaves "
+                          f"{frame + 1} or more, or --extrapolate")
+    return max_leaves - frame
 
 
 def hand_back_outside(tree, comm_axis, msg_axis, default_index):

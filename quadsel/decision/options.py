@@ -62,7 +62,7 @@ class BuildOptions:
     def is_default(self):
         """Built with the default builder's options (any size constraint)."""
         return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items()
-                   if k not in ("max_leaves", "keep_default")) and \
+                   if k not in ("max_leaves", "keep_default", "outside")) and \
             self.pad == "spread"
 
     @property

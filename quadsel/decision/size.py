@@ -55,7 +55,7 @@ def scoring_cube(cube, dmap):
     if dmap.default_cost is None:
         default = worst
     else:
-        best = dmap.best_cost()
+        best = dmap.reference_cost()
         with np.errstate(invalid="ignore", divide="ignore"):
             default = (dmap.default_cost - best) / best * 100.0
         default = np.where(np.isnan(default), worst, default)
@@ -121,8 +121,8 @@ def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
     spec = rule_of(rule)
     small = measured_floor.is_small(dmap) or not spec.small_only
     tests = (spec.loo and small and measured_floor.leave_one_out(dmap)) or folds(dmap, spec.stride)
-    if not tests or not more_than(1):
-        return None, {}, None
+    if not tests:
+        return None, {}, None    # (a one-leaf exact tree is still scored: the keep-default variants compare)
     per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests)
     budget, means = choose(per_fold, rule)
     if spec.rescale:

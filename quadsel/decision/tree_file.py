@@ -143,9 +143,14 @@ def _options(builder):
 
 
 def _paper_stats(stats):
-    """The padded tree's statistics of a midpoint tree, checked (they are shown as they are in reports)."""
+    """The padded tree's statistics of a midpoint tree, checked (they are shown as they are in reports): `stats.paper`
+    (files before it: `stats` itself held them)."""
     if not isinstance(stats, dict):
         raise ValueError("`stats` must be an object")
+    if "paper" in stats:
+        if not isinstance(stats["paper"], dict):
+            raise ValueError("`stats.paper` must be an object")
+        stats = stats["paper"]
     out = {key: _int(stats.get(key), f"stats.{key}", 0, INT_MAX) for key in ("depth_min", "depth_max", "leaves",
                                                                             "nodes")}
     mean = stats.get("depth_mean")

@@ -66,7 +66,8 @@ class Selector:
 
     def stats(self):
         """Depth statistics (None when the structure has no depth) and leaves/nodes."""
-        return {"depth_min": None, "depth_max": None, "depth_mean": None, "leaves": None, "nodes": None}
+        return {"depth_min": None, "depth_max": None, "depth_mean": None, "leaves": None, "nodes": None,
+                "paper_leaves": None}
 
     def predict(self, comm_sizes, msg_sizes):
         """Indices into self.methods for equally shaped arrays of communicator and message sizes."""
@@ -115,10 +116,15 @@ class QuadtreeSelector(Selector):
 
     @property
     def size(self):
-        return self.fn.stats()["leaves"]
+        from ..decision.decision_function import leaf_count
+        return leaf_count(self.fn)
 
     def stats(self):
-        return {k: v for k, v in self.fn.stats().items() if k != "deployed_leaves"}
+        """The deployed tree's statistics; `paper_leaves`: the paper's padded count (the paper's builder only)."""
+        stats = self.fn.stats()
+        paper = stats.pop("paper", None)
+        stats["paper_leaves"] = paper["leaves"] if paper else None
+        return stats
 
     def predict(self, comm_sizes, msg_sizes):
         return self.fn.choices(comm_sizes, msg_sizes)

@@ -12,9 +12,10 @@ from ..output import write_bytes
 from ..inputs import format_size
 from .comparators import method_name
 
-PENALTY_BOUNDS = (-1e9, 0.0, 5.0, 10.0, 25.0, 50.0, 1e9)
-PENALTY_COLOURS = ("#9ecae1", "#ffffff", "#fff6b0", "#ffe01a", "#ff8c1a", "#d7191c")
-PENALTY_LABELS = ("< 0 %", "0–5 %", "5–10 %", "10–25 %", "25–50 %", "≥ 50 %")
+# A penalty is never negative (against the best measured choice, the library default included: penalty.py)
+PENALTY_BOUNDS = (0.0, 5.0, 10.0, 25.0, 50.0, 1e9)
+PENALTY_COLOURS = ("#ffffff", "#fff6b0", "#ffe01a", "#ff8c1a", "#d7191c")
+PENALTY_LABELS = ("0–5 %", "5–10 %", "10–25 %", "25–50 %", "≥ 50 %")
 UNSCORED = "#d9d9d9"
 
 
@@ -119,44 +120,90 @@ def save(fig, path):
 
 
 # -- figures --------------------------------------------------------------------------------------
-def decision_maps(dmap, panels, path, title):
-    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods); a shared legend of the methods shown.
-    No panel: no figure (None)."""
-    if not panels:
-        return None
+DEFAULT_COLOUR = "#3a3a3a"     # the library default (a region the tree hands back to it): dark grey
+UNKNOWN_COLOUR = "#ffffff"     # a method this map does not have (-1; penalty.penalty_grid charges it the worst)
+LEGEND_ENTRY_INCHES = 1.55     # the width one legend entry needs at fontsize 9 (label, patch, padding)
+
+
+def choice_colours(dmap, grids):
+    """(colour table, legend handles' (colour, label) list, grids as indices into the table) of choice grids:
+    methods keep their method_colours; the library default (penalty.LIBRARY_DEFAULT, -2) and a method the map
+    lacks (-1) get colours of their own -- never a method's, which the raw -2 / -1 would have picked (a
+    colormap's under colour, a list index from the end)."""
+    from .penalty import LIBRARY_DEFAULT
+    colours = list(method_colours(dmap.methods))
+    k = len(colours)
+    extra = {LIBRARY_DEFAULT: (k, DEFAULT_COLOUR, "library default"), -1: (k + 1, UNKNOWN_COLOUR, "not in this map")}
+    table = colours + [DEFAULT_COLOUR, UNKNOWN_COLOUR]
+    used = sorted({int(v) for grid in grids for v in np.unique(grid)})
+    handles = [(colours[v], method_name(dmap.methods[v], dmap.collective)) for v in used if v >= 0]
+    handles += [extra[v][1:] for v in (LIBRARY_DEFAULT, -1) if v in used]
+    unknown = [v for v in used if v < 0 and v not in extra]
+    if unknown:
+        raise ValueError(f"choice index {unknown[0]} is neither a method nor the library default")
+    indexed = [np.select([np.asarray(g) == LIBRARY_DEFAULT, np.asarray(g) == -1], [k, k + 1], np.asarray(g))
+               for g in grids]
+    return table, handles, indexed
+
+
+def legend_columns(fig_width, n, most=6):
+    """Columns of a figure-wide legend of `n` entries that fit the figure's width (never clipped at its edges)."""
+    return max(1, min(n, most, int(fig_width // LEGEND_ENTRY_INCHES)))
+
+
+def _suptitle(fig, title):
+    """The figure's title, wrapped to its width (a one-panel figure is 4.3 inches wide); returns the top of the
+    panels' area (a fraction of the height) below it."""
+    import textwrap
+    lines = textwrap.wrap(title, width=max(24, int(fig.get_figwidth() / 0.095))) or [""]
+    fig.suptitle("\n".join(lines), fontsize=11)
+    return 1 - (0.2 * len(lines) + 0.08) / fig.get_figheight()
+
+
+def decision_figure(dmap, panels, title):
+    """The Figure of `decision_maps` (not saved)."""
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
     plt = pyplot()
-    colours = method_colours(dmap.methods)
-    cmap = ListedColormap(colours)
+    table, entries, grids = choice_colours(dmap, [grid for _, grid in panels])
+    cmap = ListedColormap(table)
     axes_info = MapAxes(dmap)
-    used = sorted({int(k) for _, grid in panels for k in np.unique(grid)})
-    legend_rows = math.ceil(len(used) / 6)
+    probe_width = min(3, len(panels)) * 4.3
+    legend_rows = math.ceil(len(entries) / legend_columns(probe_width, len(entries)))
     fig, axes, ncols = panel_grid(plt, len(panels), bottom_space=0.3 * legend_rows)
-    for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
+    for i, (ax, (name, _), grid) in enumerate(zip(axes, panels, grids)):
         ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.asarray(grid, dtype=float), cmap=cmap,
-                      vmin=-0.5, vmax=len(dmap.methods) - 0.5, edgecolors="face", linewidth=0)
+                      vmin=-0.5, vmax=len(table) - 0.5, edgecolors="face", linewidth=0)
         axes_info.style(ax, xlabel=i >= len(panels) - ncols, ylabel=i % ncols == 0)
         ax.set_title(name, fontsize=9)
-    handles = [Patch(facecolor=colours[k], edgecolor="black", linewidth=0.4,
-                     label=method_name(dmap.methods[k], dmap.collective)) for k in used]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=9, frameon=False)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.05) / fig.get_figheight(), 1, 0.96))
-    return save(fig, path)
+    handles = [Patch(facecolor=colour, edgecolor="black", linewidth=0.4, label=label) for colour, label in entries]
+    fig.legend(handles=handles, loc="lower center", ncol=legend_columns(fig.get_figwidth(), len(handles)),
+               fontsize=9, frameon=False)
+    top = _suptitle(fig, title)
+    fig.tight_layout(rect=(0, (0.3 * legend_rows + 0.05) / fig.get_figheight(), 1, top))
+    return fig
 
 
-def penalty_maps(dmap, panels, path, title):
-    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN). No panel: no figure (None)."""
+def decision_maps(dmap, panels, path, title):
+    """Fig. 2/4: one panel per (name, (C, M) choice grid of dmap.methods, penalty.LIBRARY_DEFAULT where the tree
+    hands the point back to the library); a shared legend of what is drawn. No panel: no figure (None)."""
     if not panels:
         return None
+    return save(decision_figure(dmap, panels, title), path)
+
+
+def penalty_figure(dmap, panels, title):
+    """The Figure of `penalty_maps` (not saved)."""
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.patches import Patch
     plt = pyplot()
     cmap = ListedColormap(PENALTY_COLOURS).with_extremes(bad=UNSCORED)
     norm = BoundaryNorm(PENALTY_BOUNDS, cmap.N)
     axes_info = MapAxes(dmap)
-    fig, axes, ncols = panel_grid(plt, len(panels), bottom_space=0.45)
+    n_entries = len(PENALTY_COLOURS) + 1
+    width = min(3, len(panels)) * 4.3
+    legend_rows = math.ceil(n_entries / legend_columns(width, n_entries, most=n_entries))
+    fig, axes, ncols = panel_grid(plt, len(panels), bottom_space=0.25 + 0.28 * legend_rows)
     for i, (ax, (name, grid)) in enumerate(zip(axes, panels)):
         ax.pcolormesh(axes_info.x_edges, axes_info.y_edges, np.ma.masked_invalid(grid), cmap=cmap, norm=norm,
                       edgecolors="#c8c8c8", linewidth=0.3)
@@ -165,8 +212,16 @@ def penalty_maps(dmap, panels, path, title):
     handles = [Patch(facecolor=c, edgecolor="#888888", linewidth=0.5, label=l)
                for c, l in zip(PENALTY_COLOURS, PENALTY_LABELS)]
     handles.append(Patch(facecolor=UNSCORED, edgecolor="#888888", linewidth=0.5, label="not scored"))
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=9, frameon=False,
-               title="penalty vs the best measured method", title_fontsize=9)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.55 / fig.get_figheight(), 1, 0.96))
-    return save(fig, path)
+    fig.legend(handles=handles, loc="lower center", ncol=legend_columns(fig.get_figwidth(), n_entries, most=n_entries),
+               fontsize=9, frameon=False, title="penalty vs the best measured choice (library default included)",
+               title_fontsize=9)
+    top = _suptitle(fig, title)
+    fig.tight_layout(rect=(0, (0.35 + 0.28 * legend_rows) / fig.get_figheight(), 1, top))
+    return fig
+
+
+def penalty_maps(dmap, panels, path, title):
+    """Fig. 3: one panel per (name, (C, M) penalty grid in %); grey = not scored (NaN). No panel: no figure (None)."""
+    if not panels:
+        return None
+    return save(penalty_figure(dmap, panels, title), path)

@@ -1,6 +1,8 @@
 """§4.2: performance penalty of a decision against the best measured method.
 
-penalty(point) = (T[chosen] - T[best]) / T[best] × 100 %, over measured points only: never padded copies
+penalty(point) = (T[chosen] - T[best]) / T[best] × 100 %, T[best] the best measured choice at the point -- the
+library default's measured time included (DecisionMap.reference_cost) -- so a penalty is never negative (where
+the default beats every forced method, the forced ones pay against it). Over measured points only: never padded copies
 (a decision is read at each measured point's own cell) and never filled points (no method measured).
 A choice at a point where that method was not measured is charged the worst penalty measured there
 (`charged`): it cannot be known to be better, and no rule may gain by choosing methods where they were
@@ -58,14 +60,16 @@ def charged_grid(dmap, choice):
 
 
 def default_penalty_grid(dmap):
-    """(C, M) penalty in % of the library default (rows named 'default'); may be negative."""
+    """(C, M) penalty in % of the library default (rows named 'default'): 0 where it is the best measured choice."""
     if dmap.default_cost is None:
         return None
     return _relative(dmap.default_cost, dmap)
 
 
 def _relative(chosen_cost, dmap):
-    out = (chosen_cost - dmap.best_cost()) / dmap.best_cost() * 100.0
+    best = dmap.reference_cost()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (chosen_cost - best) / best * 100.0
     out[dmap.filled] = np.nan
     return out
 

@@ -1,7 +1,8 @@
 """How `report`'s penalty of the library default relates to `verify`'s speed-up over it (docs/report.md).
 
 The report's `default` row is the mean over points of (T_default - T_best) / T_best, against the best *measured*
-method at each point -- an arithmetic mean of percentages, relative to a best that no rule reaches exactly.
+choice at each point (the default included, so it is 0 where the default is the fastest) -- an arithmetic mean of
+percentages, relative to a best that no rule reaches exactly.
 `quadsel verify` measures something else: the geometric mean over points of T_default / T_selected, the
 selected method being the tree's. This module computes that figure from the measurements, so the two can be
 compared: it is what verify would report if the machine behaved as when it was measured.
@@ -40,7 +41,7 @@ def lines(name, figures):
             f"where the default was measured, {name} is {f['geomean']:.2f}x as fast as the default (geometric mean "
             f"of T_default / T_tree; per point {f['lowest']:.2f}x to {f['highest']:.2f}x; faster at {f['faster']}). "
             f"The `default` row's {f['default_penalty_mean']:.2f} % is another quantity: the arithmetic mean of "
-            "(T_default - T_best) / T_best against the best measured method at each point, which a few points where "
+            "(T_default - T_best) / T_best against the best measured choice at each point, which a few points where "
             "the default is several times slower dominate, and whose best -- the fastest of many methods each "
             "timed once -- is biased low (the winner's curse). verify re-times the tree's method and the default "
             "interleaved, on the real MPI, at its own points, and reports the geometric mean with its interval: "

@@ -67,21 +67,27 @@ def selector_row(selector, dmap, mask=None, holdout=None, cube=None):
 
 
 def quadsel_functions(dmap):
-    """The default build (size chosen by held-out folds), then leaf budgets 2, 4, 8, ... up to the largest the
-    folds scored (they stop once their curve has turned, decision/size.py) and the exact tree (every budget
-    from one best-first growth, decision/best_first.py)."""
+    """The default build (size chosen by held-out folds), then the leaf budgets of its folds' ladder -- 2, 4, 8,
+    ... leaves inside the measured range, plus the leaves that hand the sizes outside it back to the library
+    (the budget is the deployed tree's) -- up to the largest the folds scored (they stop once their curve has
+    turned, decision/size.py), and the exact tree (every budget from one best-first growth,
+    decision/best_first.py): each the tree `quadsel build` deploys with that `--max-leaves`."""
     from ..decision.decision_function import SharedWork, budget_functions
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
-    chosen = build_decision_function(dmap, shared=shared, **DEFAULT_BUILD)
+    # the trees `quadsel build` deploys: sizes outside the measured range handed back to the library
+    deployed = dict(DEFAULT_BUILD, outside="default")
+    chosen = build_decision_function(dmap, shared=shared, **deployed)
     # the budget rows and the exact tree keep the library default where the default build does
-    options = {k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}
+    options = {k: v for k, v in deployed.items() if k != "max_leaves"}
     options["keep_default"] = chosen.options.keep_default
     exact = build_decision_function(dmap, shared=shared, **options)
-    scored = [b for b, _ in chosen.provenance.get("size", {}).get("held_out_penalty", ()) if b is not None]
-    budgets, budget = [], 2
-    while budget < exact.tree.n_leaves and (not scored or budget <= max(scored)):
-        budgets.append(budget)
-        budget *= 2
+    size = chosen.provenance.get("size", {})
+    frame = size.get("outside_leaves", 0)
+    scored = [b for b, _ in size.get("held_out_penalty", ()) if b is not None]
+    budgets, inner = [], 2
+    while frame + inner < exact.tree.n_leaves and (not scored or frame + inner <= max(scored)):
+        budgets.append(frame + inner)
+        inner *= 2
     fns = budget_functions(dmap, budgets, shared=shared, **options) if budgets else []
     fns = [dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed"))
            if b == chosen.options.max_leaves else fn for b, fn in zip(budgets, fns)]
@@ -216,12 +222,13 @@ def _cell(value, digits=2):
     return markdown_cell(value)
 
 
-MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("assignments", "C leaves"),
+MD_COLUMNS = (("method", "Method"), ("constraint", "Constraint"), ("size", "Size"), ("assignments", "C assignments"),
               ("rules", "Rules"),
               ("depth_max", "Depth max"),
               ("depth_min", "Depth min"), ("depth_mean", "Depth mean"), ("penalty_min", "Penalty min %"),
               ("penalty_max", "Penalty max %"), ("penalty_mean", "Penalty mean %"),
-              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("nodes", "Nodes"), ("points", "Points"),
+              ("penalty_median", "Penalty median %"), ("leaves", "Leaves"), ("paper_leaves", "Paper leaves"), ("nodes", "Nodes"),
+              ("points", "Points"),
               ("points_over_5", "Points ≥ 5 %"), ("charged", "Charged"), ("unscored", "Unscored"))
 
 

@@ -78,3 +78,26 @@ def label_of(library, collective, method):
             raise QuadselError(f"algorithm {escape(method.algorithm)!r} is not an Intel MPI {collective} preset")
         return label
     raise QuadselError(f"quadsel cannot force algorithms of library {escape(library)!r}")
+
+
+def algorithm_name(library, collective, algorithm):
+    """The library's name of an algorithm id ("6" -> "binomial" for Open MPI's bcast, "knomial" for its reduce),
+    or None when `algorithm` is already a name or its library has no name for it. A tree without a library
+    reads numeric ids as Open MPI coll/tuned's (as its C does); a library quadsel has no tables for has none."""
+    text = str(algorithm).strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    module = LIBRARIES.get(library or openmpi.NAME)
+    if module is None or module is mpich:
+        return None
+    name = module.algorithm_name(collective, text)
+    return None if name == text else name
+
+
+def named_label(library, collective, label):
+    """A method label for a person to read: the id with its name beside it ("6 binomial", "3 pipeline/seg8192");
+    names, `default` and ids without a name as they are. Machine-read fields keep the bare label."""
+    text = str(label)
+    match = re.match(r"(\d+)(?=$|[/ ])", text)
+    name = algorithm_name(library, collective, match.group(1)) if match else None
+    return text if name is None else f"{match.group(1)} {name}{text[match.end():]}"

@@ -150,8 +150,10 @@ class _Printer:
 
     def assign(self, method_index, indent):
         method = self.fn.methods[int(method_index)]
+        from ..libraries import named_label      # the id's name beside it: "6" is another algorithm per collective
+        label = named_label(self.fn.provenance.get("library"), self.fn.collective, method.label)
         self.out.append(f"{'    ' * indent}alg = {self.ids[method.algorithm][0]}; seg = {method.segsize}; "
-                        f"/* {comment_text(method.label)} */")
+                        f"/* {comment_text(label)} */")
 
     def merged(self, ir, node, indent):
         key = ir.nodes[node]

@@ -22,6 +22,8 @@ from ..inputs import INT64_MAX, INT_MAX, fits, shorten  # noqa: F401 (INT_MAX: a
 from ..libraries import openmpi
 from ..libraries.base import DEFAULT_ALGORITHM
 from .library_call import Pick
+from ..decision.decision_map import method_label
+from ..libraries import named_label
 from .escape import comment_text
 from .rule_list import header_lines, rule_lists
 from .templating import render
@@ -43,8 +45,11 @@ def emit(fns, max_requests=None):
             rules = []
             for rule in comm.msg_rules:
                 alg = openmpi.algorithm_id(rl.collective, rule.method.algorithm)
+                # the comment names the id ("6 binomial"): "6" is another algorithm for each collective
+                label = rule.method.label if not alg else \
+                    named_label(openmpi.NAME, rl.collective, method_label(alg, rule.method.segsize))
                 rules.append({"msg": rule.msg_size, "alg": alg, "faninout": openmpi.faninout(rl.collective, alg),
-                              "seg": int(rule.method.segsize), "label": comment_text(rule.method.label)})
+                              "seg": int(rule.method.segsize), "label": comment_text(label)})
             comms.append({"comm": comm.comm_size, "rules": rules})
         collectives.append({"name": comment_text(rl.collective), "id": openmpi.collective_id(rl.collective),
                             "comms": comms})

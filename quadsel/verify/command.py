@@ -158,7 +158,10 @@ def _us(value):
     return "—" if value is None else f"{value:.1f}"
 
 
-def format_table(rows, summaries, checks, notes=()):
+def format_table(rows, summaries, checks, notes=(), library=None):
+    """The verify table; every algorithm id with its name beside it (`library`'s names: "6" is another algorithm
+    for each collective)."""
+    from ..libraries import named_label
     out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | interval | verdict | "
            "vs best | quadsel | best |",
            "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|"]
@@ -168,7 +171,8 @@ def format_table(rows, summaries, checks, notes=()):
         comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
         out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
                    f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
-                   f"{r.get('verdict', '—')} | {vs_best} | {r['quadsel']} | {r['best'] or '—'} |")
+                   f"{r.get('verdict', '—')} | {vs_best} | {named_label(library, r['collective'], r['quadsel'])} | "
+                   f"{named_label(library, r['collective'], r['best']) if r['best'] else '—'} |")
     out.append("")
     for coll, s in summaries.items():
         low = s["lowest_speedup"]
@@ -179,7 +183,8 @@ def format_table(rows, summaries, checks, notes=()):
             line += "best arm skipped (a rules file: give --measurements to time each point's measured best); "
         else:
             line += (f"within 10 % of the best at {100 * s['within_10pct_of_best']:.0f} %; worst point comm "
-                     f"{w['comm_size']} msg {w['msg_size']} ({100 * w['vs_best']:+.0f} % vs best {w['best']}); ")
+                     f"{w['comm_size']} msg {w['msg_size']} ({100 * w['vs_best']:+.0f} % vs best "
+                     f"{named_label(library, coll, w['best'])}); ")
         timing = f" (timing: {s['timing']})" if s.get("timing") else ""
         out.append(line + f"lowest speed-up {low['speedup']:.2f}x at comm {low['comm_size']} msg {low['msg_size']}"
                    + timing)
@@ -192,6 +197,8 @@ def format_table(rows, summaries, checks, notes=()):
                        (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no point checked"))
             for c in file_checks:
                 if c.status == "differs":
-                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected {c.method}, library "
-                               f"ran {', '.join(c.matches) or 'none of the forced methods'}")
+                    ran = ", ".join(named_label(library, c.collective, m) for m in c.matches)
+                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected "
+                               f"{named_label(library, c.collective, c.method)}, library ran "
+                               f"{ran or 'none of the forced methods'}")
     return "\n".join(out) + "\n"

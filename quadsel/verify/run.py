@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
-from ..libraries import openmpi
+from ..libraries import named_label, openmpi
 from ..output import write_text
 from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
@@ -87,6 +87,9 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         results[sel.collective] = result
         rows, summaries[sel.collective] = speed.summarize(result)
         summaries[sel.collective]["timing"] = result.get("timing")
+        for row in rows:      # for a person reading the JSON: the names beside the ids (the ids stay as they were)
+            row["quadsel_name"] = named_label(library, row["collective"], row["quadsel"])
+            row["best_name"] = None if row["best"] is None else named_label(library, row["collective"], row["best"])
         all_rows += rows
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
     checks, failed, by_method = None, {}, None
@@ -152,7 +155,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 coll: {label: follow.summary(c) for label, c in results.items()} for coll, results in by_method.items()},
             "failed": failed}}
     notes = statistics.format_lines(stats, summaries) + notes
-    return Outcome(command.format_table(all_rows, summaries, checks, notes), document, failed,
+    return Outcome(command.format_table(all_rows, summaries, checks, notes, library), document, failed,
                    statistics.regression(all_rows))
 
 

@@ -82,7 +82,8 @@ def _csv(path, b):
 def test_build_says_in_one_line_when_its_tree_loses_a_lot_at_a_measured_point(tmp_path):
     # one leaf, method 2 everywhere: 50 % worse than method 1 at 256 B
     src = _csv(tmp_path / "allreduce.csv", [8, 8, 8, 9, 15])
-    out = CliRunner().invoke(main, ["build", src, "--max-leaves", "1", "-o", str(tmp_path / "t.qt.json")])
+    # (one leaf in all: --extrapolate, a budget counts the leaves handing back the sizes outside the range too)
+    out = CliRunner().invoke(main, ["build", src, "--max-leaves", "1", "--extrapolate", "-o", str(tmp_path / "t.qt.json")])
     assert out.exit_code == 0, out.output
     warnings = [line for line in out.output.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "loses 50.0 % at 2 ranks, 256 B" in warnings[0] and "runs 2" in warnings[0]
@@ -91,5 +92,6 @@ def test_build_says_in_one_line_when_its_tree_loses_a_lot_at_a_measured_point(tm
     assert quiet.exit_code == 0 and "warning:" not in quiet.output
     # a loss of at most WARN_PERCENT is not "a lot"
     src = _csv(tmp_path / "small.csv", [8, 8, 8, 9, 12])
-    fine = CliRunner().invoke(main, ["build", src, "--max-leaves", "1", "-o", str(tmp_path / "s.qt.json")])
+    fine = CliRunner().invoke(main, ["build", src, "--max-leaves", "1", "--extrapolate", "-o",
+                                     str(tmp_path / "s.qt.json")])
     assert fine.exit_code == 0 and "warning:" not in fine.output

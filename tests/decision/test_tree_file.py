@@ -154,11 +154,16 @@ def test_paper_statistics_are_checked_and_a_too_deep_tree_is_refused(tmp_path):
     from quadsel.decision.quadtree import MAX_DEPTH, TreeBuilder
     rows, _, _ = random_table(np.random.default_rng(6), 4, 6, 3)
     doc = build_decision_function(build_decision_map(rows), max_depth=2).to_json()     # the paper's (midpoint)
-    doc["stats"]["leaves"] = "x"
+    doc["stats"]["paper"]["leaves"] = "x"
     path = tmp_path / "p.qt.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="stats.leaves"):
         DecisionFunction.load(path)
+    legacy = build_decision_function(build_decision_map(rows), max_depth=2)    # files before `stats.paper`
+    doc = legacy.to_json()
+    doc["stats"] = doc["stats"]["paper"]
+    path.write_text(json.dumps(doc))
+    assert DecisionFunction.load(path).paper_stats == legacy.paper_stats
     builder = TreeBuilder()                     # a chain of one-axis cuts deeper than the loader accepts
     parent = builder.node(0, 0)
     for depth in range(1, MAX_DEPTH + 2):

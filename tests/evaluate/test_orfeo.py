@@ -52,20 +52,41 @@ def test_report_exact_row_is_zero_and_depth_rows_are_quadtrees(collective, orfeo
     assert result.exit_code == 0, result.output
     rows = {r["constraint"]: r for r in json.loads(result.stdout)["rows"] if r.get("holdout") in (None, "")
             and r.get("method", "quadtree") in ("quadtree", "default")}
-    assert rows["exact"]["penalty_max"] == 0 and rows["exact"]["penalty_mean"] == 0
+    # the paper's exact tree picks the best forced algorithm everywhere; a penalty is against the best measured
+    # choice, the library default included, so it pays where the default beats every forced one (never < 0)
+    times, default = times_by_point(paths), defaults_by_point(paths)
+    expected = [(min(t.values()) - min(min(t.values()), default[p])) / min(min(t.values()), default[p]) * 100
+                for p, t in times.items()]
+    assert rows["exact"]["penalty_max"] == pytest.approx(max(expected))
+    assert rows["exact"]["penalty_mean"] == pytest.approx(sum(expected) / len(expected))
+    assert rows["exact"]["penalty_min"] == 0 and rows["default"]["penalty_min"] == 0
     assert rows["exact"]["points"] == 160
     for depth in range(1, 6):
         row = rows[f"max_depth={depth}"]
-        internal = row["nodes"] - row["leaves"]
-        assert row["nodes"] == 1 + 4 * internal and row["depth_max"] <= depth
-    assert rows["max_depth=1"]["leaves"] == 4
+        assert row["leaves"] <= row["paper_leaves"] and row["depth_max"] <= depth
+    assert rows["max_depth=1"]["paper_leaves"] == 4
     assert "default" in rows
 
 
-def _map(orfeo, collective):
+def defaults_by_point(paths):
+    """{(processes, size): latency of the library default} read from the raw CSVs."""
+    out = {}
+    for path in paths:
+        with open(path, newline="") as handle:
+            for row in csv.DictReader(handle):
+                if row["Algorithm"].strip().lower() == "default":
+                    out[int(row["Processes"]), int(row["Size"])] = float(row["Latency(us)"])
+    return out
+
+
+def _map(orfeo, collective, default=True):
+    """The decision map; default=False: without the library default's rows (ORFEO's forced set is incomplete,
+    so the default beats every forced algorithm at many points: the builders' comparisons among the forced
+    algorithms are made without it)."""
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
-    return build_decision_map(read_measurements([str(orfeo / name) for name in FILES[collective]]))
+    names = [n for n in FILES[collective] if default or "default" not in n]
+    return build_decision_map(read_measurements([str(orfeo / name) for name in names]))
 
 
 @pytest.mark.parametrize("collective", sorted(FILES))
@@ -75,7 +96,7 @@ def test_sixteen_leaves_beat_cart_with_sixteen_leaves(collective, orfeo):
     from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
     from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, choice_on
     from quadsel.evaluate.penalty import penalty_grid, summarize
-    dmap = _map(orfeo, collective)
+    dmap = _map(orfeo, collective, default=False)       # CART chooses among the forced algorithms
     fn = build_decision_function(dmap, **{**DEFAULT_BUILD, "max_leaves": 16})
     tree = summarize(penalty_grid(dmap, choice_on(QuadtreeSelector.of(fn), dmap)), dmap).mean
     cart = summarize(penalty_grid(dmap, choice_on(CartSelector.fit(dmap, 16), dmap)), dmap).mean
@@ -92,7 +113,7 @@ def test_default_build_holds_up_between_measured_sizes(orfeo):
     from quadsel.evaluate.penalty import penalty_grid, summarize
     ours, paper = [], []
     for collective in sorted(FILES):
-        dmap = _map(orfeo, collective)
+        dmap = _map(orfeo, collective, default=False)
         for kind in ("msg", "comm"):
             test = split(dmap, Holdout(kind))
             train = training_map(dmap, test)

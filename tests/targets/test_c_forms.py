@@ -70,7 +70,7 @@ ZOO_SPECS = [
     (wide_rows, {"split": "measured"}),
     (lambda: default_rows(11, 6, 9, 3), HAND_BACK),
     (lambda: default_rows(12, 1, 1, 2, NASTY), HAND_BACK),
-    (lambda: default_rows(13, 8, 12, 4), dict(HAND_BACK, max_leaves=6)),
+    (lambda: default_rows(13, 8, 12, 4), dict(HAND_BACK, max_leaves=12)),     # 6 inside, 6 outside
     (structured_rows, {"outside": "default"}),
 ]
 

@@ -308,11 +308,11 @@ def test_table_lists_checks_per_file_and_differing_points():
                            "lowest_speedup": {"comm_size": 4, "msg_size": 8, "quadsel": "1", "speedup": 2.0}}}
     checks = {"a.rules": [PointCheck("bcast", 4, 8, "1", "follows", ["1"]),
                           PointCheck("bcast", 4, 16, "1", "differs", ["default"])]}
-    text = command.format_table(rows, summaries, checks, ["IGNORED: x"])
-    assert "| bcast | 4 | 8 | 20.0 | 10.0 | — | 2.00 | — | — | — | 1 | — |" in text
+    text = command.format_table(rows, summaries, checks, ["IGNORED: x"], library="openmpi")
+    assert "| bcast | 4 | 8 | 20.0 | 10.0 | — | 2.00 | — | — | — | 1 basic_linear | — |" in text
     assert "best arm skipped" in text and "IGNORED: x" in text
     assert "rules file followed by the library (a.rules): 1 differs, 1 follows" in text
-    assert "DIFFERS: bcast comm 4 msg 16: selected 1, library ran default" in text
+    assert "DIFFERS: bcast comm 4 msg 16: selected 1 basic_linear, library ran default" in text
 
 
 def test_mpich_collectives_that_keep_mpichs_own_selection_are_not_verified():
