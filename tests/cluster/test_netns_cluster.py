@@ -142,3 +142,12 @@ def test_the_agent_enters_the_host_with_a_login_environment(make_cluster):
                          capture_output=True, text=True, env=env, timeout=30)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["node2", "probe=unset", "path"]   # as over ssh: only the login's variables
+
+
+def test_a_job_past_its_timeout_is_ended_with_everything_it_started(make_cluster):
+    cluster = make_cluster(2)
+    start = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        cluster.run(2, ["sh", "-c", "sleep 100 & sleep 100 & wait"], timeout=1)
+    assert time.monotonic() - start < 30
+    assert cluster.pids() == []
