@@ -1,0 +1,58 @@
+"""The launcher command of each MPI library for a multi-host job started through an ssh stand-in (the agent).
+
+`launcher_command(flavor, mpiexec, hosts, ppn, agent, interface)` → (argv, env): the mpiexec prefix of a job of
+len(hosts) × ppn ranks, ppn consecutive ranks on each host (ranks 0..ppn-1 on hosts[0]), and the environment
+variables it needs on top of the caller's. Append the program and its arguments to argv. Each option is
+explained in docs/cluster.md ("A cluster on one machine").
+
+bind=False (the default) leaves the ranks unbound: the namespace cluster's hosts share the machine's cores,
+and each library would otherwise pin rank k of every host to the same core k, so that a ping-pong between
+ranks 0 and ppn of two hosts ran on one core. On a real cluster pass bind=True (the libraries' default binding).
+"""
+
+import ipaddress
+import os
+
+from ..errors import QuadselError
+
+FLAVORS = ("openmpi", "mpich", "intelmpi")
+
+
+def launcher_command(flavor, mpiexec, hosts, ppn, agent, interface, network=None, bind=False):
+    """(argv, env) of `flavor`'s mpiexec for ppn ranks on each of `hosts` (addresses or hostnames).
+
+    agent: the executable that stands in for ssh (one file path). interface: the hosts' network interface
+    (Hydra's -iface). network: the hosts' subnet (CIDR) for Open MPI's interface selection; default: interface.
+    """
+    hosts = [str(h) for h in hosts]
+    if flavor not in FLAVORS:
+        raise QuadselError(f"launcher flavor {flavor!r}: one of {', '.join(FLAVORS)}")
+    if not hosts or any(not h or "," in h or ":" in h or h.startswith("-") for h in hosts):
+        raise QuadselError(f"launcher hosts {hosts!r}: one or more host names or IPv4 addresses")
+    if not isinstance(ppn, int) or ppn < 1:
+        raise QuadselError(f"ranks per host {ppn!r}: a positive integer")
+    if network is not None:
+        ipaddress.ip_network(network)   # ValueError on a malformed subnet
+    np_ = len(hosts) * ppn
+    env = {}
+    if flavor == "openmpi":
+        select = network or interface
+        argv = [str(mpiexec), "-n", str(np_), "--host", ",".join(f"{h}:{ppn}" for h in hosts),
+                "--prtemca", "plm", "ssh",                 # the ssh launcher, whatever resource manager is seen
+                "--prtemca", "plm_ssh_agent", str(agent),
+                "--prtemca", "prte_if_include", select,    # PRRTE's daemons talk over the hosts' network
+                "--mca", "pml", "ob1",                     # point-to-point through the BTLs below
+                "--mca", "btl", "self,sm,tcp",             # shared memory within a host, TCP between hosts
+                "--mca", "btl_tcp_if_include", select]
+        if not bind:
+            argv += ["--bind-to", "none"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        return argv, env
+    hydra = ["-n", str(np_), "-hosts", ",".join(hosts), "-ppn", str(ppn)]
+    if flavor == "mpich":
+        return [str(mpiexec), *hydra, "-launcher", "ssh", "-launcher-exec", str(agent), "-iface", interface], env
+    env["FI_PROVIDER"] = "tcp"          # libfabric over TCP between hosts (Intel's shm within a host)
+    if not bind:
+        env["I_MPI_PIN"] = "0"
+    return [str(mpiexec), *hydra, "-bootstrap", "ssh", "-bootstrap-exec", str(agent), "-iface", interface], env
