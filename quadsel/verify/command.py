@@ -158,17 +158,22 @@ def _us(value):
     return "—" if value is None else f"{value:.1f}"
 
 
-def format_table(rows, summaries, checks, notes=()):
+def format_table(rows, summaries, checks, notes=(), library=None):
+    """verify's table: times are speed.typical_times (default / quadsel = the speed-up); `default ran` names the
+    algorithm the library default ran (verify/default_ran.py; — where the follow check did not fingerprint it)."""
+    from .default_ran import named
     out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | interval | verdict | "
-           "vs best | quadsel | best |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|"]
+           "vs best | quadsel | best | default ran |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---|"]
     for r in rows:
         vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
         ci = "—" if r.get("speedup_low") is None else f"[{r['speedup_low']:.2f}, {r['speedup_high']:.2f}]"
         comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
+        ran = (r.get("default_ran") or {}).get("text", "—")
         out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
                    f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
-                   f"{r.get('verdict', '—')} | {vs_best} | {r['quadsel']} | {r['best'] or '—'} |")
+                   f"{r.get('verdict', '—')} | {vs_best} | {named(library, r['collective'], r['quadsel'])} | "
+                   f"{named(library, r['collective'], r['best']) or '—'} | {ran} |")
     out.append("")
     for coll, s in summaries.items():
         low = s["lowest_speedup"]
@@ -192,6 +197,8 @@ def format_table(rows, summaries, checks, notes=()):
                        (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no point checked"))
             for c in file_checks:
                 if c.status == "differs":
-                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected {c.method}, library "
-                               f"ran {', '.join(c.matches) or 'none of the forced methods'}")
+                    ran = ", ".join(named(library, c.collective, m) for m in c.matches)
+                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected "
+                               f"{named(library, c.collective, c.method)}, library ran "
+                               f"{ran or 'none of the forced methods'}")
     return "\n".join(out) + "\n"

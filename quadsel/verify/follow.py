@@ -33,6 +33,7 @@ class PointCheck:
     method: str                 # arm key ("label:segsize[:param=value]") the selection chooses
     status: str                 # follows | differs | indistinguishable | unchecked
     matches: list               # forced arms whose fingerprint equals the file launch's
+    default_ran: dict = None    # which algorithm the library default ran there (verify/default_ran.identify)
 
 
 def file_environment(library, rules_path):
@@ -70,14 +71,17 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900, probe=True, echo=None):
+                  timeout=900, probe=True, echo=None, identify=False):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
     fns: DecisionFunctions (rules_path is the file emitted from them) or selections
     (quadsel.verify.selection; a rules file's own selections with rules_path that file).
     probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
+    identify: also force every algorithm of the collective in the forced launch (MPI_T-forced libraries), so that
+    each PointCheck's `default_ran` names the algorithm the default ran (verify/default_ran.py).
     """
+    from .default_ran import identify as identify_default
     from ..targets.library_call import CallModel
     from .selection import as_selection
     python = python or sys.executable
@@ -111,6 +115,15 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                               python, mpiexec, timeout, workdir)
             if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
+            elif identify:
+                try:
+                    by_force = _launch(np_, dict(spec, forced=forced, identify=True), extra, python, mpiexec, timeout,
+                                       workdir)
+                except QuadselError as exc:   # an algorithm forced only to be named crashed: check without them
+                    if echo:
+                        echo(f"note: {coll}: the default's algorithm is named among the selected methods only "
+                             f"(forcing every algorithm failed: {exc})")
+                    by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             else:
                 by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
@@ -126,7 +139,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "indistinguishable"
                     else:
                         status = "follows"
-                checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
+                checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
+                                         identify_default(arms) if identify else None))
     return checks
 
 

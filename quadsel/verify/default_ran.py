@@ -1,0 +1,88 @@
+"""Which algorithm did the library default run? Named from the follow check's fingerprints.
+
+The follow check (verify/follow.py) fingerprints the library default at every checked point, and, in the same
+launch, every algorithm of the collective forced at segment size 0 (`identify`; the libraries forced through
+MPI_T only -- Intel MPI and Open MPI's allgatherv need a launch per algorithm and are identified only among the
+arms the check forces anyway). The default ran
+
+- the arms whose whole fingerprint equals the default's (`match: "fingerprint"`; several when the check cannot
+  tell them apart, e.g. MPICH's data movers at 2 ranks);
+- else, with Open MPI's probe, the arm that ran the same coll/base functions with other messages
+  (`match: "functions"`: the same algorithm at a segment size the check did not force);
+- else nothing the check forced (`match: "none"`); Open MPI's probe still names the functions that ran.
+
+Names: Open MPI and Intel MPI ids with their names ("binomial (6)": an id means another algorithm in every
+collective), MPICH's names as they are.
+"""
+
+from ..libraries import LIBRARIES
+from .forcing import DEFAULT_ARM, arm_key
+
+
+def named(library, collective, key):
+    """A method key ("6", "3/seg8192", "2/seg8192 (chain_fanout=2)") with its algorithm's name: "binomial (6)",
+    "pipeline (3)/seg8192"; names (MPICH) and `default` as they are."""
+    if key is None:
+        return None
+    label, _, rest = str(key).partition("/")
+    head, space, params = label.partition(" ")
+    module = LIBRARIES.get(library)
+    if module is None or not head.isascii() or not head.isdigit() or not hasattr(module, "algorithm_name"):
+        return str(key)
+    name = module.algorithm_name(collective, head)
+    text = head if name == head else f"{name} ({head})"
+    return text + (space + params if space else "") + (f"/{rest}" if rest else "")
+
+
+def _functions(fingerprint):
+    """Open MPI probe: the coll/base functions rank 0 ran ([] without the probe's function counts)."""
+    try:
+        part = fingerprint[1][0][1]
+        return [str(name) for name, _ in part]
+    except (TypeError, IndexError, KeyError, ValueError):
+        return []
+
+
+def identify(arms):
+    """{"arms": [method keys], "match": "fingerprint" | "functions" | "none", "functions": [...]} of the default at
+    one point from {arm key: fingerprint} (the forced launch's arms, the default among them); None when the
+    default has no fingerprint there."""
+    default_key = arm_key(DEFAULT_ARM)
+    got = arms.get(default_key)
+    if got is None:
+        return None
+    others = {k: v for k, v in arms.items() if k != default_key and v is not None}
+    same = sorted(k for k, v in others.items() if v == got)
+    match = "fingerprint" if same else "none"
+    probed = isinstance(got, list) and len(got) == 2 and isinstance(got[1], list)
+    if not same and probed and _functions(got):
+        same = sorted(k for k, v in others.items() if isinstance(v, list) and len(v) == 2 and v[1] == got[1])
+        match = "functions" if same else "none"
+    return {"arms": same, "match": match, "functions": _functions(got) if probed else []}
+
+
+def describe(library, collective, found):
+    """The table's words for `identify`'s result: "binomial (6)", "one of: a, b", "pipeline (3), other segment
+    size", "?"; "—" where the default was not fingerprinted."""
+    if not found:
+        return "—"
+    names = [named(library, collective, k) for k in found["arms"]]
+    if found["match"] == "none":
+        return "? (" + ", ".join(found["functions"]) + ")" if found["functions"] else "?"
+    text = names[0] if len(names) == 1 else "one of: " + ", ".join(names)
+    return text + (", other segment size" if found["match"] == "functions" else "")
+
+
+def for_rows(rows, checks, library):
+    """Add `default_ran` (identify's dict plus `names`, or None) to verify's rows from the checks' PointChecks."""
+    by_point = {}
+    for file_checks in (checks or {}).values():
+        for c in file_checks:
+            if getattr(c, "default_ran", None) is not None:
+                by_point.setdefault((c.collective, c.comm, c.msg), c.default_ran)
+    for r in rows:
+        found = by_point.get((r["collective"], r["comm_size"], r["msg_size"]))
+        r["default_ran"] = None if found is None else dict(
+            found, names=[named(library, r["collective"], k) for k in found["arms"]],
+            text=describe(library, r["collective"], found))
+    return rows
