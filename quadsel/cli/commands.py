@@ -12,6 +12,7 @@ from ..errors import QuadselError, escaped, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
 from ..libraries import COLLECTIVES
 from .group import main
+from ..verify.verdict import MIN_GAIN
 from .options import (build_settings, default_mpich_base, file_identity, ingest_options, library_default_options,
                       load_decision_map, model_grid, model_options, paper_tree_options, recorded_libmpi, tree_options)
 
@@ -409,7 +410,12 @@ def query(tree, collective, comm, msg, as_json, output):
 @click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
               help="Confidence level of the per-point and geometric-mean intervals.")
 @click.option("--fail-on-regression", is_flag=True,
-              help="Exit with status 3 when a point is significantly slower than the library default.")
+              help="Exit with status 3 when a point is significantly slower than the library default, or the "
+                   "library does not follow the rules file at a checked point.")
+@click.option("--min-gain", type=click.FloatRange(min=1.0), default=MIN_GAIN, show_default=True,
+              help="Smallest geometric-mean speed-up, on the points where the selection changes the default, worth "
+                   "deploying (1.05 = 5 %): DECISION is deploy only when its whole interval lies above it "
+                   "(docs/deploy.md, \"The decision\").")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
@@ -426,23 +432,25 @@ def query(tree, collective, comm, msg, as_json, output):
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
-def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, max_reps,
-           max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
+def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, min_gain,
+           max_reps, max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
     (rule_file_version 3), or an MPICH selection JSON -- emitted by `quadsel codegen` or hand-written.
     At every grid point: the library default, the method the selection makes (forced through MPI_T) and
     the per-point best of the candidate methods, interleaved in one run over several rounds. Reports the
-    geometric-mean speed-up over the default, the share of points within 10 % of the best and the worst
-    point; with --check-rules also whether the library, loading the rules file, runs the selected method
+    geometric-mean speed-up over the default on the points the selection changes, the share of points within
+    10 % of the best and the worst point; with --check-rules also whether the library, loading the rules file,
+    runs the selected method, and which algorithm the default ran. DECISION: deploy only when the file is
+    followed, no point is slower and the gain clears --min-gain; unproven when the follow check did not run
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
     from ..verify.run import run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
-                         check_comm_sizes=check_comm_sizes, check_methods=check_methods)
+                         check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
@@ -451,5 +459,5 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
                    f"{outcome.document['statistics']['reason']}", err=True)
     if outcome.failed:
         raise SystemExit(1)
-    if fail_on_regression and outcome.slower:
-        raise SystemExit(3)
+    if fail_on_regression and outcome.regression:
+        raise SystemExit(outcome.regression)

@@ -135,7 +135,7 @@ def _identify_default(output, np_, mpiexec, python, quiet):
     follow check's fingerprints): recorded in the default's runs as `library_ran`, printed by the breakdown."""
     from ..output import write_text
     from ..trace.trace_file import load_trace
-    from ..verify.default_ran import default_ran
+    from ..verify.follow import default_ran
     doc = load_trace(output)
     runs = [r for r in doc["runs"] if r["algorithm"] == "default" and "library_ran" not in r]
     algorithms = doc.get("algorithms") or {}

@@ -159,20 +159,22 @@ def _us(value):
 
 
 def format_table(rows, summaries, checks, notes=(), library=None):
-    """The verify table; every algorithm id with its name beside it (`library`'s names: "6" is another algorithm
-    for each collective)."""
+    """verify's table: times are speed.typical_times (default / quadsel = the speed-up); every algorithm id with its
+    name beside it (`library`'s names: "6" is another algorithm for each collective); `default ran` names the
+    algorithm the library default ran (verify/default_ran.py; — where the follow check did not fingerprint it)."""
     from ..libraries import named_label
     out = ["| collective | comm | msg (B) | default µs | quadsel µs | best µs | speed-up | interval | verdict | "
-           "vs best | quadsel | best |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|"]
+           "vs best | quadsel | best | default ran |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---|---:|---|---|---|"]
     for r in rows:
         vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
         ci = "—" if r.get("speedup_low") is None else f"[{r['speedup_low']:.2f}, {r['speedup_high']:.2f}]"
         comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
+        ran = (r.get("default_ran") or {}).get("text", "—")
         out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
                    f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
                    f"{r.get('verdict', '—')} | {vs_best} | {named_label(library, r['collective'], r['quadsel'])} | "
-                   f"{named_label(library, r['collective'], r['best']) if r['best'] else '—'} |")
+                   f"{named_label(library, r['collective'], r['best']) if r['best'] else '—'} | {ran} |")
     out.append("")
     for coll, s in summaries.items():
         low = s["lowest_speedup"]

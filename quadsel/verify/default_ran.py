@@ -1,30 +1,85 @@
-"""Which algorithm did the library default run? The follow check's fingerprints, default against every forced one.
+"""Which algorithm did the library default run? Named from the follow check's fingerprints, default against forced.
 
-One launch of quadsel.verify.fingerprint (the follow check's worker, with its probe where it can be built)
-calls the collective on a communicator left to the library's own selection and on one communicator per
-algorithm forced through MPI_T (segment size 0); Intel MPI and Open MPI's read-only collectives are forced by
-the environment, one launch per algorithm (quadsel.verify.follow). At every point the default's
-fingerprint is compared with the forced ones:
+verify: the follow check (verify/follow.py) fingerprints the library default at every checked point, and, in the
+same launch, every algorithm of the collective forced at segment size 0 (`identify`; the libraries forced through
+MPI_T only -- Intel MPI and Open MPI's allgatherv need a launch per algorithm and are identified only among the
+arms the check forces anyway). trace: `default_ran` makes that one launch itself for the traced points (the
+trace of `default`), and `compare` judges each point the same way. The default ran
 
-  identified   exactly one algorithm's fingerprint equals the default's: that is what ran;
-  ambiguous    several do (they send the same messages here, e.g. most algorithms at 2 ranks): one of them;
-  unknown      none does (Open MPI without its probe: the default may use a segment size, whose messages
-               differ from the forced run's at segment size 0);
-  unchecked    the fingerprint cannot tell (no probe, and no reduction order for this collective).
+- the arms whose whole fingerprint equals the default's (`match: "fingerprint"`; several when the check cannot
+  tell them apart, e.g. MPICH's data movers at 2 ranks);
+- else, with Open MPI's probe, the arm that ran the same coll/base functions with other messages
+  (`match: "functions"`: the same algorithm at a segment size the check did not force);
+- else nothing the check forced (`match: "none"`); Open MPI's probe still names the functions that ran.
 
-Open MPI with the probe compares the coll/base functions that ran only (they name the algorithm whatever its
-segment size); otherwise the whole fingerprint. Shared by `quadsel trace` (the trace of `default`) and
-`quadsel verify` (which algorithm the default ran at each point of its table).
+Names: Open MPI and Intel MPI ids with their names ("binomial (6)": an id means another algorithm in every
+collective), MPICH's names as they are.
 """
 
-import sys
-import tempfile
 from dataclasses import dataclass, field
 
-from ..measure import launch
-from .follow import _env_forcing, _forced_by_env, _launch
-from .forcing import DEFAULT_ARM, arm_key, json_arm
-from .probe import environment as probe_environment
+from .forcing import DEFAULT_ARM, arm_key
+
+
+def named(library, collective, key):
+    """A method key ("6", "3/seg8192") with its algorithm's name, as every table prints it (libraries.named_label:
+    "6 binomial", "3 pipeline/seg8192"); names (MPICH), `default` and None as they are."""
+    from ..libraries import named_label
+    return None if key is None else named_label(library, collective, key)
+
+
+def _functions(fingerprint):
+    """Open MPI probe: the coll/base functions rank 0 ran ([] without the probe's function counts)."""
+    try:
+        part = fingerprint[1][0][1]
+        return [str(name) for name, _ in part]
+    except (TypeError, IndexError, KeyError, ValueError):
+        return []
+
+
+def identify(arms):
+    """{"arms": [method keys], "match": "fingerprint" | "functions" | "none", "functions": [...]} of the default at
+    one point from {arm key: fingerprint} (the forced launch's arms, the default among them); None when the
+    default has no fingerprint there."""
+    default_key = arm_key(DEFAULT_ARM)
+    got = arms.get(default_key)
+    if got is None:
+        return None
+    others = {k: v for k, v in arms.items() if k != default_key and v is not None}
+    same = sorted(k for k, v in others.items() if v == got)
+    match = "fingerprint" if same else "none"
+    probed = isinstance(got, list) and len(got) == 2 and isinstance(got[1], list)
+    if not same and probed and _functions(got):
+        same = sorted(k for k, v in others.items() if isinstance(v, list) and len(v) == 2 and v[1] == got[1])
+        match = "functions" if same else "none"
+    return {"arms": same, "match": match, "functions": _functions(got) if probed else []}
+
+
+def describe(library, collective, found):
+    """The table's words for `identify`'s result: "binomial (6)", "one of: a, b", "pipeline (3), other segment
+    size", "?"; "—" where the default was not fingerprinted."""
+    if not found:
+        return "—"
+    names = [named(library, collective, k) for k in found["arms"]]
+    if found["match"] == "none":
+        return "? (" + ", ".join(found["functions"]) + ")" if found["functions"] else "?"
+    text = names[0] if len(names) == 1 else "one of: " + ", ".join(names)
+    return text + (", other segment size" if found["match"] == "functions" else "")
+
+
+def for_rows(rows, checks, library):
+    """Add `default_ran` (identify's dict plus `names`, or None) to verify's rows from the checks' PointChecks."""
+    by_point = {}
+    for file_checks in (checks or {}).values():
+        for c in file_checks:
+            if getattr(c, "default_ran", None) is not None:
+                by_point.setdefault((c.collective, c.comm, c.msg), c.default_ran)
+    for r in rows:
+        found = by_point.get((r["collective"], r["comm_size"], r["msg_size"]))
+        r["default_ran"] = None if found is None else dict(
+            found, names=[named(library, r["collective"], k) for k in found["arms"]],
+            text=describe(library, r["collective"], found))
+    return rows
 
 
 @dataclass
@@ -40,68 +95,35 @@ class DefaultRan:
 
 
 def compare(default, forced, probed_functions):
-    """DefaultRan of one point from the default's fingerprint and {label: fingerprint} of the forced arms.
-
-    probed_functions: the fingerprints are [traffic, probe] with Open MPI's functions probe, compared on
-    the probe part only (the functions name the algorithm whatever its segment size)."""
+    """DefaultRan of one point from the default's fingerprint and {label: fingerprint} of the forced arms, by
+    `identify`'s rule (probed_functions: Open MPI's functions probe ran, so the same functions with other
+    messages name the algorithm too)."""
     if default is None or not forced:
         return DefaultRan("unchecked", [], "no fingerprint at this point")
-    part = (lambda fp: fp[1] if isinstance(fp, list) and len(fp) == 2 else fp) if probed_functions else (lambda fp: fp)
-    evidence = "the coll/base functions that ran" if probed_functions else "the fingerprint of the call"
-    mine = part(default)
-    if mine is None or (probed_functions and not any(calls for _, calls in mine)):
+    if probed_functions and not _functions(default):
         return DefaultRan("unchecked", [], "the probe saw no algorithm function")
-    labels = sorted((lab for lab, fp in forced.items() if fp is not None and part(fp) == mine), key=_order)
+    arms = {arm_key(DEFAULT_ARM): default}
+    arms.update({str(lab): fp for lab, fp in forced.items()})
+    found = identify(arms) if probed_functions else _whole(arms)
+    labels = sorted(found["arms"], key=_order)
+    evidence = {"fingerprint": "the fingerprint of the call", "functions": "the coll/base functions that ran",
+                "none": "the fingerprint of the call"}[found["match"]]
     if not labels:
         return DefaultRan("unknown", [], evidence + ": equal to no forced algorithm's (segment size 0)")
     return DefaultRan("identified" if len(labels) == 1 else "ambiguous", labels, evidence)
+
+
+def _whole(arms):
+    default_key = arm_key(DEFAULT_ARM)
+    same = [k for k, v in arms.items() if k != default_key and v == arms[default_key]]
+    return {"arms": same, "match": "fingerprint" if same else "none", "functions": []}
 
 
 def _order(label):
     return (0, int(label), "") if str(label).isdigit() else (1, 0, str(label))
 
 
-def default_ran(library, collective, points, np_, algorithms, python=None, mpiexec=None, timeout=900, probe=True,
-                echo=None):
-    """{(comm, msg): DefaultRan} of what the library default runs at each point (comm <= np_).
-
-    library: its quadsel name (openmpi, mpich, intelmpi); algorithms: the labels to force (every forcible one
-    of the collective: libraries' `algorithms(collective)`); python: the ranks' interpreter."""
-    from ..libraries.base import is_reduction
-    python = python or sys.executable
-    mpiexec = launch.find_mpiexec(mpiexec)
-    points = sorted({(int(n), int(m)) for n, m in points if n <= np_})
-    arms = [json_arm(DEFAULT_ARM)] + [json_arm((str(lab), 0, ())) for lab in algorithms]
-    with tempfile.TemporaryDirectory(prefix="quadsel-default-ran-") as workdir:
-        extra, why = probe_environment(library, workdir, python) if probe else ({}, "not asked")
-        extra = dict(extra or {})
-        if why and echo and library in ("openmpi", "mpich"):
-            echo(f"note: which algorithm the default ran is judged without the probe: {why}")
-        if library == "openmpi":
-            from .traffic import MONITORING_ENV
-            extra.update(MONITORING_ENV)
-            kind = "traffic"
-        else:
-            kind = "order"
-            if not extra and not is_reduction(collective):
-                return {p: DefaultRan("unchecked", [], f"no fingerprint of {library}'s {collective} without the probe")
-                        for p in points}
-        spec = {"collective": collective, "kind": kind, "points": [list(p) for p in points]}
-        if _env_forcing(library, collective):
-            by_arm = _forced_by_env(np_, spec, arms, library, python, mpiexec, timeout, workdir, extra)
-        else:
-            by_arm = _launch(np_, dict(spec, forced=arms), extra, python, mpiexec, timeout, workdir)
-    functions = library == "openmpi" and bool(extra.get("LD_PRELOAD"))
-    out = {}
-    for p in points:
-        got = by_arm.get(p, {})
-        default = got.get(arm_key(DEFAULT_ARM))
-        forced = {str(a[0]): got.get(arm_key(a)) for a in arms[1:]}
-        out[p] = compare(default, forced, functions)
-    return out
-
-
-def describe(ran, names=None):
+def describe_ran(ran, names=None):
     """One line of what the default ran: "binomial (6)", "one of: binomial (6), knomial (7)", ..."""
     names = names or {}
 

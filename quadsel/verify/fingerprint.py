@@ -17,9 +17,10 @@ method through MPI_T: equal to the tree's method (and different from the library
 library followed the file at that point.
 
 Run inside an MPI job:  python -m quadsel.verify.fingerprint SPEC.json OUT.json
-SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [arm, ...] or null}
+SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [arm, ...] or null, "identify": bool}
 (arms as in quadsel.verify.forcing: [label, segsize] or [label, segsize, [[param, value], ...]];
-null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename).
+null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename; identify: force
+every algorithm of the library at segment size 0 as well, to name the one the default runs).
 OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerprint}}]}.
 """
 
@@ -120,6 +121,8 @@ def run(spec):
         from .probe import Probe
         probe = Probe(world)
     forced = [norm_arm(f) for f in spec["forced"]] if spec.get("forced") else None
+    if forced and spec.get("identify"):   # every algorithm too: which one did the default run? (default_ran.py)
+        forced += [a for a in ((label, 0, ()) for label in library.default_algorithms(collective)) if a not in forced]
     forcing = Forcing(library, collective)
     if forced:
         library.prepare(collective)

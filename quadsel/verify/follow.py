@@ -33,6 +33,7 @@ class PointCheck:
     method: str                 # arm key ("label:segsize[:param=value]") the selection chooses
     status: str                 # follows | differs | indistinguishable | unchecked
     matches: list               # forced arms whose fingerprint equals the file launch's
+    default_ran: dict = None    # which algorithm the library default ran there (verify/default_ran.identify)
 
 
 def file_environment(library, rules_path):
@@ -70,14 +71,17 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900, probe=True, echo=None):
+                  timeout=900, probe=True, echo=None, identify=False):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
     fns: DecisionFunctions (rules_path is the file emitted from them) or selections
     (quadsel.verify.selection; a rules file's own selections with rules_path that file).
     probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
+    identify: also force every algorithm of the collective in the forced launch (MPI_T-forced libraries), so that
+    each PointCheck's `default_ran` names the algorithm the default ran (verify/default_ran.py).
     """
+    from .default_ran import identify as identify_default
     from ..targets.library_call import CallModel
     from .selection import as_selection
     python = python or sys.executable
@@ -111,6 +115,15 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                               python, mpiexec, timeout, workdir)
             if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
+            elif identify:
+                try:
+                    by_force = _launch(np_, dict(spec, forced=forced, identify=True), extra, python, mpiexec, timeout,
+                                       workdir)
+                except QuadselError as exc:   # an algorithm forced only to be named crashed: check without them
+                    if echo:
+                        echo(f"note: {coll}: the default's algorithm is named among the selected methods only "
+                             f"(forcing every algorithm failed: {exc})")
+                    by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             else:
                 by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
             for p in grid:
@@ -126,7 +139,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                         status = "indistinguishable"
                     else:
                         status = "follows"
-                checks.append(PointCheck(coll, p[0], p[1], name, status, matches))
+                checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
+                                         identify_default(arms) if identify else None))
     return checks
 
 
@@ -184,3 +198,44 @@ def summary(checks):
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
     return counts
+
+
+def default_ran(library, collective, points, np_, algorithms, python=None, mpiexec=None, timeout=900, probe=True,
+                echo=None):
+    """{(comm, msg): DefaultRan} of what the library default runs at each point (comm <= np_).
+
+    library: its quadsel name (openmpi, mpich, intelmpi); algorithms: the labels to force (every forcible one
+    of the collective: libraries' `algorithms(collective)`); python: the ranks' interpreter."""
+    from ..libraries.base import is_reduction
+    from .default_ran import DefaultRan, compare
+    python = python or sys.executable
+    mpiexec = launch.find_mpiexec(mpiexec)
+    points = sorted({(int(n), int(m)) for n, m in points if n <= np_})
+    arms = [json_arm(DEFAULT_ARM)] + [json_arm((str(lab), 0, ())) for lab in algorithms]
+    with tempfile.TemporaryDirectory(prefix="quadsel-default-ran-") as workdir:
+        extra, why = probe_environment(library, workdir, python) if probe else ({}, "not asked")
+        extra = dict(extra or {})
+        if why and echo and library in ("openmpi", "mpich"):
+            echo(f"note: which algorithm the default ran is judged without the probe: {why}")
+        if library == "openmpi":
+            from .traffic import MONITORING_ENV
+            extra.update(MONITORING_ENV)
+            kind = "traffic"
+        else:
+            kind = "order"
+            if not extra and not is_reduction(collective):
+                return {p: DefaultRan("unchecked", [], f"no fingerprint of {library}'s {collective} without the probe")
+                        for p in points}
+        spec = {"collective": collective, "kind": kind, "points": [list(p) for p in points]}
+        if _env_forcing(library, collective):
+            by_arm = _forced_by_env(np_, spec, arms, library, python, mpiexec, timeout, workdir, extra)
+        else:
+            by_arm = _launch(np_, dict(spec, forced=arms), extra, python, mpiexec, timeout, workdir)
+    functions = library == "openmpi" and bool(extra.get("LD_PRELOAD"))
+    out = {}
+    for p in points:
+        got = by_arm.get(p, {})
+        default = got.get(arm_key(DEFAULT_ARM))
+        forced = {str(a[0]): got.get(arm_key(a)) for a in arms[1:]}
+        out[p] = compare(default, forced, functions)
+    return out

@@ -13,7 +13,7 @@ from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, follow, method_files, speed, statistics
+from . import command, default_ran, follow, method_files, speed, statistics, verdict
 from .selection import load_inputs
 
 
@@ -23,6 +23,7 @@ class Outcome:
     document: dict      # the same as JSON (--json)
     failed: dict        # rules file -> why the library could not be shown to follow it
     slower: list = None  # rows significantly slower than the default (verify/statistics.py)
+    regression: int = 0  # --fail-on-regression's exit status: 3 when a point is slower or the file not followed
 
 
 def job_size(np_):
@@ -39,13 +40,14 @@ def job_size(np_):
 
 def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
                mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
-               progress=True):
+               progress=True, min_gain=verdict.MIN_GAIN):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
 
     check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
     many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
     check_methods: also check one rules file per measured method (quadsel.verify.method_files). progress: the
-    timing jobs' progress display (quadsel tune has its own)."""
+    timing jobs' progress display (quadsel tune has its own).
+    min_gain: the smallest geometric-mean speed-up on the changed points worth deploying (verify/verdict.py)."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
@@ -109,7 +111,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                          "communicator sizes (verify the rules file to check what the library does there)")
             try:
                 checks[source] = follow.check_follows(selections, path, library, check_np, points=mine,
-                                                      mpiexec=mpiexec, echo=echo)
+                                                      mpiexec=mpiexec, echo=echo, identify=True)
             except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
                 failed[source] = str(exc)
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")
@@ -140,6 +142,14 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 notes.append(f"{coll}, one rules file per measured method: " + "; ".join(
                     f"{label} " + (", ".join(f"{v} {k}" for k, v in sorted(follow.summary(c).items())) or "—")
                     for label, c in results.items()))
+    default_ran.for_rows(all_rows, checks, library)
+    status = verdict.follow_status(checks)
+    for r in all_rows:
+        r["followed"] = status.get((r["collective"], r["comm_size"], r["msg_size"])) if checks is not None else None
+    evidence = verdict.proof(all_rows, checks, None if checks is not None else (
+        "--no-check-rules" if not check_rules else "started under mpiexec: the check launches jobs of its own"), failed)
+    stats["decision"], stats["reason"] = verdict.decide(all_rows, stats["overall"], evidence, min_gain)
+    stats.update(min_gain=min_gain, proof=evidence)
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
         "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
@@ -156,7 +166,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
             "failed": failed}}
     notes = statistics.format_lines(stats, summaries) + notes
     return Outcome(command.format_table(all_rows, summaries, checks, notes, library), document, failed,
-                   statistics.regression(all_rows))
+                   statistics.regression(all_rows), verdict.exit_status(evidence, all_rows))
 
 
 def emit_rules(library, fns):

@@ -135,15 +135,35 @@ def round_medians(samples, ends):
     return [float(np.median(samples[a:b])) for a, b in zip([0] + ends[:-1], ends) if b > a]
 
 
+def paired_rounds(point):
+    """How many rounds every arm of a point has (the rounds whose medians are compared; normally --rounds)."""
+    counts = [len(v.get("rounds_us") or ()) for v in point["times"].values()]
+    return min(counts) if counts and min(counts) > 0 else 0
+
+
+def typical_times(point):
+    """{arm key: µs} of a point: the geometric mean over the paired rounds of each round's median (the very
+    figures the speed-up and its interval are computed from, verify/statistics.py, so that default / quadsel
+    printed side by side *is* the printed speed-up); the mean of all calls where no round medians are known."""
+    n = paired_rounds(point)
+    if not n:
+        return {k: v["mean_us"] for k, v in point["times"].items()}
+    return {k: float(math.exp(np.mean(np.log(np.asarray(v["rounds_us"][:n], dtype=float)))))
+            for k, v in point["times"].items()}
+
+
 def summarize(result):
     """Per-point rows and the summary: geometric-mean speed-up over default, share within 10 % of best.
 
+    The times of a row are `typical_times` (the speed-up is their ratio); `*_mean_us` keep the Tukey-fenced mean
+    of all calls of each arm, which a round that ran fewer (slow) calls weighs less than the speed-up does.
     Points without candidates (no best arm) have best/best_us/vs_best None, and so do the summary's
     best-related entries when no point has a best arm.
     """
     rows = []
     for p in result["points"]:
-        t = {k: v["mean_us"] for k, v in p["times"].items()}
+        t = typical_times(p)
+        mean = {k: v["mean_us"] for k, v in p["times"].items()}
         default, chosen = t[_key(p["default"])], t[_key(p["quadsel"])]
         best_key = best = vs_best = None
         if p["candidates"] is not None:
@@ -153,7 +173,9 @@ def summarize(result):
         row = {"collective": p.get("collective", result.get("collective")), "comm_size": p["comm"],
                "msg_size": p["msg"], "quadsel": _key(p["quadsel"]), "best": best_key,
                "default_us": default, "quadsel_us": chosen, "best_us": best,
-               "speedup": default / chosen, "vs_best": vs_best}
+               "speedup": default / chosen, "vs_best": vs_best,
+               "default_mean_us": mean[_key(p["default"])], "quadsel_mean_us": mean[_key(p["quadsel"])],
+               "best_mean_us": None if best_key is None else mean[best_key]}
         if p.get("rule"):
             row["rule"] = p["rule"]
         rows.append(row)

@@ -11,14 +11,14 @@ the whole run, are much closer to it. Hence (docs/deploy.md, "The statistics"):
 - per point: the speed-up exp(mean d_r) and its paired Student-t interval over the R rounds,
   exp(mean ± t(R-1) · sd / √R); verdict `faster` when the whole interval is above 1, `slower` when it is
   below 1, else `indistinguishable`; a point where the selection *is* the library default is `default`
-  (speed-up 1 exactly, nothing to test);
-- per collective: the geometric mean over its points, with the interval of the per-round means over its
-  points (so the correlation between points of one round is accounted for, not assumed away);
-- overall: the point-weighted mean of the collectives' log speed-ups, its variance the weighted sum of theirs,
-  degrees of freedom by Welch-Satterthwaite;
-- the deployment line: `do not deploy` when any point is significantly slower (prune it first:
-  `quadsel codegen --verified`), `deploy` when no point is and the overall interval lies above 1, else
-  `do not deploy` for want of a gain beyond the noise.
+  (speed-up 1 exactly, nothing to test). The times printed beside it are exp(mean ln median_r) of each arm
+  (speed.typical_times), so default / quadsel is the speed-up exactly;
+- per collective: the geometric mean over the points where the selection changes the default (the others
+  are not measured against anything and would dilute it), with the interval of the per-round means over
+  those points (so the correlation between points of one round is accounted for, not assumed away);
+- overall: the changed-point-weighted mean of the collectives' log speed-ups, its variance the weighted sum
+  of theirs, degrees of freedom by Welch-Satterthwaite;
+- the deployment line: verify/verdict.py (it also weighs the follow proof and the minimum gain).
 
 With P points at 95 % about 5 % of truly indistinguishable points are flagged by chance; the table says so.
 """
@@ -45,14 +45,16 @@ def _normal(confidence):
 
 
 def log_ratios(point, key):
-    """Per round: ln(default / selected) of the rounds' medians; an empty array when the selection is the default."""
+    """Per round: ln(default / selected) of the rounds' medians, over the rounds every arm of the point has
+    (speed.paired_rounds: the same rounds as the printed times); empty when the selection is the default."""
+    from .speed import paired_rounds
     default, chosen = key(point["default"]), key(point["quadsel"])
     if default == chosen:
         return np.zeros(0)
-    d = point["times"][default].get("rounds_us") or [point["times"][default]["mean_us"]]
-    q = point["times"][chosen].get("rounds_us") or [point["times"][chosen]["mean_us"]]
-    n = min(len(d), len(q))
-    return np.log(np.asarray(d[:n], dtype=float)) - np.log(np.asarray(q[:n], dtype=float))
+    n = paired_rounds(point)
+    d = point["times"][default]["rounds_us"][:n] if n else [point["times"][default]["mean_us"]]
+    q = point["times"][chosen]["rounds_us"][:n] if n else [point["times"][chosen]["mean_us"]]
+    return np.log(np.asarray(d, dtype=float)) - np.log(np.asarray(q, dtype=float))
 
 
 def interval(values, confidence=CONFIDENCE):
@@ -98,25 +100,27 @@ def point_statistics(point, key, confidence=CONFIDENCE):
 
 
 def collective_statistics(points, key, confidence=CONFIDENCE):
-    """Geometric mean over one collective's points and its interval over rounds (log mean, se and dof too)."""
-    rows = [log_ratios(p, key) for p in points]
-    rounds = min((len(r) for r in rows if len(r)), default=0)
-    if rounds == 0:      # every point is the default: speed-up 1 exactly
-        per_round = np.zeros(1)
+    """Geometric mean over the points of one collective where the selection *changes* the library default, and
+    its interval over rounds (log mean, se and dof too). Points that keep the default are left out: counted as
+    exactly 1 they would pull the mean towards 1 and narrow the interval with nothing measured (issue 31)."""
+    rows = [r for r in (log_ratios(p, key) for p in points) if len(r)]
+    rounds = min((len(r) for r in rows), default=0)
+    if rounds == 0:      # nothing changed: speed-up 1 exactly
         mean, low, high, se, dof = 0.0, 0.0, 0.0, 0.0, math.inf
     else:
-        matrix = np.array([r[:rounds] if len(r) else np.zeros(rounds) for r in rows])
-        per_round = matrix.mean(axis=0)
+        per_round = np.array([r[:rounds] for r in rows]).mean(axis=0)
         mean, low, high, se, dof = interval(per_round, confidence)
     return {"geomean_speedup": _exp(mean), "geomean_low": _exp(low), "geomean_high": _exp(high),
-            "log_mean": mean, "log_se": se, "dof": dof, "points": len(points)}
+            "log_mean": mean, "log_se": se, "dof": dof, "points": len(rows), "all_points": len(points)}
 
 
 def overall_statistics(collectives, confidence=CONFIDENCE):
-    """The point-weighted geometric mean over collectives (Welch-Satterthwaite degrees of freedom)."""
+    """The geometric mean over collectives weighted by their changed points (Welch-Satterthwaite degrees of
+    freedom); `changed` and `points`: the points the selection changes, of all points."""
     total = sum(c["points"] for c in collectives.values())
+    counts = {"changed": total, "points": sum(c.get("all_points", c["points"]) for c in collectives.values())}
     if not total:
-        return {"geomean_speedup": None, "geomean_low": None, "geomean_high": None}
+        return dict(counts, geomean_speedup=None, geomean_low=None, geomean_high=None)
     w = {name: c["points"] / total for name, c in collectives.items()}
     mean = sum(w[n] * c["log_mean"] for n, c in collectives.items())
     parts = {n: (w[n] * c["log_se"]) ** 2 for n, c in collectives.items()}
@@ -131,22 +135,7 @@ def overall_statistics(collectives, confidence=CONFIDENCE):
         dof = var ** 2 / denominator if denominator > 0 else math.inf
         half = _t(confidence, dof) * math.sqrt(var)
         low, high = mean - half, mean + half
-    return {"geomean_speedup": _exp(mean), "geomean_low": _exp(low), "geomean_high": _exp(high)}
-
-
-def decide(rows, overall):
-    """("deploy" | "do not deploy", the reason in one line)."""
-    slower = [r for r in rows if r["verdict"] == "slower"]
-    gm, lo, hi = overall["geomean_speedup"], overall["geomean_low"], overall["geomean_high"]
-    shown = "—" if gm is None else f"{gm:.3f}x [{_num(lo)}, {_num(hi)}]"
-    if slower:
-        where = ", ".join(f"{r['collective']} comm {r['comm_size']} msg {r['msg_size']}" for r in slower[:4])
-        more = f" and {len(slower) - 4} more" if len(slower) > 4 else ""
-        return "do not deploy", (f"{len(slower)} point(s) significantly slower than the default ({where}{more}); "
-                                 f"overall {shown}; prune them: quadsel codegen --verified THIS.json")
-    if lo is not None and lo > 1.0:
-        return "deploy", f"faster than the default overall ({shown}), no point significantly slower"
-    return "do not deploy", f"no gain over the default beyond the noise (overall {shown}); no point significantly slower"
+    return dict(counts, geomean_speedup=_exp(mean), geomean_low=_exp(low), geomean_high=_exp(high))
 
 
 def _num(x):
@@ -175,7 +164,8 @@ def load_average():
 
 
 def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_before=None):
-    """Add the statistics to verify's rows and summaries (in place); return the document's `statistics`.
+    """Add the statistics to verify's rows and summaries (in place); return the document's `statistics`, whose
+    `decision` and `reason` verify/verdict.py fills in once the follow check has run.
 
     results: {collective: the speed run's result (points with their per-round medians)}, rows in the same order
     as their points, collective after collective.
@@ -194,16 +184,15 @@ def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_bef
         counts = {v: sum(r["verdict"] == v for r in mine) for v in VERDICTS}
         collectives[coll] = stats
         summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high")},
-                               verdicts=counts)
+                               changed_points=stats["points"], verdicts=counts)
         if mine:
             slowest = min(mine, key=lambda r: r["speedup"])
             summaries[coll]["lowest_speedup"] = {k: slowest[k] for k in
                                                  ("comm_size", "msg_size", "quadsel", "speedup")}
             summaries[coll]["faster_than_default"] = counts["faster"] / len(mine)
     overall = overall_statistics(collectives, confidence)
-    decision, reason = decide(rows, overall)
     return {"method": "paired t-interval over rounds of ln(default / selected), per round the median of each arm",
-            "confidence": confidence, "overall": overall, "decision": decision, "reason": reason,
+            "confidence": confidence, "overall": overall, "decision": None, "reason": None,
             "machine": {"cores": n_cores, "np": np_, "oversubscription": oversubscription(np_ or 0, n_cores),
                         "load_average_before": load_before, "load_average_after": load_average()}}
 
@@ -218,13 +207,15 @@ def format_lines(statistics, summaries):
     out = []
     for coll, s in summaries.items():
         counts = s.get("verdicts", {})
-        out.append(f"{coll}: geometric-mean speed-up {s['geomean_speedup']:.3f}x, "
-                   f"{100 * statistics['confidence']:.0f} % interval [{_num(s['geomean_low'])}, "
-                   f"{_num(s['geomean_high'])}]; points faster {counts.get('faster', 0)}, slower "
-                   f"{counts.get('slower', 0)}, indistinguishable {counts.get('indistinguishable', 0)}, "
-                   f"the default itself {counts.get('default', 0)}")
+        gain = (f"on them geometric-mean speed-up {s['geomean_speedup']:.3f}x, "
+                f"{100 * statistics['confidence']:.0f} % interval [{_num(s['geomean_low'])}, "
+                f"{_num(s['geomean_high'])}]" if s.get("changed_points") else "nothing to compare")
+        out.append(f"{coll}: changes {s.get('changed_points', 0)} of {s['points']} points; {gain}; points faster "
+                   f"{counts.get('faster', 0)}, slower {counts.get('slower', 0)}, indistinguishable "
+                   f"{counts.get('indistinguishable', 0)}, the default itself {counts.get('default', 0)}")
     o = statistics["overall"]
-    out.append(f"overall: geometric-mean speed-up {_num(o['geomean_speedup'])}x, interval "
+    out.append(f"overall, on the {o.get('changed', 0)} of {o.get('points', 0)} points the selection changes: "
+               f"geometric-mean speed-up {_num(o['geomean_speedup'])}x, interval "
                f"[{_num(o['geomean_low'])}, {_num(o['geomean_high'])}]")
     m = statistics["machine"]
     over = (f"{m['np']} ranks on {m['cores']} cores: oversubscribed {m['oversubscription']}x (points with comm > "

@@ -7,7 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from quadsel.cli import main
-from quadsel.verify import speed
+from quadsel.libraries import openmpi
+from quadsel.verify import speed, verdict
 
 from helpers import mpi_library as _library, mpiexec_beside as _mpiexec, tree_choosing, like_a_terminal
 
@@ -37,6 +38,30 @@ def test_verify_reports_speedup_best_and_that_open_mpi_follows_the_rules(tmp_pat
         assert p["best_us"] <= p["quadsel_us"] and p["default_us"] > 0
     followed = doc["rules_followed"]["counts"]
     assert "differs" not in followed and followed.get("follows", 0) >= 1   # 64 KiB in 8 KiB segments: 8 messages
+    # which algorithm the default ran, by name and id (every bcast algorithm is forced once to compare)
+    for p in doc["points"]:
+        ran = p["default_ran"]
+        assert ran["match"] in ("fingerprint", "functions") and ran["arms"], p
+        assert ran["names"] == [f"{openmpi.ALGORITHMS['bcast'][int(a.split('/')[0])]} ({a.split('/')[0]})"
+                                for a in ran["arms"]]
+        assert ran["functions"] and all(f.startswith("bcast_intra_") for f in ran["functions"])
+        assert p["followed"] == "follows" or p["default_ran"]["arms"] == [p["quadsel"]]
+    assert doc["statistics"]["proof"]["ran"] and doc["statistics"]["decision"] in verdict.DECISIONS
+
+
+@needs_openmpi
+def test_a_file_the_library_does_not_follow_is_not_deployed_and_fails(tmp_path, monkeypatch):
+    # an MCA variable in the environment forces bcast basic_linear: Open MPI then ignores the rules file
+    monkeypatch.setenv("OMPI_MCA_coll_tuned_bcast_algorithm", "1")
+    tree = tree_choosing("bcast", [2], [65536], [[("6", 0)]])
+    path = tmp_path / "bcast.qt.json"
+    tree.save(path)
+    result = CliRunner().invoke(main, ["verify", str(path), "--np", "2", "--rounds", "2", "--max-reps", "10",
+                                       "--max-time", "0.1", "--fail-on-regression", "--min-gain", "1"])
+    assert result.exit_code == 3, result.output
+    assert "DECISION: do not deploy: the library does not follow the file at 1 point(s) (bcast comm 2 msg 65536)" \
+        in result.stdout
+    assert "DIFFERS: bcast comm 2 msg 65536: selected 6 binomial, library ran 1 basic_linear" in result.stdout
 
 
 @needs_openmpi

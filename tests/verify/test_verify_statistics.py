@@ -67,28 +67,72 @@ def test_interval_contains_the_estimate_and_widens_with_confidence(pairs, confid
     assert narrow["verdict"] == statistics.verdict(math.log(narrow["speedup_low"]), math.log(narrow["speedup_high"]))
 
 
-def test_collective_geomean_counts_default_points_as_one_and_pairs_by_round():
+def test_collective_geomean_leaves_the_points_that_keep_the_default_out():
     points = [_point([20, 22, 21], [10, 11, 10.5]), _point([10, 11, 12], [10, 11, 12], chosen=("default", 0))]
     s = statistics.collective_statistics(points, _key)
-    assert s["geomean_speedup"] == pytest.approx(math.sqrt(2), rel=1e-6)
-    assert s["geomean_low"] == pytest.approx(s["geomean_high"], rel=1e-6)   # the same 2x in every round
+    assert s["geomean_speedup"] == pytest.approx(2.0, rel=0.05)   # not sqrt(2): the default point measures nothing
+    assert (s["points"], s["all_points"]) == (1, 2)
     every_default = statistics.collective_statistics(points[1:], _key)
     assert every_default["geomean_speedup"] == 1.0 and every_default["geomean_low"] == 1.0
+    assert every_default["points"] == 0
 
 
-def test_overall_weights_collectives_by_points_and_decides():
-    a = {"log_mean": math.log(1.2), "log_se": 0.01, "dof": 4, "points": 3}
-    b = {"log_mean": math.log(1.0), "log_se": 0.02, "dof": 4, "points": 1}
+def test_overall_weights_collectives_by_changed_points():
+    a = {"log_mean": math.log(1.2), "log_se": 0.01, "dof": 4, "points": 3, "all_points": 10}
+    b = {"log_mean": math.log(1.0), "log_se": 0.02, "dof": 4, "points": 1, "all_points": 5}
     o = statistics.overall_statistics({"bcast": a, "reduce": b})
     assert o["geomean_speedup"] == pytest.approx(math.exp(0.75 * math.log(1.2)))
-    assert o["geomean_low"] > 1
-    rows = [{"verdict": "faster", "collective": "bcast", "comm_size": 2, "msg_size": 1}]
-    assert statistics.decide(rows, o)[0] == "deploy"
-    rows.append({"verdict": "slower", "collective": "reduce", "comm_size": 4, "msg_size": 8})
-    decision, reason = statistics.decide(rows, o)
-    assert decision == "do not deploy" and "reduce comm 4 msg 8" in reason
-    flat = statistics.overall_statistics({"bcast": dict(a, log_mean=0.001, log_se=0.05)})
-    assert statistics.decide(rows[:1], flat)[0] == "do not deploy"
+    assert o["geomean_low"] > 1 and (o["changed"], o["points"]) == (4, 15)
+
+
+def _measured(rounds):
+    """A point's times entry as speed.run writes it: the fenced mean of all calls and each round's median."""
+    from quadsel.measure.timing import StoppingRule
+    flat = [x for r in rounds for x in r]
+    ends = list(np.cumsum([len(r) for r in rounds]))
+    return {"mean_us": StoppingRule().summarize(flat)[0], "rounds_us": round_medians(flat, ends)}
+
+
+def _row_of(default_rounds, chosen_rounds):
+    """The printed table row and the JSON row of one bcast point timed with these per-round samples."""
+    from quadsel.verify import command, speed
+    point = {"collective": "bcast", "comm": 2, "msg": 8, "default": ["default", 0], "quadsel": ["6", 0],
+             "candidates": None, "times": {"default": _measured(default_rounds), "6": _measured(chosen_rounds)}}
+    result = {"collective": "bcast", "points": [point]}
+    rows, summary = speed.summarize(result)
+    statistics.annotate({"bcast": result}, rows, {"bcast": summary}, np_=2)
+    table = command.format_table(rows, {"bcast": summary}, None, (), "openmpi")
+    return [line for line in table.splitlines() if line.startswith("| bcast |")][0], rows[0]
+
+
+def test_a_row_does_not_contradict_itself():
+    # issue 31: `default 5.2 µs, quadsel 3.7 µs, speed-up 0.11`: one slow round of few calls is fenced out of the
+    # mean of all calls, but it is one of the rounds the speed-up is computed from
+    line, row = _row_of([[5.2] * 50, [5.2] * 5], [[3.0] * 50, [100.0] * 5])
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    default, quadsel, speedup = float(cells[3]), float(cells[4]), float(cells[6])
+    assert (default > quadsel) == (speedup > 1), line
+    assert row["speedup"] == pytest.approx(row["default_us"] / row["quadsel_us"])
+    assert row["quadsel_mean_us"] == pytest.approx(3.0)      # the mean of all calls is kept, under its own name
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.floats(0.5, 500), min_size=1, max_size=12),
+                          st.lists(st.floats(0.5, 500), min_size=1, max_size=12)), min_size=1, max_size=6))
+def test_printed_speedup_agrees_with_the_printed_times_and_its_interval(rounds):
+    default_rounds, chosen_rounds = zip(*rounds)
+    line, row = _row_of(default_rounds, chosen_rounds)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    default, quadsel, speedup = float(cells[3]), float(cells[4]), float(cells[6])
+    # the same side of 1 as the printed times (rounding to the printed digits may only reach 1.00)
+    if default > quadsel:
+        assert speedup >= 1.0, line
+    elif default < quadsel:
+        assert speedup <= 1.0, line
+    assert row["speedup"] == pytest.approx(row["default_us"] / row["quadsel_us"], rel=1e-9)
+    if cells[7] != "—":
+        low, high = (float(x) for x in cells[7].strip("[]").split(","))
+        assert low <= speedup <= high, line
 
 
 def test_oversubscription():
@@ -117,4 +161,5 @@ def test_verify_reports_the_slower_point_and_fails_on_regression(tmp_path, _mpi)
     stats = doc["statistics"]
     assert stats["decision"] == "do not deploy" and "comm 2 msg 1048576" in stats["reason"]
     assert stats["machine"]["np"] == 2 and doc["summary"]["bcast"]["verdicts"]["slower"] >= 1
+    assert stats["proof"]["ran"] is False and stats["proof"]["why_not"] == "--no-check-rules"
     assert "DECISION: do not deploy" in result.output       # on stderr when the report goes to a file
