@@ -59,6 +59,10 @@ def build_forest(files, rows, groups, collective, settings, paper, keep_default,
                f"{forest.leaf_line()}; penalty on the measured points: mean {score['penalty_mean']:.2f} %, max "
                f"{score['penalty_max']:.2f} % ({score['points']} points, {score['charged']} charged, "
                f"{score['unscored']} unscored)" + (f"; wrote {output}" if output != "-" else ""), err=True)
+    from ..ingest.replaced import replaced_note
+    note = replaced_note(files, forest.collective, extra=tuple(p for d in maps.values() for p in d.replaced))
+    if note:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps({"collective": forest.collective, "tree": output, "format": "quadsel-layout-forest",
                                **forest.stats(), **score}))
