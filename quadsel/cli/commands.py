@@ -13,8 +13,9 @@ from ..output import check as check_output, make_folder, write_text, write_toget
 from ..libraries import COLLECTIVES
 from .group import main
 from ..verify.verdict import MIN_GAIN
-from .options import (build_settings, default_mpich_base, file_identity, ingest_options, library_default_options,
-                      load_decision_map, model_grid, model_options, paper_tree_options, recorded_libmpi, tree_options)
+from .options import (build_settings, default_mpich_base, echo_notes, file_identity, ingest_options,
+                      library_default_options, load_decision_map, load_measurements, model_grid, model_options,
+                      paper_tree_options, recorded_libmpi, tree_options)
 
 
 @main.command()
@@ -52,7 +53,19 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     if as_json and output == "-":
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
     grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
-    dmap = load_decision_map(files, collective, fmt, comm_size, column_map)
+    rows = load_measurements(files, collective, fmt, comm_size, column_map)
+    if getattr(rows, "columns", None) is None:       # rows with a layout: one tree per ppn (decision/layouts.py)
+        from ..decision.layouts import layout_groups
+        groups = layout_groups(rows)
+        if groups is not None:
+            from .layouts import build_forest
+            settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule,
+                                      tolerance, pad_mode)
+            return build_forest(files, rows, groups, collective, settings, paper, keep_default, extrapolate, model,
+                                output, as_json)
+    from ..decision.decision_map import build_decision_map
+    dmap = build_decision_map(rows, collective)
+    echo_notes(rows)
     if default_file:
         output = f"{dmap.collective}.qt.json"
         if os.path.lexists(output):
@@ -159,14 +172,16 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
     """
-    from ..decision.decision_function import DecisionFunction
     from ..targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
     check_output(output, inputs=trees)
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
-    fns = [DecisionFunction.load(tree) for tree in trees]
+    from ..decision.forest_file import load_tree
+    fns = [load_tree(tree) for tree in trees]
+    if verified and any(hasattr(fn, "members") for fn in fns):
+        raise QuadselError("--verified prunes 2-D trees; a layout forest is not pruned yet (verify per layout first)")
     if verified:
         from ..verify.prune import prune_all
         for result in verified:
@@ -187,7 +202,8 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
                       merge=not no_merge, library=library, order=order)
     finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
         for fn, tree in zip(fns, trees):
-            check_tree(fn, tree, target, flavor, library)
+            for member in (fn.members if hasattr(fn, "members") else [None]):
+                check_tree(member.fn if member else fn, tree, target, flavor, library)
     outputs = [(output, result if isinstance(result, bytes) else result.encode("utf-8"))]
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
@@ -328,10 +344,13 @@ def _in_c_range(pairs):
 @click.option("--comm-sizes", "--comm", "comm", metavar="LIST", help="Communicator size(s): 8, 2,4,8, 2-64, 2-64:pow2.")
 @click.option("--msg-sizes", "--msg", "msg", metavar="LIST",
               help="Message size(s) in bytes per rank (K, M, G suffixes): 4096, 1-1M:pow2.")
+@click.option("--ppn", type=click.IntRange(1, 2 ** 31 - 1), help="Layout forest: ranks per node of the queries.")
+@click.option("--nodes", type=click.IntRange(1, 2 ** 31 - 1),
+              help="Layout forest: nodes of the queries (ppn = communicator size / nodes, rounded up).")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of text (one object per line for several).")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE",
               help="File to write (- for stdout).")
-def query(tree, collective, comm, msg, as_json, output):
+def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
     """Print the method the TREE, or the MPI library loading a RULES file, selects for communicator and message sizes.
 
     One query (`--comm 8 --msg 4K`) prints `ALGORITHM SEGSIZE NAME`; lists (`--comm-sizes 2-8 --msg-sizes
@@ -340,25 +359,36 @@ def query(tree, collective, comm, msg, as_json, output):
     the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
     measured size's decision, and said so on stderr. A rules file (codegen's ompi-rules, ompi-json, mpich-json and
     impi-adjust targets) is answered as the library reads it (the readers `verify` uses): `default 0` where the
-    library's own selection decides.
+    library's own selection decides. A layout forest (built from measurements with nodes and ppn) needs the layout
+    of the queries: --ppn P, or --nodes N (docs/formats-tree.md, Layout forest).
     """
     import sys
 
     import numpy as np
 
-    from ..decision.decision_function import DecisionFunction
+    from ..decision.forest_file import load_tree
     from ..inputs import read_text
     from ..targets.rules_file import detect_format
     check_output(output, inputs=[tree])
+    if ppn is not None and nodes is not None:
+        raise QuadselError("give --ppn or --nodes, not both")
     text = read_text(tree, what="tree file")
-    if detect_format(text) != "tree":
+    if detect_format(text) != "tree" and "quadsel-layout-forest" not in text[:4096]:
+        if ppn is not None or nodes is not None:
+            raise QuadselError(f"{tree} is a rules file: --ppn and --nodes apply to a layout forest")
         from .query_rules import query_rules
         pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
         return query_rules(tree, text, collective, pairs, as_json, output)
-    fn = DecisionFunction.load(tree)
+    fn = load_tree(tree)
     if collective is not None and collective != fn.collective:
         raise QuadselError(f"{tree} is a {fn.collective} tree, not {collective}")
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
+    if hasattr(fn, "members"):
+        from .layouts import query_forest, write_query
+        return write_query(output, *query_forest(fn, tree, pairs, ppn, nodes, as_json))
+    if ppn is not None or nodes is not None:
+        raise QuadselError(f"{tree} is a 2-D tree (communicator and message size): --ppn and --nodes apply to a "
+                           "layout forest")
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
     from ..libraries import algorithm_name
     outside, lines = 0, []

@@ -36,6 +36,26 @@ def input_library():
     return ctx.meta.get("quadsel.library") if ctx is not None else None
 
 
+def _layout(ctx, param, value):
+    """--layout NODESxPPN -> (nodes, ppn) in ctx.meta for the reader (docs/formats-input.md, The layout)."""
+    if value is not None:
+        import re
+        from ..inputs import INT_MAX
+        match = re.fullmatch(r"\s*([0-9]{1,10})\s*[xX*]\s*([0-9]{1,10})\s*", value)
+        if not match or not 1 <= int(match.group(1)) <= INT_MAX or not 1 <= int(match.group(2)) <= INT_MAX \
+                or int(match.group(1)) * int(match.group(2)) > INT_MAX:
+            raise click.BadParameter(f"expected NODESxPPN such as 4x8 (nodes x ranks per node, their product at most "
+                                     f"{INT_MAX}), not {one_line(value, 40)!r}")
+        ctx.meta["quadsel.layout"] = (int(match.group(1)), int(match.group(2)))
+    return value
+
+
+def input_layout():
+    """The --layout (nodes, ppn) of the running command, or None."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get("quadsel.layout") if ctx is not None else None
+
+
 def _parse_column_map(values):
     """--map FIELD=COLUMN pairs; the ingest layer checks the field names."""
     mapping = {}
@@ -67,8 +87,13 @@ def ingest_options(command, format_alias=True):
                      help="Input format; auto detects each file by its content."),
         click.option("--comm-size", type=click.IntRange(min=1), help="Communicator size of OSU files (which do not record it)."),
         click.option("--map", "column_map", multiple=True, metavar="FIELD=COLUMN",
-                     help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps) from COLUMN. Repeatable."),
+                     help="CSV: read FIELD (collective, algorithm, segsize, comm_size, msg_size, time, stddev, reps, "
+                          "nodes, ppn) from COLUMN. Repeatable."),
         library_option(),
+        click.option("--layout", metavar="NODESxPPN", expose_value=False, callback=_layout,
+                     help="The layout of every row whose file has no nodes/ppn columns (nodes x ranks per node, e.g. "
+                          "4x8; its communicator size must be their product). Layouts are never pooled: build makes "
+                          "one tree per ppn."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -191,13 +216,23 @@ def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold,
 
 def load_decision_map(files, collective, fmt, comm_size, column_map):
     from ..decision.decision_map import build_decision_map
-    from ..ingest import read_measurements
-    rows = read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
-                             column_map=_parse_column_map(column_map), library=input_library(), columns=True)
+    rows = load_measurements(files, collective, fmt, comm_size, column_map)
     dmap = build_decision_map(rows, collective)
+    echo_notes(rows)
+    return dmap
+
+
+def load_measurements(files, collective, fmt, comm_size, column_map):
+    """The ingest table of FILES under the command's ingest options (--library, --layout included)."""
+    from ..ingest import read_measurements
+    return read_measurements(list(files), fmt=fmt, collective=collective, comm_size=comm_size,
+                             column_map=_parse_column_map(column_map), library=input_library(), columns=True,
+                             layout=input_layout())
+
+
+def echo_notes(rows):
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
         click.echo(one_line(note, MESSAGE_LIMIT), err=True)
-    return dmap
 
 
 def file_identity(path, output):

@@ -31,19 +31,21 @@ def query_rules(path, text, collective, pairs, as_json, output):
         click.echo(f"warning: {line}", err=True)
     if rules.ignored:
         click.echo(f"note: {rules.ignored}: every answer is the library default", err=True)
+    from ..libraries import algorithm_name
     lines, defaults = [], 0
     for comm, msg in pairs:
         pick = rules.pick(collective, comm, msg)
         defaults += pick.is_default
+        # the id's name, as a tree's query prints it ("6" is another algorithm for each collective)
+        name = algorithm_name(rules.library, collective, pick.label) or pick.label
         if as_json:
             lines.append(json.dumps({"collective": collective, "comm_size": comm, "msg_size": msg,
-                                     "algorithm": pick.label, "segsize": int(pick.segsize),
+                                     "algorithm": pick.label, "algorithm_name": name, "segsize": int(pick.segsize),
                                      "params": {k: v for k, v in pick.params}, "rule": pick.rule or None,
                                      "library": rules.library, "format": rules.format}))
-        elif len(pairs) == 1:
-            lines.append(f"{shlex.quote(escaped(pick.label))} {pick.segsize}")
         else:
-            lines.append(f"{comm} {msg} {shlex.quote(escaped(pick.label))} {pick.segsize}")
+            answer = f"{shlex.quote(escaped(pick.label))} {pick.segsize} {shlex.quote(escaped(name))}"
+            lines.append(answer if len(pairs) == 1 else f"{comm} {msg} {answer}")
     write_text(output, "\n".join(lines) + "\n")
     if defaults and not rules.ignored:
         click.echo(f"note: {defaults} of {len(pairs)} queries are left to the library's own selection (`default 0`): "

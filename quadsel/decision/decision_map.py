@@ -119,6 +119,7 @@ def build_decision_map(measurements, collective=None):
     if not rows:
         found = ", ".join(collectives) or "none"
         raise QuadselError(f"no measurements of collective '{collective}' in the input (found: {found})")
+    _one_ppn(rows)
     # several rows of one method and point (rows not from ingest): their median (aggregate), never the last one
     method_rows = [m for m in rows if not m.is_default]
     if not getattr(measurements, "aggregated", False):     # an ingest Table is pooled already
@@ -157,6 +158,18 @@ def build_decision_map(measurements, collective=None):
                          default_se)
     dmap.replaced = tuple(p for p in getattr(measurements, "replaced", ()) if p[0] == collective)
     return dmap
+
+
+def _one_ppn(rows):
+    """One map is one ranks-per-node: rows of several layouts are never pooled (decision/layouts.py)."""
+    ppns = {m.ppn for m in rows}
+    if len(ppns) > 1:
+        from ..ingest.layout import layout_groups
+        layout_groups(rows)                        # rows with and without a layout: its one-line refusal
+        shown = ", ".join(map(str, sorted(ppns)))
+        raise QuadselError(f"the measurements hold {len(ppns)} layouts (ppn {shown}): a decision map is one ranks-per-"
+                           "node, and layouts are never pooled; `quadsel build` builds a layout forest, other commands "
+                           "take the files of one ppn")
 
 
 def _map_of_columns(cols, collective, library):

@@ -26,7 +26,7 @@ __all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Ta
 
 
 def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column_map=None, library=None,
-                      columns=False):
+                      columns=False, layout=None):
     """Read one or more files into one aggregated, sorted Table of Measurement (with .notes and .library).
 
     collective: used when a file does not name it, and keeps only that collective's rows otherwise; a file
@@ -35,7 +35,8 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     (--map). fmt "auto" detects each file by content. library: the MPI library of every file (--library; any
     name, see libraries.library_name), over metadata and labels. Identity rules (library, method names): identity.py.
     columns=True: a column_table.ColumnTable when every file was read as columns (a plain CSV sweep, no repeats),
-    the same table without a Measurement object per row.
+    the same table without a Measurement object per row. layout: (nodes, ppn) of every row whose file has no
+    layout columns (--layout NODESxPPN; docs/formats-input.md, The layout).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -51,7 +52,7 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     files, left_out, notes, extent = [], [], [], Extent()
     for path in paths:
         try:
-            files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map, extent)))
+            files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map, extent, layout)))
         except OtherCollective as exc:
             left_out.append(exc)
     if left_out:
@@ -108,12 +109,12 @@ def _collective_option(collective):
     return name
 
 
-def _read_file(path, fmt, collective, comm_size, column_map, extent=None):
+def _read_file(path, fmt, collective, comm_size, column_map, extent=None, layout=None):
     text = read_content(path)      # split into lines only when a reader asks for them (not a plain sweep)
     if fmt == "auto":
         fmt = detect_format(path, text=text)
     ctx = Context(path, None, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent,
-                  text=text)
+                  text=text, layout=layout)
     if fmt == "csv":
         cols = csvfile.read_columns(ctx)
         seen = None if cols is None else ctx.extent.of_columns(cols)

@@ -1,4 +1,4 @@
-"""Combine repeated measurements of one point (same collective, method, comm size and msg size)."""
+"""Combine repeated measurements of one point (same collective, method, comm size, msg size and layout)."""
 
 import math
 import statistics
@@ -6,13 +6,14 @@ from dataclasses import replace
 
 
 def _key(m):
-    return (m.collective, m.algorithm, m.segsize, m.comm_size, m.msg_size)
+    # the layout is part of the point: two layouts of one comm size are never pooled
+    return (m.collective, m.algorithm, m.segsize, m.comm_size, m.msg_size, m.nodes, m.ppn)
 
 
 def _order(m):
     # Numeric algorithm ids sort as numbers (2 before 10), names after them.
     algorithm = (0, int(m.algorithm), "") if m.algorithm.isascii() and m.algorithm.isdigit() else (1, 0, m.algorithm)
-    return (m.collective, algorithm, m.segsize, m.comm_size, m.msg_size)
+    return (m.collective, algorithm, m.segsize, m.comm_size, m.msg_size, m.ppn or 0)
 
 
 def aggregate(measurements):

@@ -2,7 +2,9 @@
 
 import re
 
-FIELDS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "msg_total", "time", "stddev", "reps")
+FIELDS = ("collective", "algorithm", "segsize", "comm_size", "msg_size", "msg_total", "time", "stddev", "reps",
+          "nodes", "ppn")
+LAYOUT_FIELDS = ("nodes", "ppn")     # optional: the layout, comm_size = nodes x ppn (docs/formats-input.md)
 
 # Keys are header names lower-cased without spaces, underscores, dashes, a leading '#' and a unit suffix.
 ALIASES = {
@@ -17,6 +19,8 @@ ALIASES = {
     "stddev": ("stddev", "stddevus", "std"),
     # OSU's Iterations and IMB's #repetitions both count the timed repetitions behind the mean.
     "reps": ("reps", "repetitions", "iterations"),
+    "nodes": ("nodes", "nnodes", "numnodes"),
+    "ppn": ("ppn", "procspernode", "rankspernode", "taskspernode", "processespernode"),
 }
 _FIELD_OF = {alias: field for field, aliases in ALIASES.items() for alias in aliases}
 

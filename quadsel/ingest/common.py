@@ -102,7 +102,9 @@ class OtherCollective(InputError):
 class Context:
     """One file being read: its lines, the caller's options, and the facts its name carries."""
 
-    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None, extent=None, text=None):
+    def __init__(self, path, lines, collective=None, comm_size=None, column_map=None, extent=None, text=None,
+                 layout=None):
+        self.layout = layout        # (nodes, ppn) of every row without layout cells (--layout), or None
         self.extent = extent if extent is not None else Extent()
         self.path = str(path)
         self._lines = lines
@@ -147,6 +149,8 @@ class Context:
     def fallback_comm_size(self, line, why):
         if self.comm_size is not None:
             return self.comm_size
+        if self.layout is not None:           # --layout NODESxPPN: the communicator is nodes x ppn
+            return self.layout[0] * self.layout[1]
         sizes = self.name.comm_sizes()
         if len(sizes) == 1:
             return sizes[0]
@@ -208,7 +212,8 @@ class Context:
         return value
 
     def measurement(self, line, *, collective, algorithm, comm_size, msg_size, time,
-                    segsize=0, stddev=None, reps=None, scale=None, stddev_scale=None, total=False):
+                    segsize=0, stddev=None, reps=None, scale=None, stddev_scale=None, total=False, nodes=None,
+                    ppn=None):
         """One checked row; the scales convert the file's time units to microseconds (None: already µs).
 
         A stddev without a unit of its own is in the time's unit. total=True: msg_size is a total over the
@@ -236,7 +241,7 @@ class Context:
             reps = self.integer(line, "repetition count", reps, 1)
         else:
             reps = None
-        comm_size = self.integer(line, "communicator size", comm_size, 1, INT_MAX, "a C int (MPI communicator sizes)")
+        comm_size, nodes, ppn = self._layout(line, comm_size, nodes, ppn)
         msg_size = self.integer(line, "message size", msg_size, 0, INT64_MAX,
                                 "a 64-bit integer (message sizes in the decision map)")
         return Measurement(
@@ -249,4 +254,38 @@ class Context:
             stddev=stddev,
             reps=reps,
             source=f"{self.path}:{line}",
+            nodes=nodes,
+            ppn=ppn,
         )
+
+    def _layout(self, line, comm_size, nodes, ppn):
+        """(comm size, nodes, ppn) of one row, checked: comm size = nodes x ppn where both are given, a missing one
+        derived from the others (docs/formats-input.md, The layout). Cells, else --layout, else no layout."""
+        given = lambda v: v is not None and str(v).strip().lower() not in MISSING   # noqa: E731
+        nodes, ppn = (nodes if given(nodes) else None), (ppn if given(ppn) else None)
+        what = "the layout"
+        if nodes is None and ppn is None and self.layout is not None:
+            (nodes, ppn), what = self.layout, f"--layout {self.layout[0]}x{self.layout[1]}"
+        c_int = "a C int (MPI communicator sizes)"
+        if nodes is not None:
+            nodes = self.integer(line, "node count", nodes, 1, INT_MAX, c_int)
+        if ppn is not None:
+            ppn = self.integer(line, "ranks per node (ppn)", ppn, 1, INT_MAX, c_int)
+        if comm_size is None:          # no communicator-size column: nodes x ppn
+            if nodes is None or ppn is None:
+                raise self.error(line, "no communicator size: give both nodes and ppn, or a comm_size column")
+            if nodes * ppn > INT_MAX:
+                raise self.error(line, f"nodes x ppn = {nodes} x {ppn} is beyond {INT_MAX}, the limit of {c_int}")
+            return nodes * ppn, nodes, ppn
+        comm_size = self.integer(line, "communicator size", comm_size, 1, INT_MAX, c_int)
+        if nodes is not None and ppn is not None:
+            if comm_size != nodes * ppn:
+                raise self.error(line, f"communicator size {comm_size} is not nodes x ppn = {nodes} x {ppn} "
+                                       f"({what}; docs/formats-input.md)")
+        elif nodes is not None or ppn is not None:
+            known, name = (nodes, "node count") if nodes is not None else (ppn, "ppn")
+            if comm_size % known:
+                raise self.error(line, f"communicator size {comm_size} is not a multiple of the {name} {known}: "
+                                       "no whole layout (give both nodes and ppn)")
+            nodes, ppn = (nodes, comm_size // nodes) if nodes is not None else (comm_size // ppn, ppn)
+        return comm_size, nodes, ppn

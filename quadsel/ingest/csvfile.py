@@ -66,7 +66,10 @@ def _missing_columns(ctx, line, found):
     if "collective" not in found:
         fixed["collective"] = ctx.fallback_collective("the file has no collective column")
     if "comm_size" not in found:
-        fixed["comm_size"] = ctx.fallback_comm_size(line, "the file has no communicator-size column")
+        if "nodes" in found and "ppn" in found:
+            fixed["comm_size"] = None        # nodes x ppn of every row (common.Context._layout)
+        else:
+            fixed["comm_size"] = ctx.fallback_comm_size(line, "the file has no communicator-size column")
     if "algorithm" not in found:
         # Without it every row would silently become one method; the file name may still name it.
         algorithm = ctx.fallback_algorithm()
@@ -101,8 +104,8 @@ def read_columns(ctx):
     header = [cell.strip() for cell in header]
     found = columns.resolve(ctx, line, header)
     fixed = _missing_columns(ctx, line, found)
-    if "msg_total" in found:
-        return None
+    if "msg_total" in found or any(f in found for f in columns.LAYOUT_FIELDS) or ctx.layout is not None:
+        return None                      # totals and layouts: the row reader's (docs/benchmarks.md, layouts.py)
     got = csv_columns.read(text, end + 1, line + 1, len(header), found)
     return None if got is None else _columns(ctx, fixed, *got)
 

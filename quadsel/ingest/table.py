@@ -34,6 +34,13 @@ class Measurement:
     stddev: Optional[float] = None
     reps: Optional[int] = None
     source: str = ""           # "file:line" it came from, for error messages
+    nodes: Optional[int] = None    # the layout: nodes x ranks per node = comm_size; None = unknown layout
+    ppn: Optional[int] = None      # ranks (processes) per node
+
+    @property
+    def layout(self):
+        """(nodes, ppn), or None when the row has no layout."""
+        return None if self.ppn is None else (self.nodes, self.ppn)
 
     @property
     def is_default(self):

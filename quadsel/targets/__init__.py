@@ -35,8 +35,9 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
         raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
         raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
+    _forests_expressible(target, flavor, fns)
     from .method_ids import check_library
-    check_library(target if flavor != "ompi-tuned" else "ompi-rules", fns)
+    check_library(target if flavor != "ompi-tuned" else "ompi-rules", [t for fn in fns for t in trees_of(fn)])
     if target in ("c", "blob"):
         if len(fns) != 1:
             raise QuadselError(f"--target {target} takes exactly one TREE")
@@ -47,6 +48,9 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
             _no_alpha_trees("--flavor ompi-tuned", fns)
             tuned = importlib.import_module(".ompi_tuned", __name__)
             return tuned.generate(fns[0], name=name, merge=merge, order=order)
+        if hasattr(fns[0], "members"):       # a layout forest: one static function per ppn (c_forest.py)
+            from .c_forest import generate_c_forest
+            return generate_c_forest(fns[0], name=name, merge=merge, library=library, order=order)
         if flavor == "table":     # the grid searched branch-free, or the node table when the grid is too large
             from .c_grid import generate_c_grid, grid_fits
             from .c_table import generate_c_table
@@ -61,9 +65,36 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     return module.emit(fns, max_requests=max_requests)
 
 
+# What each output cannot say about a layout forest (decision/layouts.py) until its library's layout keys are written.
+_NO_LAYOUT = {"blob": "the blob's node table has no ppn level",
+              "ompi-rules": "Open MPI's classic rules file keys on communicator and message size only",
+              "ompi-json": "quadsel's Open MPI JSON rules do not write comm_rank_distribution or HAN's levels yet",
+              "impi-adjust": "I_MPI_ADJUST strings key on process count only",
+              "impi-json": "quadsel's Intel MPI JSON does not write its ppn= level yet",
+              "table": "the grid and node tables have no ppn level", "ompi-tuned": "coll/tuned's fixed decision "
+              "is called with the communicator only"}
+
+
+def trees_of(fn):
+    """The 2-D trees of a decision function: itself, or a layout forest's members."""
+    return [m.fn for m in fn.members] if hasattr(fn, "members") else [fn]
+
+
+def _forests_expressible(target, flavor, fns):
+    """One line for a layout forest given to an output that cannot express the ppn axis (docs/formats-tree.md)."""
+    if not any(hasattr(fn, "members") for fn in fns):
+        return
+    what = _NO_LAYOUT.get(target) or (_NO_LAYOUT.get(flavor) if target == "c" else None)
+    if what:
+        shown = f"--target {target}" + (f" --flavor {flavor}" if target == "c" else "")
+        raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain) or -t mpich-json, or "
+                           "build the files of one ppn into a 2-D tree")
+
+
 def _no_alpha_trees(target, fns):
     """A rules file is read by the library itself, and no MPI library ships quadsel's α-tree broadcast."""
     from ..libraries import alphatree
+    fns = [t for fn in fns for t in trees_of(fn)]
     for fn in fns:
         used = {fn.methods[k].algorithm for k in set(fn.tree.method[fn.tree.is_leaf].tolist())}
         alphas = sorted(name for name in used if alphatree.is_alpha(name))
@@ -86,4 +117,4 @@ def conversion_notes(target, fns):
         return [f"note: {note}" for note in notes(fns)]
     if target == "impi-adjust":        # the file's own `# note:` lines say it
         return []
-    return [f"note: {note}" for rl in rule_lists(fns, library) for note in rl.notes]
+    return [f"note: {note}" for rl in rule_lists([t for fn in fns for t in trees_of(fn)], library) for note in rl.notes]

@@ -5,7 +5,7 @@ forces it. `CallModel` holds what an MPICH selection may test about a call (coun
 """
 
 from dataclasses import dataclass, field
-from typing import Tuple
+from typing import Optional, Tuple
 
 # Collectives verify calls with MPI_SUM on floats (REDUCTIONS); every other one moves MPI_BYTE (measure/calls.py).
 from ..libraries.base import DEFAULT_ALGORITHM, REDUCTIONS, is_reduction  # noqa: F401 (REDUCTIONS: interface)
@@ -42,6 +42,7 @@ class CallModel:
     commutative: bool = True
     threaded: bool = True          # mpi4py asks for MPI_THREAD_MULTIPLE
     one_node: bool = True          # every rank on this machine (quadsel verify --np)
+    nodes: Optional[int] = None    # the nodes the communicator spans (its layout); None: one_node says
 
     @staticmethod
     def of_verify_call(collective, msg, type_size=None):

@@ -83,6 +83,21 @@ def selection(rl, base=None):
     return {"comm_type=intra": by_comm, **({"comm_type=inter": inter} if inter else {})}
 
 
+def forest_selection(forest, base=None):
+    """The `collective=...` subtree of a layout forest (decision/layouts.py): `comm_avg_ppn<=P` blocks outermost, one
+    per member, the last one `comm_avg_ppn=any`, each holding its member's comm_size / message rules. MPICH's csel
+    takes a block when the communicator is node-aware and comm_size <= P x nodes, i.e. ceil(comm_size / nodes) <=
+    P: the forest's own rule; a communicator without node information (MPICH's internal node and node-roots
+    sub-communicators) takes the last block (docs/formats-output.md)."""
+    blocks, inter = {}, None
+    for i, member in enumerate(forest.members):
+        own = selection(rule_lists([member.fn], mpich.NAME)[0], base)
+        key = f"comm_avg_ppn<={member.ppn}" if i + 1 < len(forest.members) else "comm_avg_ppn=any"
+        blocks[key] = own["comm_type=intra"]
+        inter = own.get("comm_type=inter", inter)
+    return {"comm_type=intra": blocks, **({"comm_type=inter": inter} if inter else {})}
+
+
 def document(fns, base=None):
     """The MPICH selection: `base` (MPICH's own selection, a dict) with our collectives replaced.
 
@@ -90,8 +105,14 @@ def document(fns, base=None):
     cover, so a deployable file needs the base; base=None gives our collectives only.
     """
     ours = {}
-    for rl in rule_lists(fns, mpich.NAME):
-        ours[f"collective={rl.collective.lower()}"] = selection(rl, base)
+    rule_lists([fn for fn in fns if not hasattr(fn, "members")], mpich.NAME)     # one tree per collective
+    for fn in fns:
+        if fn.collective.lower() in {key[len("collective="):] for key in ours}:
+            raise QuadselError(f"two trees for collective {fn.collective!r}: give one tree per collective")
+        if hasattr(fn, "members"):
+            ours[f"collective={fn.collective.lower()}"] = forest_selection(fn, base)
+        else:
+            ours[f"collective={fn.collective.lower()}"] = selection(rule_lists([fn], mpich.NAME)[0], base)
     if base is None:
         return ours
     merged = {}
@@ -264,7 +285,8 @@ def holds(name, op, value, collective, comm_size, msg, call):
     """Does operator key (name op value) hold for this call (one node, MPICH's csel semantics)?"""
     if value == "any":
         return True
-    hierarchy = call.one_node and comm_size > 1      # one node, several ranks: MPICH builds a node communicator
+    # a node-aware communicator with a node of several ranks: MPICH builds its node sub-communicators (a parent)
+    hierarchy = call.one_node and comm_size > 1 if call.nodes is None else call.nodes != comm_size
     if name == "collective":
         return value == collective
     if name == "comm_type":
@@ -287,7 +309,7 @@ def holds(name, op, value, collective, comm_size, msg, call):
         if value == "pow2":
             return comm_size & (comm_size - 1) == 0
         if value == "node_comm_size":
-            return hierarchy
+            return hierarchy if call.nodes is None else call.nodes == 1
         return comm_size <= int(value) if op == "<=" else comm_size < int(value)
     if name == "count":
         if value == "pow2":
@@ -296,10 +318,11 @@ def holds(name, op, value, collective, comm_size, msg, call):
     if name in ("avg_msg_size", "total_msg_size"):
         size = sizes.mpich_value(name, collective, call.count * call.type_size, comm_size, call.type_size)
         return size <= int(value) if op == "<=" else size < int(value)
-    if name == "comm_avg_ppn":
-        if not hierarchy:
+    if name == "comm_avg_ppn":      # csel.c: node-aware (MPIR_COMM_ATTR__HIERARCHY) and comm_size <= P x nodes
+        nodes = call.nodes if call.nodes is not None else (1 if call.one_node else None)
+        if nodes is None:
             return False
-        return comm_size <= int(value) if op == "<=" else comm_size < int(value)
+        return comm_size <= int(value) * nodes if op == "<=" else comm_size < int(value) * nodes
     raise QuadselError(f"cannot evaluate MPICH key {name}{op}{value}")
 
 

@@ -1,0 +1,136 @@
+"""The layout forest file (format `quadsel-layout-forest`, docs/formats-tree.md): writing it, reading it back checked.
+
+A forest is a list of members, each a ppn bound, the measured ppn and node counts it was built from and a complete
+2-D tree document, read by the tree file's own checked reader (tree_file.from_json). Any fault is one InputError
+naming the file and, where it can be told, the line of the member at fault.
+"""
+
+import json
+import re
+
+from ..errors import InputError
+from ..inputs import INT_MAX
+from . import tree_file
+
+FORMAT_NAME = "quadsel-layout-forest"
+FORMAT_VERSION = 1
+MAX_MEMBERS = 4096
+
+
+def to_json(forest):
+    from .. import __version__
+    return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "collective": forest.collective,
+            "query": "the first layout whose ppn is >= the query's ppn (MPICH comm_avg_ppn<=P), else the last",
+            "layouts": [{"ppn": m.ppn, "measured_ppn": list(m.measured_ppn), "nodes": list(m.nodes),
+                         "tree": tree_file.to_json(m.fn)} for m in forest.members],
+            "stats": forest.stats(),
+            "provenance": {"quadsel_version": __version__, **forest.provenance}}
+
+
+def dumps(forest):
+    return json.dumps(to_json(forest), indent=1) + "\n"
+
+
+def is_forest(data):
+    return isinstance(data, dict) and data.get("format") == FORMAT_NAME
+
+
+def load(path):
+    """The LayoutForest of a forest file (InputError naming the file, and the member's line, on any fault)."""
+    from ..inputs import read_text
+    data = tree_file.read_json(path, "tree file")
+    return from_json(data, path, read_text(path, "tree file"))
+
+
+def load_tree(path):
+    """A tree file of either kind: a DecisionFunction (format quadsel-quadtree) or a LayoutForest."""
+    data = tree_file.read_json(path, "tree file")
+    if is_forest(data):
+        from ..inputs import read_text
+        return from_json(data, path, read_text(path, "tree file"))
+    from .decision_function import DecisionFunction
+    return DecisionFunction(**tree_file.from_json(data, path))
+
+
+def from_json(data, path="<forest>", text=None):
+    from .layouts import LayoutForest, LayoutMember
+    lines = _member_lines(text) if text is not None else []
+    try:
+        if not is_forest(data):
+            raise ValueError("not a quadsel layout forest")
+        if data.get("version") != FORMAT_VERSION:
+            raise ValueError(f"unsupported layout forest version {json.dumps(data.get('version'))[:20]} (this quadsel "
+                             f"reads {FORMAT_VERSION})")
+        collective = data.get("collective")
+        if not isinstance(collective, str) or not collective or len(collective) > tree_file.MAX_NAME:
+            raise ValueError("`collective` must be a name")
+        layouts = data.get("layouts")
+        if not isinstance(layouts, list) or not layouts or len(layouts) > MAX_MEMBERS:
+            raise ValueError(f"`layouts` must be a non-empty array of at most {MAX_MEMBERS} members")
+        provenance = data.get("provenance", {})
+        if not isinstance(provenance, dict):
+            raise ValueError("`provenance` must be an object")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(path, None, f"invalid quadsel layout forest: {exc}") from None
+    members, previous = [], 0
+    for i, entry in enumerate(layouts):
+        line = lines[i] if len(lines) == len(layouts) else None
+        try:
+            members.append(_member(entry, collective, previous, path, LayoutMember))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(path, line, f"invalid quadsel layout forest: layout {i + 1}: {exc}") from None
+        except InputError as exc:      # the member's tree, refused by the tree file's reader
+            raise InputError(path, line, f"layout {i + 1} (ppn {entry.get('ppn')}): {exc.message}") from None
+        previous = members[-1].ppn
+    return LayoutForest(collective, members, {k: v for k, v in provenance.items() if k != "quadsel_version"})
+
+
+def _member(entry, collective, previous, path, member_class):
+    if not isinstance(entry, dict) or set(entry) - {"ppn", "measured_ppn", "nodes", "tree"}:
+        raise ValueError("a layout is an object with ppn, measured_ppn, nodes and tree")
+    ppn = tree_file._int(entry.get("ppn"), "ppn", 1, INT_MAX)
+    if ppn <= previous:
+        raise ValueError("the layouts' ppn must be strictly increasing")
+    measured = [tree_file._int(v, "measured_ppn", previous + 1, ppn) for v in _list(entry, "measured_ppn")]
+    nodes = [tree_file._int(v, "nodes", 1, INT_MAX) for v in _list(entry, "nodes")]
+    if not measured or measured != sorted(set(measured)) or nodes != sorted(set(nodes)):
+        raise ValueError("measured_ppn (non-empty) and nodes must be strictly increasing")
+    tree = entry.get("tree")
+    fn_args = tree_file.from_json(tree, path)
+    if fn_args["collective"] != collective:
+        raise ValueError(f"its tree is of {fn_args['collective']!r}, the forest of {collective!r}")
+    from .decision_function import DecisionFunction
+    return member_class(ppn, measured, nodes, DecisionFunction(**fn_args))
+
+
+def _list(entry, key):
+    value = entry.get(key)
+    if not isinstance(value, list):
+        raise ValueError(f"`{key}` must be an array")
+    return value
+
+
+def _member_lines(text):
+    """The line where each member of the top-level `layouts` array starts ([] when it cannot be told)."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r'"layouts"\s*:\s*\[', text):
+        at, lines = match.end(), []
+        try:
+            while True:
+                at = _skip(text, at)
+                if text[at] == "]":
+                    return lines
+                lines.append(text.count("\n", 0, at) + 1)
+                _, at = decoder.raw_decode(text, at)
+                at = _skip(text, at)
+                if text[at] == ",":
+                    at += 1
+        except (ValueError, IndexError, RecursionError):
+            continue
+    return []
+
+
+def _skip(text, at):
+    while text[at] in " \t\r\n":
+        at += 1
+    return at

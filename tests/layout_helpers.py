@@ -1,0 +1,31 @@
+"""Random measurements with layouts and their forests (tests of decision/layouts.py and its targets)."""
+
+import numpy as np
+
+from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.layouts import build_forest, layout_groups
+from quadsel.ingest.table import Measurement
+
+
+def layout_rows(seed, ppns=(1, 2, 4), nodes=(1, 2, 4), n_msg=5, names=("1", "6", "8"), default=False):
+    """Rows of a (nodes x ppn) sweep whose best method changes with the layout (random costs)."""
+    rng = np.random.default_rng(seed)
+    msgs = sorted(rng.choice(np.arange(0, 1 << 20), size=n_msg, replace=False).tolist())
+    rows = []
+    for p in ppns:
+        for n in nodes:
+            for m in msgs:
+                for name in names + (("default",) if default else ()):
+                    rows.append(Measurement("bcast", name, 0, n * p, int(m), float(rng.uniform(1, 100)),
+                                            source=f"x.csv:{len(rows) + 2}", nodes=n, ppn=p))
+    return rows
+
+
+def forest_of(rows, **options):
+    options.setdefault("outside", "extrapolate")
+    return build_forest(layout_groups(rows), "bcast", lambda d: build_decision_function(d, **options))[0]
+
+
+def probe_sizes(values, top):
+    """Every measured size, its neighbours, 0/1 and beyond the largest."""
+    return sorted({0, 1, top * 2 + 1} | {int(v) + d for v in values for d in (-1, 0, 1) if v + d >= 0})
