@@ -128,3 +128,58 @@ def test_build_query_and_codegen_at_the_limits_through_the_cli(tmp_path, comm_si
         result = runner.invoke(main, ["codegen", str(tmp_path / "t.qt.json"), "-t", target, "-o", str(tmp_path / target)])
         assert result.exit_code == 0, (target, result.output)
     assert "-9223372036854775808" not in (tmp_path / "ompi-rules").read_text()
+
+
+# -- total-size keys (per rank x comm size): Open MPI reads a key as a C long ----------------------------------
+TOTAL_KEY = {"allgather": 0, "alltoall": 3, "gather": 9, "reduce_scatter_block": 13, "reduce_scatter": 12}
+
+
+def total_tree(collective, comm_sizes, msg_sizes, seed, outside):
+    rng = np.random.default_rng(seed)
+    cost = rng.uniform(1.0, 100.0, size=(len(comm_sizes), len(msg_sizes), 2))
+    rows = table_from_cube(cost, comm_sizes, msg_sizes, [("1", 0), ("2", 0)], collective)
+    return build_decision_function(build_decision_map(rows, collective), split="measured", between="least-bad",
+                                   leaf_rule="penalty", outside=outside)
+
+
+@given(st.sampled_from(sorted(TOTAL_KEY)), st.lists(st.integers(1, 12), min_size=1, max_size=3, unique=True).map(sorted),
+       sizes([0, 1, 1 << 40, MSG_TOP // 4, MSG_TOP // 3, MSG_TOP // 2, MSG_TOP - 1, MSG_TOP], 0, MSG_TOP),
+       st.integers(0, 10 ** 6), st.sampled_from(["default", "extrapolate"]))
+@settings(max_examples=50, deadline=None)
+def test_total_size_keys_beyond_a_c_long_are_left_out_and_every_reachable_key_follows_the_tree(
+        collective, comm_sizes, msg_sizes, seed, outside):
+    """Decision (docs/formats-output.md, "Total-size keys"): a key beyond 2^63 - 1 is a total no call reaches; its
+    rule is left out (with a note), and every key Open MPI can compute still gets the tree's method."""
+    fn = total_tree(collective, comm_sizes, msg_sizes, seed, outside)
+    text = ompi_rules.emit([fn])
+    classic, as_json = OmpiClassicRules(text), OmpiJsonRules(ompi_json.emit([fn]))
+    keys = [rule[0] for comms in classic.collectives.values() for _, rules in comms for rule in rules]
+    assert max(keys) <= MSG_TOP
+    read_back = read_rules_file("r.rules", text=text, library_version="Open MPI v5.0.11")   # quadsel's own reader
+    for comm in range(1, comm_sizes[-1] + 1):
+        if outside == "extrapolate" and not comm_sizes[0] <= comm <= comm_sizes[-1]:
+            continue
+        for msg in sorted({min(max(int(m) + d, 0), MSG_TOP) for m in msg_sizes for d in (-1, 0, 1)} | {0}):
+            if msg * comm > MSG_TOP:
+                continue        # no call: its buffers would hold more than 8 EiB
+            want = expected(fn, comm, msg)[0]
+            assert classic.lookup(TOTAL_KEY[collective], comm, msg * comm)[0] == want, (comm, msg)
+            assert as_json.lookup(collective, comm, msg * comm)[0] == want, (comm, msg)
+            assert read_back.pick(collective, comm, msg).label == ("default" if want == 0 else str(want))
+
+
+def test_codegen_says_which_total_size_keys_it_left_out(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    lines = ["collective,algorithm,segsize,comm_size,msg_size,time_us"]
+    for alg in ("1", "2"):
+        for comm in (2, 4, 8):
+            for i, msg in enumerate((1, 1024, 1 << 62, MSG_TOP - 8)):
+                lines.append(f"allgather,{alg},0,{comm},{msg},{1.0 if (int(alg) + i) % 2 else 2.0}")
+    (tmp_path / "ag.csv").write_text("\n".join(lines) + "\n")
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", str(tmp_path / "ag.csv"), "-o", str(tmp_path / "t.qt.json")]).exit_code == 0
+    result = runner.invoke(main, ["codegen", str(tmp_path / "t.qt.json"), "-t", "ompi-rules", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0 and "message keys beyond 9223372036854775807" in result.output, result.output
+    assert "18446744073709551" not in (tmp_path / "r").read_text()
+    read_rules_file(str(tmp_path / "r"), library_version="Open MPI v5.0.11")     # what verify reads: no error
