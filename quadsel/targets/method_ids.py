@@ -64,7 +64,7 @@ def check_tree(fn, path, target, flavor="plain", library=None):
 def _method_line(path, index):
     """The line of methods[index] in the tree file, or None when it cannot be told."""
     from ..inputs import read_text
-    from .json_lines import JArray, parse_json_lines
+    from ..json_lines import JArray, parse_json_lines
     try:
         methods = parse_json_lines(read_text(path, what="tree file"), path).get("methods")
         return methods[index].line_of("algorithm") if isinstance(methods, JArray) and index < len(methods) else None
