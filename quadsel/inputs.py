@@ -65,6 +65,23 @@ def _size_text(n):
     return f"{n // MiB} MiB" if n % MiB == 0 else f"{n} bytes"
 
 
+# -- every input of the running command (the output guard of quadsel/output.py refuses to write over one) -----------
+# Kinds a command reads back as its own output (measure's CSV and journal when it resumes): not inputs.
+OWN_OUTPUTS = ("measure output",)
+_READ = None    # None: not recording (quadsel used as a library); else {(device, inode): path} of this command
+
+
+def record_inputs():
+    """Start a command: from now on every file read (but its own outputs) is an input no output may replace."""
+    global _READ
+    _READ = {}
+
+
+def inputs_read():
+    """{(device, inode): path} of every input the running command has read so far ({} outside a command)."""
+    return dict(_READ or {})
+
+
 def read_bytes(path, what="measurements", limit=None):
     """The bytes of a regular file of at most `limit` (default: LIMITS[what]) bytes; InputError otherwise."""
     limit = LIMITS[what] if limit is None else limit
@@ -87,6 +104,8 @@ def read_bytes(path, what="measurements", limit=None):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError(path, None, f"not a regular file: save the {what} to a file first")
+        if _READ is not None and what not in OWN_OUTPUTS:
+            _READ[(info.st_dev, info.st_ino)] = os.fspath(path)
         data = b""
         if info.st_size <= limit:   # a file growing while it is read is still stopped at the limit
             try:

@@ -94,6 +94,18 @@ def mpich_base(text):
     return ["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{%s}" % name], {"t.qt.json": TREE, name: text}
 
 
+MPICH_BASE = ('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},\n'
+              ' "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_k_dissemination": {}}}}\n')
+
+
+def mpich_tree(doc):
+    """The tree of GOOD as if measured on MPICH (its three methods renamed to MPICH bcast algorithms)."""
+    names = {"1": "binomial", "3": "scatter_ring_allgather", "6": "scatter_recursive_doubling_allgather"}
+    for method in doc["methods"]:
+        method["algorithm"] = names.get(method["algorithm"], method["algorithm"])
+    doc["provenance"]["library"] = "mpich"
+
+
 def model_build(meta):
     """`build g.csv --model hockney` with `meta` as g.meta.json (the grid the model predicts on)."""
     return ["build", "{g.csv}", "--model", "hockney"], {"g.csv": GOOD, "g.meta.json": meta}
@@ -375,6 +387,31 @@ CASES = [
     case("verified-boolean-size", "points[0].msg_size: true is not an integer", verified(verify_text(msg_size="true"))),
     case("verified-huge-size", "points[0].msg_size: 18446744073709551616 is beyond",
          verified(verify_text(msg_size=2 ** 64))),
+    # -- issue 32: one output guard that knows every input of the command, read explicitly or not ----------------
+    case("out-is-the-mpich-base", "it is the input",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{base.json}", "-o", "{base.json}"],
+          {"t.qt.json": TREE_EDIT(mpich_tree), "base.json": MPICH_BASE})),
+    case("out-is-the-library-behind-the-mpich-base-script", "it is the input",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{libmpi.so}", "-o", "{base.json}"],
+          {"t.qt.json": TREE_EDIT(mpich_tree), "libmpi.so": "INPUT(base.json)\n", "base.json": MPICH_BASE})),
+    case("out-is-the-verified-result", "it is the input",
+         (["codegen", "{t.qt.json}", "--verified", "{v.json}", "-o", "{v.json}"],
+          {"t.qt.json": TREE, "v.json": verify_text(quadsel='"1"')})),
+    case("out-is-the-trace", "it is the input", (["breakdown", "{t.json}", "-o", "{t.json}"], {"t.json": trace_text()})),
+    case("out-is-the-timemap-trace", "it is the input",
+         (["breakdown", "{t.json}", "--timemap", "{t.json}", "-o", "-"], {"t.json": trace_text()})),
+    case("out-is-the-replayed-file", "it is the input",
+         (["measure", "--replay", "{m.csv}", "-c", "bcast", "-o", "{m.csv}"], {"m.csv": GOOD})),
+    case("out-is-the-metadata-beside-the-csv", "it is the input",
+         (["build", "{m.csv}", "-o", "{m.meta.json}"], {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi"}'})),
+    case("out-report-is-the-metadata-beside-the-csv", "it is the input",
+         (["report", "{m.csv}", "--no-compare", "-o", "{m.meta.json}"],
+          {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi"}'})),
+    case("out-query-is-the-tree", "it is the input",
+         (["query", "{t.qt.json}", "--comm", "4", "--msg", "8", "-o", "{t.qt.json}"], {"t.qt.json": TREE})),
+    case("out-model-build-is-the-metadata", "it is the input",
+         (["build", "{m.csv}", "--model", "hockney", "-o", "{m.meta.json}"],
+          {"m.csv": GOOD, "m.meta.json": '{"grid": {"comm_sizes": [2, 4, 8]}}'})),
     case("verified-another-library", "verified mpich and the bcast tree was built from openmpi",
          verified(verify_text(library='"mpich"'), edit=_set("provenance", "library", "openmpi"))),
 ]

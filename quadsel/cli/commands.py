@@ -158,7 +158,7 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     from ..targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
-    check_output(output, inputs=trees)
+    check_output(output, inputs=list(trees) + list(verified) + ([mpich_base] if mpich_base not in (None, "none") else []))
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     fns = [DecisionFunction.load(tree) for tree in trees]

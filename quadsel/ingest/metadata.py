@@ -17,13 +17,13 @@ def meta_path(path):
     return base + ".meta.json"
 
 
-def load_meta(path, text=None, line=None):
+def load_meta(path, text=None, line=None, what="metadata"):
     """A metadata object (a `.meta.json` file at `path`, or `text` on `line` of a streamed CSV), read through
     the one checked path of JSON inputs: strict JSON and docs/schemas/metadata.schema.json (quadsel/schemas.py).
     InputError (FILE:LINE: what) otherwise."""
     from ..schemas import check_json
     if text is None:
-        text = read_text(path, what="metadata")
+        text = read_text(path, what=what)
     return check_json(text, path, "metadata", line=line)
 
 
@@ -32,7 +32,7 @@ def read_meta(path):
     if is_stream(path) or not os.path.exists(meta_path(path)):
         return None
     try:
-        return load_meta(meta_path(path))
+        return load_meta(meta_path(path), what="measure output")   # its own: measure replaces it (quadsel.inputs)
     except InputError as exc:
         raise InputError(exc.path, exc.line, f"{exc.message}; remove it or use --no-resume") from None
 
