@@ -122,9 +122,16 @@ def read_text(path, what="measurements", limit=None):
     """The text (UTF-8, a leading byte-order mark dropped) of a regular file; InputError otherwise."""
     data = read_bytes(path, what, limit)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(path, None, "not a UTF-8 text file") from None
+    return old_mac_lines(text)
+
+
+def old_mac_lines(text):
+    """A text whose lines end in a carriage return alone (classic Mac OS: CR but no LF anywhere) with LF line ends,
+    as every reader splits lines at LF (text_lines); any other text as it is."""
+    return text.replace("\r", "\n") if "\r" in text and "\n" not in text else text
 
 
 def text_lines(text):

@@ -412,6 +412,13 @@ CASES = [
     case("out-model-build-is-the-metadata", "it is the input",
          (["build", "{m.csv}", "--model", "hockney", "-o", "{m.meta.json}"],
           {"m.csv": GOOD, "m.meta.json": '{"grid": {"comm_sizes": [2, 4, 8]}}'})),
+    # -- issue 32: the rest ------------------------------------------------------------------------------------------
+    case("impi-adjust-tree-without-library", "records no MPI library, so its numeric ids are Open MPI's",
+         (["codegen", "{t.qt.json}", "-t", "impi-adjust"],
+          {"t.qt.json": TREE_EDIT(lambda doc: doc["provenance"].pop("library", None))})),
+    *[case(f"measure-alpha-{value}", "is not a finite number",
+           (["measure", "-c", "bcast", "--alpha", value, "-o", "{m.csv}"], {"m.csv": None}))
+      for value in ("nan", "inf", "-inf", "1e400")],
     case("verified-another-library", "verified mpich and the bcast tree was built from openmpi",
          verified(verify_text(library='"mpich"'), edit=_set("provenance", "library", "openmpi"))),
 ]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..errors import InputError, QuadselError
+from ..inputs import text_lines
 from ..libraries import DEFAULT_ALGORITHM, intelmpi, sizes
 from .escape import comment_text
 from .library_call import DEFAULT_PICK, Pick
@@ -157,7 +158,7 @@ def parse_value(value, path, line):
 def read(text, path):
     """{collective: [AdjustRule]} of a file of I_MPI_ADJUST_<COLL> assignments (comments and blank lines allowed)."""
     out = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(text), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -182,7 +183,7 @@ def read(text, path):
 def environment(rules_text, path):
     """{variable: value} the launch of a program using the file gets (what `. FILE` exports)."""
     env = {}
-    for number, raw in enumerate(rules_text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(rules_text), start=1):
         match = _LINE.match(raw.strip()) if raw.strip() and not raw.strip().startswith("#") else None
         if match:
             env[f"I_MPI_ADJUST_{match.group(1)}"] = shlex.split(match.group(2))[0]
@@ -206,7 +207,7 @@ def pick(path, collective, rules, comm, msg):
 
 def looks_like(text):
     """Is `text` a file of I_MPI_ADJUST assignments (first meaningful line)?"""
-    for raw in text.splitlines():
+    for raw in text_lines(text):
         line = raw.strip()
         if line and not line.startswith("#"):
             return bool(_LINE.match(line))

@@ -51,7 +51,7 @@ def describe(b):
     c = b.config
     shape = c.shape.name if c.shape else "not a tree (every rank depends on every other)"
     h = c.header
-    lines = [f"{printable(c.label)}: {c.collective} {printable(c.name)} ({c.library}), {c.ranks} ranks, "
+    lines = [f"{printable(c.label)}: {printable(c.collective)} {printable(c.name)} ({printable(c.library)}), {c.ranks} ranks, "
              f"{len(c.entry)} calls" + (f" ({b.dropped_calls} outlier call{'s' if b.dropped_calls != 1 else ''} fenced off)"
                                    if b.dropped_calls else "")
              + f"; tree: {shape}" + (f" [{c.shape.note}]" if c.shape and c.shape.note else ""),
