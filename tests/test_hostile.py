@@ -76,3 +76,31 @@ def test_breakdown_never_writes_a_terminal_escape_from_the_trace(tmp_path, field
         result = CliRunner().invoke(main, ["breakdown", str(path), "--format", fmt])
         assert "\x1b" not in result.output and "\x07" not in result.output, result.output
         assert "Traceback" not in result.output
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch):
+    """matplotlib as if not installed: importing it raises ImportError."""
+    import sys
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+def test_breakdown_timemap_without_matplotlib_is_one_line_and_writes_nothing(tmp_path, no_matplotlib):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(TRACE))
+    result = CliRunner().invoke(main, ["breakdown", str(path), "--timemap", str(tmp_path / "map.png"),
+                                       "-o", str(tmp_path / "b.md")])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert result.output.strip() == ("Error: --timemap needs matplotlib, which is not installed: "
+                                     "pip install 'quadsel[figures]'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_report_figures_without_matplotlib_leaves_no_folder(tmp_path, no_matplotlib):
+    (tmp_path / "bcast.csv").write_text(CSV)
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "bcast.csv"), "--no-compare", "--figures",
+                                       str(tmp_path / "figs"), "-o", str(tmp_path / "r.md")])
+    assert result.exit_code == 2 and "--figures needs matplotlib" in result.output, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bcast.csv"]

@@ -12,7 +12,7 @@ from ..errors import QuadselError, escaped, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
 from .group import main
 from .options import (build_settings, file_identity, ingest_options, library_default_options, load_decision_map,
-                      model_grid, model_options, paper_tree_options, tree_options)
+                      model_grid, model_options, paper_tree_options, require_matplotlib, tree_options)
 
 
 @main.command()
@@ -226,6 +226,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     from ..evaluate.holdout import parse_holdout
     out_format = "json" if as_json else out_format
     check_output(output, inputs=files + tree_files)
+    if figures_dir:
+        require_matplotlib("--figures")       # before the work, and before the folder is made
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:

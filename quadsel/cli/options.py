@@ -243,3 +243,14 @@ def model_grid(files, model, comm_sizes, msg_sizes):
     if comm is not None and min(comm) < 1:
         raise QuadselError("--predict-comm-sizes: communicator sizes must be at least 1")
     return comm, msg
+
+
+def require_matplotlib(option):
+    """One line, exit status 2, before any work or folder, when `option` (--figures, --timemap) lacks matplotlib."""
+    from ..errors import missing_extra
+    try:
+        import matplotlib  # noqa: F401 (only whether it is there)
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        raise missing_extra(option, "matplotlib", "figures") from None
+
