@@ -2,6 +2,7 @@
 ends, form feeds and line separators inside lines, names with terminal escapes."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -104,3 +105,15 @@ def test_report_figures_without_matplotlib_leaves_no_folder(tmp_path, no_matplot
                                        str(tmp_path / "figs"), "-o", str(tmp_path / "r.md")])
     assert result.exit_code == 2 and "--figures needs matplotlib" in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bcast.csv"]
+
+
+@pytest.mark.parametrize("value, words", [
+    ("²:0-8", "preset '²' is not a number"),
+    ("1:0-" + "9" * 4401, "is above 2147483647"),
+    ("1:١٢-20", "is not N or N-M"),
+    ("99999999999:0-8", "preset 99999999999 is beyond 2147483647"),
+])
+def test_the_impi_adjust_reader_refuses_numbers_it_cannot_hold_in_one_line(value, words):
+    """Found by benchmarks/fuzz_readers.py once it covered this reader (issue 32): ValueError tracebacks."""
+    with pytest.raises(InputError, match=re.escape(words)):
+        impi_adjust.read(f"export I_MPI_ADJUST_BCAST='{value}'\n", "r.sh")
