@@ -69,12 +69,24 @@ def _size_text(n):
 # Kinds a command reads back as its own output (measure's CSV and journal when it resumes): not inputs.
 OWN_OUTPUTS = ("measure output",)
 _READ = None    # None: not recording (quadsel used as a library); else {(device, inode): path} of this command
+_OWN = []       # folders the command owns (`quadsel tune -o DIR`): what it reads there is its own output
 
 
 def record_inputs():
     """Start a command: from now on every file read (but its own outputs) is an input no output may replace."""
     global _READ
     _READ = {}
+    _OWN.clear()
+
+
+def own_folder(path):
+    """Files read under `path` are the command's own outputs, which it may replace (tune's folder)."""
+    _OWN.append(os.path.realpath(path))
+
+
+def _is_own(path):
+    real = os.path.realpath(path)
+    return any(real.startswith(folder + os.sep) for folder in _OWN)
 
 
 def inputs_read():
@@ -104,7 +116,7 @@ def read_bytes(path, what="measurements", limit=None):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError(path, None, f"not a regular file: save the {what} to a file first")
-        if _READ is not None and what not in OWN_OUTPUTS:
+        if _READ is not None and what not in OWN_OUTPUTS and not (_OWN and _is_own(path)):
             _READ[(info.st_dev, info.st_ino)] = os.fspath(path)
         data = b""
         if info.st_size <= limit:   # a file growing while it is read is still stopped at the limit
