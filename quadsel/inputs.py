@@ -65,6 +65,35 @@ def _size_text(n):
     return f"{n // MiB} MiB" if n % MiB == 0 else f"{n} bytes"
 
 
+# -- every input of the running command (the output guard of quadsel/output.py refuses to write over one) -----------
+# Kinds a command reads back as its own output (measure's CSV and journal when it resumes): not inputs.
+OWN_OUTPUTS = ("measure output",)
+_READ = None    # None: not recording (quadsel used as a library); else {(device, inode): path} of this command
+_OWN = []       # folders the command owns (`quadsel tune -o DIR`): what it reads there is its own output
+
+
+def record_inputs():
+    """Start a command: from now on every file read (but its own outputs) is an input no output may replace."""
+    global _READ
+    _READ = {}
+    _OWN.clear()
+
+
+def own_folder(path):
+    """Files read under `path` are the command's own outputs, which it may replace (tune's folder)."""
+    _OWN.append(os.path.realpath(path))
+
+
+def _is_own(path):
+    real = os.path.realpath(path)
+    return any(real.startswith(folder + os.sep) for folder in _OWN)
+
+
+def inputs_read():
+    """{(device, inode): path} of every input the running command has read so far ({} outside a command)."""
+    return dict(_READ or {})
+
+
 def read_bytes(path, what="measurements", limit=None):
     """The bytes of a regular file of at most `limit` (default: LIMITS[what]) bytes; InputError otherwise."""
     limit = LIMITS[what] if limit is None else limit
@@ -87,6 +116,8 @@ def read_bytes(path, what="measurements", limit=None):
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError(path, None, f"not a regular file: save the {what} to a file first")
+        if _READ is not None and what not in OWN_OUTPUTS and not (_OWN and _is_own(path)):
+            _READ[(info.st_dev, info.st_ino)] = os.fspath(path)
         data = b""
         if info.st_size <= limit:   # a file growing while it is read is still stopped at the limit
             try:
@@ -103,9 +134,16 @@ def read_text(path, what="measurements", limit=None):
     """The text (UTF-8, a leading byte-order mark dropped) of a regular file; InputError otherwise."""
     data = read_bytes(path, what, limit)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(path, None, "not a UTF-8 text file") from None
+    return old_mac_lines(text)
+
+
+def old_mac_lines(text):
+    """A text whose lines end in a carriage return alone (classic Mac OS: CR but no LF anywhere) with LF line ends,
+    as every reader splits lines at LF (text_lines); any other text as it is."""
+    return text.replace("\r", "\n") if "\r" in text and "\n" not in text else text
 
 
 def text_lines(text):

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 from .errors import QuadselError, one_line
+from .inputs import inputs_read
 
 STDOUT = "-"
 # Open descriptors named as paths: write to the descriptor itself, never replace the file behind it.
@@ -93,7 +94,9 @@ def is_stream(path):
 
 def check(path, inputs=()):
     """Fail now (QuadselError) if `path` cannot be written, before any long work is done; also when it is one of
-    the `inputs` (`build m.csv -o m.csv` would replace the measurements with the tree)."""
+    the `inputs` (`build m.csv -o m.csv` would replace the measurements with the tree) or any file the running
+    command has read (quadsel.inputs records each: a tree, `--mpich-base`, `--verified`, a trace, the `.meta.json`
+    beside a CSV). Every write of this module goes through it: the one guard of every output."""
     kind, target = resolve(path)
     if kind in ("file", "new"):
         folder = os.path.dirname(target)
@@ -102,7 +105,12 @@ def check(path, inputs=()):
         if kind == "file" and not os.access(target, os.W_OK):
             raise _fail(path, "the file is not writable")
     if kind == "file":
-        for source in inputs:
+        try:
+            info = os.stat(target)
+            read = inputs_read().get((info.st_dev, info.st_ino))
+        except OSError:
+            read = None
+        for source in list(inputs) + ([read] if read is not None else []):
             try:
                 same = os.path.samefile(target, source)
             except (OSError, ValueError):

@@ -88,6 +88,59 @@ def case(id, words, command, *extra_files):
     return Bad(id, args, files, words)
 
 
+def mpich_base(text):
+    """`codegen TREE -t mpich-json --mpich-base FILE` with `text` as FILE (libmpi.so for a linker script)."""
+    name = "libmpi.so" if isinstance(text, str) and text.startswith(("INPUT", "GROUP")) else "base"
+    return ["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{%s}" % name], {"t.qt.json": TREE, name: text}
+
+
+MPICH_BASE = ('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},\n'
+              ' "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_k_dissemination": {}}}}\n')
+
+
+def mpich_tree(doc):
+    """The tree of GOOD as if measured on MPICH (its three methods renamed to MPICH bcast algorithms)."""
+    names = {"1": "binomial", "3": "scatter_ring_allgather", "6": "scatter_recursive_doubling_allgather"}
+    for method in doc["methods"]:
+        method["algorithm"] = names.get(method["algorithm"], method["algorithm"])
+    doc["provenance"]["library"] = "mpich"
+
+
+def model_build(meta):
+    """`build g.csv --model hockney` with `meta` as g.meta.json (the grid the model predicts on)."""
+    return ["build", "{g.csv}", "--model", "hockney"], {"g.csv": GOOD, "g.meta.json": meta}
+
+
+def trace_text(**header):
+    """A trace file of one bcast run on 2 ranks; keys of `header` replace the header's (or the run's) fields."""
+    import json
+    run = {"algorithm": "6", "name": "binomial", "segsize": 0, "msg_size": 8, "calls": 1,
+           "entry_us": [[0.0, 1.0]], "exit_us": [[2.0, 3.0]]}
+    doc = {"format": "quadsel-trace", "version": 1, "collective": "bcast", "library": "openmpi", "comm_size": 2,
+           "root": 0, "hosts": ["h", "h"], "cpus": 2, "runs": [run]}
+    for key, value in header.items():
+        (run if key in run or key == "overhead" else doc)[key] = value
+    return json.dumps(doc)
+
+
+def breakdown(text):
+    return ["breakdown", "{t.json}"], {"t.json": text}
+
+
+def verify_text(**point):
+    """A verify result (`verify --json`) with one slower bcast point; values of `point` are JSON text."""
+    fields = {"collective": '"bcast"', "comm_size": "4", "msg_size": "1024", "quadsel": '"6"', "verdict": '"slower"',
+              "speedup": "0.8", **{k: str(v) for k, v in point.items()}}
+    library = fields.pop("library", '"openmpi"')
+    body = ", ".join(f'"{k}": {v}' for k, v in fields.items())
+    return f'{{"library": {library},\n "points": [{{{body}}}],\n "statistics": {{}}}}\n'
+
+
+def verified(text, edit=None):
+    return ["codegen", "{t.qt.json}", "--verified", "{v.json}"], {"t.qt.json": TREE if edit is None else TREE_EDIT(edit),
+                                                                  "v.json": text}
+
+
 VERIFY = ["verify", "{rules}", "--np", "2", "--comm-sizes", "2", "--msg-sizes", "8", "--no-check-rules"]
 
 
@@ -297,6 +350,77 @@ CASES = [
          (["query", "{t.qt.json}", "--comm", "2147483648", "--msg", "8"], {"t.qt.json": TREE})),
     case("out-measure-resume-of-another-collective", "holds bcast measurements, not reduce",
          (["measure", "-c", "reduce", "--np", "2", "-o", "{m.csv}"], {"m.csv": GOOD})),
+    # -- issue 32: every JSON input through one schema-checked path ---------------------------------------------
+    case("mpich-base-self-including-script", "a linker script that includes itself", mpich_base("INPUT(libmpi.so)\n")),
+    case("mpich-base-script-loop", "a linker script that includes itself",
+         mpich_base("INPUT(other.so)\n"), {"other.so": "GROUP ( libmpi.so )\n"}),
+    case("mpich-base-nan", "not valid JSON: NaN is not a JSON value",
+         mpich_base('{"collective=bcast": {"comm_type=intra": {"comm_size<=8": NaN}}}')),
+    case("mpich-base-number-beyond-a-double", "not valid JSON: the number 1e400 is beyond a double",
+         mpich_base('{"collective=bcast": {"comm_type=intra": 1e400}}')),
+    case("mpich-base-unknown-algorithm", "MPICH has no bcast algorithm 'fastest'",
+         mpich_base('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_fastest": {}}}}')),
+    case("mpich-base-key-twice-but-for-spaces", "stands twice in one object (line 1 too, spaces aside)",
+         mpich_base('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},\n'
+                    ' "collective = bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}')),
+    case("mpich-base-value-not-an-object", "base:1: collective=bcast: 3 is not an object (mpich-base.schema.json)",
+         mpich_base('{"collective=bcast": 3}')),
+    case("mpich-base-not-a-collective-key", "the key 'bcast' is not of the form",
+         mpich_base('{"bcast": {}}')),
+    case("mpich-base-not-utf8", "not a UTF-8 text file", mpich_base(b'{"collective=bcast": "\xff"}')),
+    case("model-grid-2^80", "g.meta.json:2: grid.comm_sizes[1]: 120892581961...706176 (25 characters) is beyond",
+         model_build('{"library": "openmpi",\n "grid": {"comm_sizes": [2, 1208925819614629174706176]}}')),
+    case("model-grid-boolean", "grid.msg_sizes[0]: true is not an integer",
+         model_build('{"grid": {"msg_sizes": [true]}}')),
+    case("model-grid-negative", "grid.msg_sizes[0]: -8 is below the minimum 0", model_build('{"grid": {"msg_sizes": [-8]}}')),
+    case("model-grid-fraction", "grid.comm_sizes[0]: 2.5 is not an integer", model_build('{"grid": {"comm_sizes": [2.5]}}')),
+    case("model-grid-infinity", "not valid JSON: Infinity is not a JSON value",
+         model_build('{"grid": {"comm_sizes": [Infinity]}}')),
+    case("trace-root-a-string", "root: '0' is not an integer", breakdown(trace_text(root="0"))),
+    case("trace-overhead-not-numbers", "runs[0].overhead.traced_us_per_iteration[0]: not a finite number",
+         breakdown(trace_text(overhead={"traced_us_per_iteration": ["x"], "untraced_us_per_iteration": [1.0]}))),
+    case("trace-hosts-not-a-list", "hosts: 7 is not an array", breakdown(trace_text(hosts=7))),
+    case("trace-nan", "not valid JSON: NaN is not a JSON value", breakdown(trace_text().replace("0.0", "NaN", 1))),
+    case("trace-msg-2^63", "runs[0].msg_size: 9223372036854775808 is beyond", breakdown(trace_text(msg_size=2 ** 63))),
+    case("verified-infinity", "not valid JSON: Infinity is not a JSON value", verified(verify_text(speedup="Infinity"))),
+    case("verified-zero-ranks", "points[0].comm_size: 0 is below the minimum 1", verified(verify_text(comm_size=0))),
+    case("verified-boolean-size", "points[0].msg_size: true is not an integer", verified(verify_text(msg_size="true"))),
+    case("verified-huge-size", "points[0].msg_size: 18446744073709551616 is beyond",
+         verified(verify_text(msg_size=2 ** 64))),
+    # -- issue 32: one output guard that knows every input of the command, read explicitly or not ----------------
+    case("out-is-the-mpich-base", "it is the input",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{base.json}", "-o", "{base.json}"],
+          {"t.qt.json": TREE_EDIT(mpich_tree), "base.json": MPICH_BASE})),
+    case("out-is-the-library-behind-the-mpich-base-script", "it is the input",
+         (["codegen", "{t.qt.json}", "-t", "mpich-json", "--mpich-base", "{libmpi.so}", "-o", "{base.json}"],
+          {"t.qt.json": TREE_EDIT(mpich_tree), "libmpi.so": "INPUT(base.json)\n", "base.json": MPICH_BASE})),
+    case("out-is-the-verified-result", "it is the input",
+         (["codegen", "{t.qt.json}", "--verified", "{v.json}", "-o", "{v.json}"],
+          {"t.qt.json": TREE, "v.json": verify_text(quadsel='"1"')})),
+    case("out-is-the-trace", "it is the input", (["breakdown", "{t.json}", "-o", "{t.json}"], {"t.json": trace_text()})),
+    case("out-is-the-timemap-trace", "it is the input",
+         (["breakdown", "{t.json}", "--timemap", "{t.json}", "-o", "-"], {"t.json": trace_text()})),
+    case("out-is-the-replayed-file", "it is the input",
+         (["measure", "--replay", "{m.csv}", "-c", "bcast", "-o", "{m.csv}"], {"m.csv": GOOD})),
+    case("out-is-the-metadata-beside-the-csv", "it is the input",
+         (["build", "{m.csv}", "-o", "{m.meta.json}"], {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi"}'})),
+    case("out-report-is-the-metadata-beside-the-csv", "it is the input",
+         (["report", "{m.csv}", "--no-compare", "-o", "{m.meta.json}"],
+          {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi"}'})),
+    case("out-query-is-the-tree", "it is the input",
+         (["query", "{t.qt.json}", "--comm", "4", "--msg", "8", "-o", "{t.qt.json}"], {"t.qt.json": TREE})),
+    case("out-model-build-is-the-metadata", "it is the input",
+         (["build", "{m.csv}", "--model", "hockney", "-o", "{m.meta.json}"],
+          {"m.csv": GOOD, "m.meta.json": '{"grid": {"comm_sizes": [2, 4, 8]}}'})),
+    # -- issue 32: the rest ------------------------------------------------------------------------------------------
+    case("impi-adjust-tree-without-library", "records no MPI library, so its numeric ids are Open MPI's",
+         (["codegen", "{t.qt.json}", "-t", "impi-adjust"],
+          {"t.qt.json": TREE_EDIT(lambda doc: doc["provenance"].pop("library", None))})),
+    *[case(f"measure-alpha-{value}", "is not a finite number",
+           (["measure", "-c", "bcast", "--alpha", value, "-o", "{m.csv}"], {"m.csv": None}))
+      for value in ("nan", "inf", "-inf", "1e400")],
+    case("verified-another-library", "verified mpich and the bcast tree was built from openmpi",
+         verified(verify_text(library='"mpich"'), edit=_set("provenance", "library", "openmpi"))),
 ]
 
 NEEDS_MPI = ("rules-", "out-verify-", "out-measure-")

@@ -17,6 +17,8 @@ def test_wheel_ships_every_template(tmp_path):
     for name in templates:
         assert f"quadsel/templates/{name}" in names
     assert "quadsel/cli/__init__.py" in names
+    schemas = sorted(p.name for p in (REPO / "docs" / "schemas").glob("*.schema.json"))
+    assert schemas and all(f"quadsel/schema_files/{name}" in names for name in schemas)   # quadsel/schemas.py
 
 
 def test_every_subpackage_is_listed_in_pyproject():

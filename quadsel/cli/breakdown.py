@@ -5,6 +5,7 @@ import json
 import click
 
 from ..errors import missing_extra
+from .options import require_matplotlib
 from ..output import check as check_output, write_text
 from .group import main
 
@@ -35,9 +36,10 @@ def breakdown(traces, fmt, as_json, select, tolerance, timemap_path, output):
     """
     from ..trace.breakdown_report import analyses, as_json as to_json, render
     from ..trace.trace_file import load_trace
-    check_output(output)
+    check_output(output, inputs=traces)
     if timemap_path:
-        check_output(timemap_path)
+        check_output(timemap_path, inputs=traces)
+        require_matplotlib("--timemap")
     named = [(path, load_trace(path)) for path in traces]
     chosen = [s.strip() for s in select.split(",") if s.strip()] if select else None
     results = analyses(named, chosen, tolerance)

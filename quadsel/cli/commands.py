@@ -15,7 +15,7 @@ from .group import main
 from ..verify.verdict import MIN_GAIN
 from .options import (build_settings, default_mpich_base, echo_notes, file_identity, ingest_options,
                       library_default_options, load_decision_map, load_measurements, model_grid, model_options,
-                      paper_tree_options, recorded_libmpi, tree_options)
+                      paper_tree_options, recorded_libmpi, require_matplotlib, tree_options)
 
 
 @main.command()
@@ -175,7 +175,7 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     from ..targets import emit
     if runtime_dir is not None and target != "blob":
         raise QuadselError("--runtime applies to --target blob only")
-    check_output(output, inputs=trees)
+    check_output(output, inputs=list(trees) + list(verified) + ([mpich_base] if mpich_base not in (None, "none") else []))
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     from ..decision.forest_file import load_tree
@@ -249,6 +249,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     from ..evaluate.holdout import parse_holdout
     out_format = "json" if as_json else out_format
     check_output(output, inputs=files + tree_files)
+    if figures_dir:
+        require_matplotlib("--figures")       # before the work, and before the folder is made
     try:
         sweep = tuple(float(t) for t in thresholds.split(",") if t.strip())
     except ValueError:

@@ -30,6 +30,8 @@ class QuadselGroup(click.Group):
             raise _usage_line(exc) from None
 
     def invoke(self, ctx):
+        from ..inputs import record_inputs
+        record_inputs()      # every file this command reads is an input no output may replace (quadsel/output.py)
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:

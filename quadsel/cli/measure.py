@@ -287,6 +287,7 @@ def _replay(ctx, files, np_):
         if not _given(ctx, name):
             setattr(spec, attr, None)   # the recorded grid
     _adaptive_options(ctx, spec)
+    check_output(spec.output, inputs=files)     # before the files are read; the guard then knows every input
     meta = run_replay(spec, files, input_library())
     click.echo(_replay_line(meta, spec.output), err=True)
 

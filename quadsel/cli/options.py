@@ -310,3 +310,14 @@ def default_mpich_base(fns, trees):
     click.echo(f"note: --mpich-base {one_line(path)} (the libmpi `measure` recorded): MPICH's own selection is kept "
                f"for the other collectives", err=True)
     return path
+
+
+def require_matplotlib(option):
+    """One line, exit status 2, before any work or folder, when `option` (--figures, --timemap) lacks matplotlib."""
+    from ..errors import missing_extra
+    try:
+        import matplotlib  # noqa: F401 (only whether it is there)
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        raise missing_extra(option, "matplotlib", "figures") from None
+

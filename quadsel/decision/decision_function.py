@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import OptionError
 from .decision_map import DecisionMap, Method  # noqa: F401
 from . import tree_file
-from .grid import Axis, build_grid
+from .grid import COMM_TOP, Axis, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
 from .quadtree import Quadtree
 
@@ -36,7 +36,7 @@ class DecisionFunction:
 
     def __post_init__(self):
         outside = self.options.outside == "default"     # outside cells: the library default's (library_default.py)
-        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside)
+        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside, top=COMM_TOP)
         self.msg_axis = Axis.of(self.msg_sizes, self.options.between, outside)
 
     # -- queries ---------------------------------------------------------------------------------
@@ -338,7 +338,7 @@ def decision_function_of(dmap, work, tree, options, provenance=None, size_info=N
     if options.outside == "default":
         from .library_default import hand_back_outside, with_default
         methods, default = with_default(methods)
-        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True),
+        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True, top=COMM_TOP),
                                  Axis.of(dmap.msg_sizes, options.between, True), default)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

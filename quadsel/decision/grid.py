@@ -9,6 +9,11 @@ query takes the first cell, above the largest the last (§3.2's boundary expansi
 
 A cell answers for the sizes from its `lo` up to the next cell's `lo` - 1, so a cut between two cells is
 one integer comparison `size >= lo` in every target.
+
+An axis has a top: the largest size a query, a target and an MPI library can hold (communicator sizes: a C
+int, COMM_TOP; message sizes: int64, MSG_TOP). Every `lo` is at most the top, so that the cuts are integers of
+the axis' own type in the tree, the blob, the rules files and the C; when the largest measured size is the
+top, no size lies above it and the axis has no "above" cell.
 """
 
 import warnings
@@ -17,7 +22,11 @@ from typing import Optional
 
 import numpy as np
 
+from ..inputs import INT64_MAX, INT_MAX
+
 BETWEEN_RULES = ("floor", "least-bad")
+COMM_TOP = INT_MAX      # the largest communicator size (MPI's int)
+MSG_TOP = INT64_MAX     # the largest message size (int64 in the decision map, the tree file and the blob)
 
 
 @dataclass
@@ -28,20 +37,25 @@ class Axis:
     right: np.ndarray      # per cell: the measured index at or above it (== left for a measured cell)
     below: int = 0         # outside=True: 1 when cell 0 holds the sizes below the smallest measured one
     outside: bool = False  # cells for the sizes outside the measured range (decision/library_default.py)
+    above: int = 0         # outside=True: 1 when the last cell holds the sizes above the largest measured one
 
     @classmethod
-    def of(cls, values, between="floor", outside=False):
+    def of(cls, values, between="floor", outside=False, top=MSG_TOP):
         """The cells of an axis. outside=True adds a cell for the sizes below the smallest measured size (when
-        it is above 0) and one for those above the largest (their left/right index -1: nothing measured)."""
+        it is above 0) and one for those above the largest (when it is below `top`, the largest size the axis
+        holds: COMM_TOP or MSG_TOP); their left/right index is -1: nothing measured."""
         if outside:
             inner = cls.of(values, between)
             below = int(inner.values[0] > 0)
-            lo = np.concatenate([[0] * below, inner.values[:1] if below else inner.lo[:1],
-                                 inner.lo[1:], [int(inner.values[-1]) + 1]])
-            none = np.full(1, -1)
-            left = np.concatenate([none[:below], inner.left, none])
-            right = np.concatenate([none[:below], inner.right, none - 1])
-            return cls(inner.values, lo.astype(np.int64), left.astype(np.int64), right.astype(np.int64), below, True)
+            above = int(int(inner.values[-1]) < top)
+            # Python ints, never a float: lo[-1] + 1 of the largest int64 must not be cast through a double.
+            lo = ([0] * below + [int(inner.values[0]) if below else int(inner.lo[0])] + inner.lo[1:].tolist()
+                  + [int(inner.values[-1]) + 1] * above)
+            none = [-1]
+            left = none[:below] + inner.left.tolist() + [-1] * above
+            right = none[:below] + inner.right.tolist() + [-2] * above
+            as_array = lambda x: np.asarray(x, dtype=np.int64)  # noqa: E731
+            return cls(inner.values, as_array(lo), as_array(left), as_array(right), below, True, above)
         if between not in BETWEEN_RULES:
             raise ValueError(f"unknown between rule {between!r} (choose from {', '.join(BETWEEN_RULES)})")
         values = np.asarray(values, dtype=np.int64)

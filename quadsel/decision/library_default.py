@@ -72,35 +72,45 @@ def inner_budget(max_leaves, frame):
 def hand_back_outside(tree, comm_axis, msg_axis, default_index):
     """The tree over the axes with outside cells (Axis.of(..., outside=True)): the inner tree inside the measured
     range, the default outside it. `comm_axis` / `msg_axis` are the outside axes; the inner tree's cells are
-    theirs shifted by the below cell (when there is one)."""
+    theirs shifted by the below cell (when there is one). An axis whose largest measured size is its top (a
+    communicator of 2^31 - 1 ranks, a message of 2^63 - 1 bytes) has no above cell and no cut for it."""
     a, c = int(comm_axis.below), int(msg_axis.below)     # 1 when a below cell exists
-    b, d = len(comm_axis) - 1, len(msg_axis) - 1         # the above cell
+    above_c, above_m = int(comm_axis.above), int(msg_axis.above)
+    b, d = len(comm_axis) - 1, len(msg_axis) - 1         # the above cell (when there is one)
     rows = []                                            # [children, comm_cut, msg_cut, method, depth]
 
     def add(cut_c, cut_m, depth, method=default_index):
         rows.append([[LEAF] * 4, cut_c, cut_m, method, depth])
         return len(rows) - 1
 
-    depth = 0
-    if a or c:                                           # node 1: below cells on either axis -> default
-        first = add(a if a else -1, c if c else -1, 0)
-        slots = (0, 1, 2, 3) if a and c else (0, 2) if a else (0, 1)
-        inner_slot = slots[-1]
-        for slot in slots[:-1]:
-            rows[first][0][slot] = add(-1, -1, 1)
-        depth = 1
-    second = add(b, d, depth)                            # node 2: above cells -> default, NW: the inner tree
-    if depth:
-        rows[first][0][inner_slot] = second
-    for slot in (1, 2, 3):
-        rows[second][0][slot] = add(-1, -1, depth + 1)
+    def outside_node(cut_c, cut_m, depth):
+        """A node cutting at (cut_c, cut_m) (-1: no cut on that axis): the default in every child but `inner`."""
+        node = add(cut_c, cut_m, depth)
+        slots = (0, 1, 2, 3) if cut_c >= 0 and cut_m >= 0 else (0, 2) if cut_c >= 0 else (0, 1)
+        return node, slots
+
+    depth, parent = 0, None                              # parent: (node, slot) the next level hangs from
+    for cut_c, cut_m, inner_slot in ((a if a else -1, c if c else -1, -1),           # node 1: the below cells
+                                     (b if above_c else -1, d if above_m else -1, 0)):  # node 2: the above ones
+        if cut_c < 0 and cut_m < 0:
+            continue
+        node, slots = outside_node(cut_c, cut_m, depth)
+        inner_slot = slots[inner_slot]
+        for slot in slots:
+            if slot != inner_slot:
+                rows[node][0][slot] = add(-1, -1, depth + 1)
+        if parent is not None:
+            rows[parent[0]][0][parent[1]] = node
+        parent, depth = (node, inner_slot), depth + 1
     offset = len(rows)
-    rows[second][0][0] = offset
+    if parent is not None:
+        rows[parent[0]][0][parent[1]] = offset
     kids = np.where(tree.children >= 0, tree.children + offset, LEAF)
+    table = np.array([r[0] for r in rows], dtype=np.int64).reshape(-1, 4)
     out = Quadtree(
-        np.concatenate([np.array([r[0] for r in rows], dtype=np.int64).reshape(-1, 4), kids]),
+        np.concatenate([table, kids]),
         np.concatenate([[r[1] for r in rows], np.where(tree.comm_cut >= 0, tree.comm_cut + a, -1)]).astype(np.int64),
         np.concatenate([[r[2] for r in rows], np.where(tree.msg_cut >= 0, tree.msg_cut + c, -1)]).astype(np.int64),
         np.concatenate([[r[3] for r in rows], tree.method]).astype(np.int64),
-        np.concatenate([[r[4] for r in rows], tree.depth + depth + 1]).astype(np.int64))
+        np.concatenate([[r[4] for r in rows], tree.depth + depth]).astype(np.int64))
     return out

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs import BUILD_OPTION_MAX, INT64_MAX, INT_MAX, read_text
 from .decision_map import Method
-from .grid import Axis
+from .grid import COMM_TOP, Axis
 from .options import BuildOptions
 from .quadtree import Quadtree
 
@@ -199,7 +199,7 @@ def from_json(data, path="<tree>"):
                             _ints(tree_data.get("depth"), "tree.depth", 0, INT_MAX))
             paper = _paper_stats(data.get("stats")) if options.split == "midpoint" else None
         outside = options.outside == "default"
-        rows, cols = len(Axis.of(comm, options.between, outside)), len(Axis.of(msg, options.between, outside))
+        rows, cols = len(Axis.of(comm, options.between, outside, top=COMM_TOP)), len(Axis.of(msg, options.between, outside))
         if rows * cols > MAX_CELLS:
             raise ValueError(f"a grid of {rows} x {cols} cells: more than {MAX_CELLS} cells")
         tree.validate(rows, cols, len(methods))

@@ -11,7 +11,6 @@
 """
 
 import functools
-import json
 import os
 import re
 from collections import defaultdict
@@ -20,7 +19,7 @@ from dataclasses import replace
 from ..errors import InputError, QuadselError, one_line
 from ..inputs import read_text
 from ..libraries import LIBRARIES, canonical_label, label_evidence, library_name, title
-from .metadata import measured_by_quadsel, meta_path
+from .metadata import load_meta, measured_by_quadsel, meta_path
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
 # Indistinguishable: within SAME_WITHIN of each other at >= SAME_SHARE of >= SAME_MIN_POINTS shared points.
@@ -45,9 +44,9 @@ def file_library(path, lines, rows, notes):
     The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
     they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
     meta, how, source = None, None, path
-    for text in lines:
+    for text in lines:       # (the metadata lines only, for a file read as columns: their line is not known)
         if text.startswith(META_COMMENT):
-            meta, how = _parse_meta(text[len(META_COMMENT):], path, notes), "its # quadsel-meta line"
+            meta, how = _parse_meta(text[len(META_COMMENT):], path, notes, 0), "its # quadsel-meta line"
     beside = meta_path(path)
     if meta is None and os.path.exists(beside):
         try:
@@ -91,15 +90,14 @@ def oversubscribed_note(what, meta):
             f"times above {one_line(cpus)} ranks describe time sharing on that machine, not a cluster")
 
 
-def _parse_meta(text, path, notes):
+def _parse_meta(text, path, notes, line=None):
+    """The metadata in `text` (checked: ingest/metadata.load_meta), or None with a note naming what is wrong: the
+    algorithm labels then tell the library."""
     try:
-        meta = json.loads(text)
-    except (ValueError, RecursionError):
-        meta = None
-    if not isinstance(meta, dict):
-        notes.append(f"note: ignored {one_line(path)}: not a quadsel metadata JSON object")
+        return load_meta(path, text, line)
+    except InputError as exc:
+        notes.append(f"note: ignored {exc}")
         return None
-    return meta
 
 
 def _library(files, notes, library):

@@ -2,10 +2,9 @@
 streamed one (`# quadsel-meta:` lines), read back: where it is, the whole of it for a resumed run, the grid it
 records (`build --model`), whether a file was measured by quadsel. The library it names is read by identity.py."""
 
-import json
 import os
 
-from ..errors import QuadselError, one_line
+from ..errors import InputError
 from ..inputs import read_text
 from ..output import is_stream
 from .table import META_COMMENT
@@ -18,31 +17,35 @@ def meta_path(path):
     return base + ".meta.json"
 
 
+def load_meta(path, text=None, line=None, what="metadata"):
+    """A metadata object (a `.meta.json` file at `path`, or `text` on `line` of a streamed CSV), read through
+    the one checked path of JSON inputs: strict JSON and docs/schemas/metadata.schema.json (quadsel/schemas.py).
+    InputError (FILE:LINE: what) otherwise."""
+    from ..schemas import check_json
+    if text is None:
+        text = read_text(path, what=what)
+    return check_json(text, path, "metadata", line=line)
+
+
 def read_meta(path):
     """The metadata beside a CSV being resumed (None: a stream, or no metadata yet)."""
     if is_stream(path) or not os.path.exists(meta_path(path)):
         return None
     try:
-        meta = json.loads(read_text(meta_path(path), what="metadata"))
-    except (ValueError, RecursionError):
-        meta = None
-    if not isinstance(meta, dict):
-        raise QuadselError(f"{one_line(meta_path(path))}: damaged metadata JSON; remove it or use --no-resume")
-    return meta
+        return load_meta(meta_path(path), what="measure output")   # its own: measure replaces it (quadsel.inputs)
+    except InputError as exc:
+        raise InputError(exc.path, exc.line, f"{exc.message}; remove it or use --no-resume") from None
 
 
 def recorded_grid(path):
-    """The `grid` of the metadata beside a measured CSV ({} when there is none)."""
-    try:
-        meta = read_meta(path) or {}
-    except QuadselError:
-        return {}
-    grid = meta.get("grid") if isinstance(meta.get("grid"), dict) else {}
+    """The `grid` of the metadata beside a measured CSV ({} when there is none); damaged metadata is refused
+    (InputError naming its file and line): `build --model` would otherwise predict on another grid."""
+    meta = load_meta(meta_path(path)) if not is_stream(path) and os.path.exists(meta_path(path)) else {}
+    grid = meta.get("grid") or {}
     out = {}
     for key in ("comm_sizes", "msg_sizes"):
         values = grid.get(key)
-        if isinstance(values, list) and values and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                                       for v in values):
+        if values:
             out[key] = sorted(set(values))
     return out
 

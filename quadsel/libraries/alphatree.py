@@ -17,6 +17,7 @@ levels: across nodes, within a node), `alpha-0.00-0.50-0.25` (three: nodes, sock
 α is in hundredths (the paper's resolution), 0 ≤ α ≤ 0.5.
 """
 
+import math
 import re
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
@@ -36,6 +37,8 @@ def percent(alpha):
         value = float(alpha)
     except (TypeError, ValueError):
         raise QuadselError(f"α {alpha!r} is not a number") from None
+    if not math.isfinite(value):      # nan, inf: round() would raise
+        raise QuadselError(f"α {str(alpha)[:40]!r} is not a finite number (α is 0 to 0.5, in steps of 0.01)")
     hundredths = round(value * 100)
     if not 0 <= value <= MAX_PERCENT / 100 or abs(value * 100 - hundredths) > 1e-6:
         raise QuadselError(f"α {alpha!r} must lie in [0, 0.5] in steps of 0.01")

@@ -32,17 +32,18 @@ TIE = 1e-7              # cost of one test beyond its weight: among equal orders
 def cell_weights(fn, axis):
     """Share of random queries in each cell of one axis: half uniform, half log-uniform over its measured range."""
     grid_axis, sizes = (fn.comm_axis, fn.comm_sizes) if axis == COMM else (fn.msg_axis, fn.msg_sizes)
-    first, end = float(sizes[0]), float(sizes[-1]) + 1.0          # the measured range, [first, end)
-    lo = [float(v) for v in grid_axis.lo[1:]]
-    starts = [-math.inf] + lo
-    ends = lo + [math.inf]
-    log_first, log_end = math.log(max(first, 1.0)), math.log(max(end, 1.0))
+    first, end = int(sizes[0]), int(sizes[-1]) + 1                # the measured range, [first, end): exact ints
+    lo = [int(v) for v in grid_axis.lo[1:]]                        # (floats would lose a range at 2^63)
+    starts = [None] + lo
+    ends = lo + [None]
+    log_first, log_end = math.log(max(first, 1)), math.log(max(end, 1))
     out = []
     for a, b in zip(starts, ends):
-        a, b = max(a, first), min(b, end)
-        uniform = max(b - a, 0.0) / (end - first)
+        a = first if a is None else max(a, first)
+        b = end if b is None else min(b, end)
+        uniform = max(b - a, 0) / (end - first)
         if log_end > log_first:
-            logs = max(math.log(max(b, 1.0)) - math.log(max(a, 1.0)), 0.0) / (log_end - log_first) if b > a else 0.0
+            logs = max(math.log(max(b, 1)) - math.log(max(a, 1)), 0.0) / (log_end - log_first) if b > a else 0.0
         else:
             logs = uniform
         out.append(0.5 * uniform + 0.5 * logs)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from ..errors import InputError, QuadselError
+from ..inputs import INT_MAX, fits, shorten, text_lines
 from ..libraries import DEFAULT_ALGORITHM, intelmpi, sizes
 from .escape import comment_text
 from .library_call import DEFAULT_PICK, Pick
@@ -34,7 +35,7 @@ from .rule_list import header_lines, inside_rule_list
 
 MAX_VALUE = intelmpi.MAX_VALUE
 _LINE = re.compile(r"^\s*(?:export\s+)?I_MPI_ADJUST_([A-Z_]+)\s*=\s*(.*?)\s*$")
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
 
 
 def message_size(collective, nbytes, comm_size=1):
@@ -127,6 +128,9 @@ def _bounds(text, path, line, what):
     match = _RANGE.match(text.strip())
     if not match:
         raise InputError(path, line, f"{what} {text.strip()[:40]!r} is not N or N-M")
+    if not all(fits(g, MAX_VALUE) for g in match.groups() if g is not None):
+        raise InputError(path, line, f"{what} {shorten(text.strip())} is above {MAX_VALUE}: Intel MPI ignores the "
+                                     "whole variable")
     lo, hi = int(match.group(1)), int(match.group(2)) if match.group(2) is not None else int(match.group(1))
     if lo > hi:
         raise InputError(path, line, f"{what} {lo}-{hi}: the lower end is above the upper end")
@@ -143,8 +147,11 @@ def parse_value(value, path, line):
         if not item:
             continue
         preset, _, conditions = item.partition(":")
-        if not preset.strip().isdigit():
-            raise InputError(path, line, f"preset {preset.strip()[:20]!r} is not a number")
+        preset = preset.strip()
+        if not (preset.isascii() and preset.isdigit()):       # '²'.isdigit() is True, int('²') fails
+            raise InputError(path, line, f"preset {preset[:20]!r} is not a number")
+        if not fits(preset, INT_MAX):
+            raise InputError(path, line, f"preset {shorten(preset)} is beyond {INT_MAX}")
         conds = [c for c in conditions.split(",") if c.strip()] or ["0-" + str(MAX_VALUE)]
         for cond in conds:
             msg_text, at, comm_text = cond.partition("@")
@@ -157,7 +164,7 @@ def parse_value(value, path, line):
 def read(text, path):
     """{collective: [AdjustRule]} of a file of I_MPI_ADJUST_<COLL> assignments (comments and blank lines allowed)."""
     out = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(text), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -182,7 +189,7 @@ def read(text, path):
 def environment(rules_text, path):
     """{variable: value} the launch of a program using the file gets (what `. FILE` exports)."""
     env = {}
-    for number, raw in enumerate(rules_text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(rules_text), start=1):
         match = _LINE.match(raw.strip()) if raw.strip() and not raw.strip().startswith("#") else None
         if match:
             env[f"I_MPI_ADJUST_{match.group(1)}"] = shlex.split(match.group(2))[0]
@@ -206,7 +213,7 @@ def pick(path, collective, rules, comm, msg):
 
 def looks_like(text):
     """Is `text` a file of I_MPI_ADJUST assignments (first meaningful line)?"""
-    for raw in text.splitlines():
+    for raw in text_lines(text):
         line = raw.strip()
         if line and not line.startswith("#"):
             return bool(_LINE.match(line))

@@ -33,7 +33,7 @@ from typing import Dict, List, Tuple
 from ..errors import InputError, QuadselError
 from ..libraries import DEFAULT_ALGORITHM, intelmpi
 from .impi_adjust import message_size, preset_of
-from .json_lines import JObject, parse_json_lines
+from ..json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, Pick
 from .rule_list import inside_rule_list
 

@@ -19,6 +19,12 @@ def check_library(target, fns):
     wanted = TARGET_LIBRARY.get(target)
     for fn in fns if wanted else ():
         own = tree_library(fn)
+        if own is None and wanted == intelmpi.NAME:
+            # Intel presets are numbers, and a tree without a library has Open MPI's ids (ingest/identity.py):
+            # written as they are, basic_linear (1) would become Intel's preset 1, binomial.
+            raise QuadselError(f"the {fn.collective} tree records no MPI library, so its numeric ids are Open MPI's, "
+                               f"not Intel MPI presets: {target} needs a tree built from Intel MPI measurements "
+                               f"(or with --library intelmpi)")
         if own is not None and own != wanted:
             raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
                                f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
@@ -64,7 +70,7 @@ def check_tree(fn, path, target, flavor="plain", library=None):
 def _method_line(path, index):
     """The line of methods[index] in the tree file, or None when it cannot be told."""
     from ..inputs import read_text
-    from .json_lines import JArray, parse_json_lines
+    from ..json_lines import JArray, parse_json_lines
     try:
         methods = parse_json_lines(read_text(path, what="tree file"), path).get("methods")
         return methods[index].line_of("algorithm") if isinstance(methods, JArray) and index < len(methods) else None

@@ -15,7 +15,7 @@ from ..errors import InputError, QuadselError, printable
 from ..inputs import INT_MAX, fits, read_bytes, shorten
 from ..libraries import mpich, sizes
 from ..libraries.base import DEFAULT_ALGORITHM
-from .json_lines import JObject
+from ..json_lines import JObject
 from .rule_list import rule_lists
 
 
@@ -126,34 +126,63 @@ def emit(fns, base=None):
     return json.dumps(document(fns, base), indent=1) + "\n"
 
 
-def load_base(path):
-    """MPICH's own collective selection, from a tuning JSON file or from the libmpi that embeds it."""
+MAX_SCRIPT_HOPS = 8    # linker scripts standing in for the library (INPUT(libmpi.so.12)), followed at most so many
+
+
+def load_base(path, _seen=()):
+    """MPICH's own collective selection, from a tuning JSON file or from the libmpi that embeds it, checked whole:
+    strict JSON, docs/schemas/mpich-base.schema.json (quadsel/schemas.py), then every key and algorithm as
+    MPICH's parser checks them (`check`). Keys are written back without spaces (`collective = bcast` is
+    `collective=bcast`, so the tree's own collective replaces it); two keys equal without spaces are refused."""
+    real = os.path.realpath(path)
+    if real in _seen or len(_seen) >= MAX_SCRIPT_HOPS:
+        raise InputError(path, 1, "a linker script that includes itself (or more than "
+                                  f"{MAX_SCRIPT_HOPS} scripts deep): give MPICH's libmpi.so or its tuning JSON")
     data = read_bytes(path, what="MPICH library")   # regular files only, size-limited
     if data.lstrip()[:1] == b"{":
         try:
-            doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise QuadselError(f"{path}: not valid JSON: {exc}") from None
-        if not isinstance(doc, dict) or not any(str(k).startswith("collective=") for k in doc):
-            raise QuadselError(f"{path}: not an MPICH collective selection (no `collective=` keys)")
-        return doc
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InputError(path, None, "not a UTF-8 text file") from None
+        return checked_base(text, path)
     script = re.match(rb"\s*(?:INPUT|GROUP)\s*\(\s*([^\s)]+)", data)
     if script:   # a linker script standing in for the library (the mpich wheel's libmpi.so)
-        target = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(script.group(1).decode()))
-        return load_base(target)
+        name = os.path.basename(script.group(1).decode("latin-1"))
+        target = os.path.join(os.path.dirname(os.path.abspath(path)), name)
+        return load_base(target, tuple(_seen) + (real,))
     # a shared library: MPICH compiles its MPIR-level selection in as one JSON string
     text, best = data.decode("latin-1"), None
     decoder = json.JSONDecoder()
     for match in re.finditer(r'\{"collective=', text):
         try:
-            doc, _ = decoder.raw_decode(text, match.start())
+            doc, end = decoder.raw_decode(text, match.start())
         except (ValueError, RecursionError):
             continue
-        if "algorithm=MPIR_" in json.dumps(doc) and (best is None or len(doc) > len(best)):
-            best = doc
+        if "algorithm=MPIR_" in json.dumps(doc) and (best is None or len(doc) > len(best[0])):
+            best = doc, text[match.start():end]
     if best is None:
-        raise QuadselError(f"{path}: found no MPICH collective selection in it (give MPICH's tuning JSON instead)")
-    return best
+        raise InputError(path, None, "found no MPICH collective selection in it (give MPICH's tuning JSON instead)")
+    return checked_base(best[1], f"{path} (its embedded selection)")
+
+
+def checked_base(text, path):
+    """The selection in `text`, checked (schema, then MPICH's own rules) and with its keys written without spaces."""
+    from ..json_lines import parse_json_lines
+    from ..schemas import check_json
+    check_json(text, path, "mpich-base")
+    doc = parse_json_lines(text, path)
+    check(doc, path)
+
+    def plain(node):
+        out, lines = {}, {}
+        for key, line, child in node.items:
+            ckey = key.replace(" ", "")
+            if ckey in out:
+                raise InputError(path, line, f"the key {shorten(printable(key), 60)!r} stands twice in one object "
+                                             f"(line {lines[ckey]} too, spaces aside): MPICH would read only one")
+            out[ckey], lines[ckey] = plain(child), line
+        return out
+    return plain(doc)
 
 
 BOOLEAN_KEYS = {"is_multi_threaded", "comm_type", "comm_hierarchy", "is_node_consecutive", "is_sendbuf_inplace",

@@ -11,7 +11,7 @@ from typing import List, Optional
 from ..errors import InputError
 from ..inputs import INT64_MAX, shorten
 from ..libraries import openmpi
-from .json_lines import JArray, JObject
+from ..json_lines import JArray, JObject
 from .ompi_rules import INF, INT_MAX
 from .rule_list import rule_lists
 

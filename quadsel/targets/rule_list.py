@@ -138,6 +138,7 @@ def library_rule_list(fn, library):
     computed = sizes.key(library, fn.collective).computed
     if kind == sizes.COMM:
         comms = _per_comm_size(rl, library, fn.collective)
+        comms = _within_key_max(comms, library, fn.collective, rl.notes)
     else:
         painted, columns = fn.cell_methods(), fn.msg_axis.measured_cells()
         comms, lost = [], []
@@ -175,6 +176,27 @@ def _per_comm_size(rl, library, collective):
         for size in range(comm.comm_size, max(top, comm.comm_size) + 1):   # a rule above the range keeps its own
             out.append(CommRule(size, tuple(MsgRule(sizes.lower_bound(library, collective, r.msg_size, size), r.method)
                                             for r in comm.msg_rules)))
+    return out
+
+
+def _within_key_max(comms, library, collective, notes):
+    """The comm rules without the message rules whose key is beyond what `library` reads (sizes.KEY_MAX: Open MPI
+    reads a key as a C long). Such a key is a total over the ranks (per rank x comm size) that no call reaches
+    (its buffers would hold more than 8 EiB), so leaving the rule out changes no call: every key up to the
+    maximum still gets the tree's method. A note says where (docs/formats-output.md, "Total-size keys")."""
+    top = sizes.KEY_MAX.get(library)
+    if top is None:
+        return comms
+    out, cut = [], []
+    for comm in comms:
+        kept = tuple(r for r in comm.msg_rules if r.msg_size <= top)
+        if len(kept) < len(comm.msg_rules):
+            cut.append(comm.comm_size)
+        out.append(comm if len(kept) == len(comm.msg_rules) else CommRule(comm.comm_size, kept))
+    if cut:
+        notes.append(f"{collective}: message keys beyond {top} ({sizes.TITLES[library]} reads a key as a C long; "
+                     f"no call's total size reaches it) are left out at comm sizes {', '.join(map(str, cut[:8]))}"
+                     f"{' ...' if len(cut) > 8 else ''}")
     return out
 
 

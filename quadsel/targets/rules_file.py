@@ -20,7 +20,7 @@ from ..errors import InputError, QuadselError
 from ..inputs import read_text
 from ..libraries import COLLECTIVES, mpich, openmpi, sizes
 from . import impi_adjust, impi_json, mpich_json, ompi_json, ompi_rules
-from .json_lines import JObject, parse_json_lines
+from ..json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, CallModel, Pick
 
 VERIFIABLE = COLLECTIVES   # quadsel verify measures every collective quadsel measures

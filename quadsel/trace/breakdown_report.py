@@ -50,7 +50,8 @@ def describe(b):
     """The heading lines of one configuration."""
     c = b.config
     h = c.header
-    lines = [f"{printable(c.label)}: {c.collective} {printable(algorithm_title(c))} on {c.library}, {c.ranks} ranks, "
+    lines = [f"{printable(c.label)}: {printable(c.collective)} {printable(algorithm_title(c))} on "
+             f"{printable(c.library)}, {c.ranks} ranks, "
              f"{len(c.entry)} calls" + (f" ({b.dropped_calls} outlier call{'s' if b.dropped_calls != 1 else ''} fenced off)"
                                    if b.dropped_calls else "")
              + ("; every rank depends on every other" if c.shape is None else "")

@@ -19,7 +19,7 @@ import json
 import os
 
 from ..errors import QuadselError, one_line
-from ..inputs import read_text
+from ..inputs import own_folder, read_text
 from ..output import make_folder, write_text
 
 JOURNAL = "tune.json"
@@ -31,6 +31,7 @@ SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "stra
 class Folder:
     def __init__(self, path):
         self.path = path
+        own_folder(path)     # tune replaces what it wrote there on a rerun: its own outputs, not inputs
 
     def __call__(self, *parts):
         return os.path.join(self.path, *parts)

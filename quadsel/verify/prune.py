@@ -9,33 +9,56 @@ tree over the same cells, so the query rule, and with it every target, answers t
 other cell answers exactly as before. docs/deploy.md, "Prune".
 """
 
-import json
-
 import numpy as np
 
-from ..errors import InputError, QuadselError
-from ..inputs import read_text
+from ..decision.decision_map import DEFAULT_METHOD
+from ..errors import QuadselError, one_line
+
+DEFAULT_ALGORITHM = DEFAULT_METHOD.algorithm
 
 
-def slower_points(path):
+def read_result(path):
+    """The JSON of a verify run, checked whole against docs/schemas/verify-result.schema.json (quadsel/schemas.py):
+    sizes within the tree's limits (never 0 ranks, a negative size, a boolean, infinity), a known verdict, the
+    library it ran on and the method it timed at each point."""
+    from ..schemas import load_json
+    return load_json(path, "verify-result")
+
+
+def slower_points(path, doc=None):
     """{collective: [(comm, msg), ...]} of the points a verify JSON found significantly slower."""
-    text = read_text(path, what="verify result")
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise InputError(path, getattr(exc, "lineno", None), f"not JSON: {getattr(exc, 'msg', exc)}") from None
-    points = doc.get("points") if isinstance(doc, dict) else None
-    if not isinstance(points, list) or "statistics" not in doc:
-        raise InputError(path, None, "not the JSON of `quadsel verify --json` (no points and statistics)")
+    doc = read_result(path) if doc is None else doc
     out = {}
-    for i, p in enumerate(points):
-        try:
-            verdict, coll, comm, msg = p["verdict"], p["collective"], int(p["comm_size"]), int(p["msg_size"])
-        except (KeyError, TypeError, ValueError):
-            raise InputError(path, None, f"point {i} lacks collective, comm_size, msg_size or verdict") from None
-        if verdict == "slower":
-            out.setdefault(str(coll), []).append((comm, msg))
+    for p in doc["points"]:
+        if p["verdict"] == "slower":
+            out.setdefault(p["collective"], []).append((p["comm_size"], p["msg_size"]))
     return out
+
+
+def check_result(fn, doc, path):
+    """Refuse (one line) a result that is not about this tree: another library's, or a run of another tree (the
+    method it timed at a slower point is not the one this tree picks there: a stale result)."""
+    from ..libraries import label_of
+    library = fn.provenance.get("library")
+    shown = one_line(path)
+    if library and library != doc["library"]:
+        raise QuadselError(f"{shown} verified {doc['library']} and the {fn.collective} tree was built from {library} "
+                           f"measurements: a verify result prunes only trees of its own library")
+    for p in doc["points"]:
+        if p["collective"] != fn.collective or p["verdict"] != "slower":
+            continue
+        method = fn.query(p["comm_size"], p["msg_size"])
+        if method.algorithm == DEFAULT_ALGORITHM:
+            continue
+        try:
+            label = label_of(doc["library"], fn.collective, method)
+        except QuadselError:
+            label = method.algorithm
+        timed = p["quadsel"].split(" (", 1)[0].split("/seg", 1)[0]
+        if timed != label:
+            raise QuadselError(f"{shown}: at comm {p['comm_size']} msg {p['msg_size']} verify timed {fn.collective} "
+                               f"method {one_line(p['quadsel'], 60)} and this tree picks {one_line(method.label, 60)}: "
+                               f"the result is of another tree or an older build (verify this tree again)")
 
 
 def _around(axis, cell):
@@ -79,16 +102,20 @@ def prune(fn, points):
 
 def prune_all(fns, path, echo=None):
     """Every tree pruned by the verify JSON at `path`; `echo` gets one line per collective."""
-    slower = slower_points(path)
+    doc = read_result(path)
+    slower = slower_points(path, doc)
+    shown = one_line(path)
     out = []
     for fn in fns:
+        check_result(fn, doc, path)
         pruned, cells = prune(fn, slower.get(fn.collective, []))
         if echo is not None:
             where = ", ".join(f"comm {c} msg {m}" for c, m in slower.get(fn.collective, [])) or "none"
-            echo(f"{fn.collective}: points slower than the default in {path}: {where}; {cells} cell(s) handed "
-                 f"back to the library default")
+            echo(f"{one_line(fn.collective)}: points slower than the default in {shown}: {where}; {cells} cell(s) "
+                 f"handed back to the library default")
         out.append(pruned)
     unknown = sorted(set(slower) - {fn.collective for fn in fns})
     if unknown and echo is not None:
-        echo(f"note: {path} also found slower points of {', '.join(unknown)}, which no TREE given selects")
+        echo(f"note: {shown} also found slower points of {one_line(', '.join(unknown), 200)}, which no TREE given "
+             f"selects")
     return out

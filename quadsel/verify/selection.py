@@ -63,7 +63,7 @@ class Inputs:
 
 def _unjson(node):
     """A JObject tree as plain dicts (key order kept), to compare with MPICH's own selection."""
-    from ..targets.json_lines import JObject
+    from ..json_lines import JObject
     return {k: _unjson(v) for k, _, v in node.items} if isinstance(node, JObject) else node
 
 

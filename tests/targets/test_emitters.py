@@ -123,7 +123,7 @@ def test_two_trees_of_one_collective_are_refused():
 
 # -- MPICH base selection ----------------------------------------------------------------------------------------
 BASE = {"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},
-        "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_dissemination": {}}}}
+        "collective=barrier": {"comm_type=intra": {"algorithm=MPIR_Barrier_intra_k_dissemination": {}}}}
 
 
 def test_mpich_base_keeps_other_collectives_and_replaces_ours():
@@ -132,6 +132,19 @@ def test_mpich_base_keeps_other_collectives_and_replaces_ours():
     assert list(doc) == ["collective=bcast", "collective=barrier"]
     assert doc["collective=barrier"] == BASE["collective=barrier"]
     assert doc["collective=bcast"] == mpich_json.selection(build_rule_list(fn))
+
+
+def test_a_base_key_spelled_with_spaces_is_the_same_key_and_the_tree_replaces_it(tmp_path):
+    """issue 32: `collective = bcast` in the base shadowed the tree's own `collective=bcast` (MPICH read the first)."""
+    spaced = {"collective = bcast": {"comm_type = intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},
+              "collective=barrier": BASE["collective=barrier"]}
+    (tmp_path / "base.json").write_text(json.dumps(spaced))
+    base = mpich_json.load_base(str(tmp_path / "base.json"))
+    assert list(base) == ["collective=bcast", "collective=barrier"] and "comm_type=intra" in base["collective=bcast"]
+    fn = random_fn(4, 2, 3, 2, None, names=["binomial", "scatter_ring_allgather"])
+    doc = json.loads(mpich_json.emit([fn], base=base))
+    assert [k for k in doc if k.replace(" ", "") == "collective=bcast"] == ["collective=bcast"]
+    assert doc["collective=bcast"] == json.loads(mpich_json.emit([fn]))["collective=bcast"]
 
 
 def test_mpich_base_is_read_from_json_or_from_a_library_that_embeds_it(tmp_path):

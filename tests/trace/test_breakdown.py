@@ -156,7 +156,25 @@ def test_report_side_by_side_and_json(tmp_path):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(format="x"), "not a quadsel trace file"),
+    (lambda d: d.update(format="x"), 'format: \'x\' is not "quadsel-trace"'),
+    # the fields breakdown reads beyond the timestamps (issue 32: each was a traceback)
+    (lambda d: d.update(root="0"), "root: '0' is not an integer"),
+    (lambda d: d.update(root=-1), "root: -1 is below the minimum 0"),
+    (lambda d: d.update(hosts="node1"), "hosts: 'node1' is not an array"),
+    (lambda d: d.update(cpu_affinity=[[0], ["a"]]), "cpu_affinity[1][0]: 'a' is not an integer"),
+    (lambda d: d.update(load_average="high"), "load_average: 'high' is not an array"),
+    (lambda d: d.update(probe_cost_us="x"), "probe_cost_us: 'x' is not a number or null"),
+    (lambda d: d["runs"][0].update(overhead={"traced_us_per_iteration": ["x"], "untraced_us_per_iteration": [1]}),
+     "runs[0].overhead.traced_us_per_iteration[0]: not a finite number"),
+    (lambda d: d["runs"][0].update(overhead={"traced_us_per_iteration": [1, 2], "untraced_us_per_iteration": [1]}),
+     "traced and untraced blocks differ"),
+    (lambda d: d["runs"][0].update(overhead=[]), "runs[0].overhead: an array is not an object"),
+    (lambda d: d["runs"][0].update(name=["x"]), "runs[0].name: an array is not a string"),
+    (lambda d: d["runs"][0].update(segsize=True), "runs[0].segsize: true is not an integer"),
+    (lambda d: d["runs"][0].update(msg_size=2 ** 63), "runs[0].msg_size: 9223372036854775808 is beyond"),
+    (lambda d: d["runs"][0].pop("algorithm"), 'runs[0]: "algorithm" is missing'),
+    (lambda d: d.update(comm_size=1), "comm_size: 1 is below the minimum 2"),
+    (lambda d: d.update(runs=[]), "runs: 0 items, at least 1 needed"),
     (lambda d: d["runs"][0].update(calls=3), "has 4 calls"),
     (lambda d: d["runs"][0]["exit_us"][0].__setitem__(0, -1.0), "leaves a call before it enters"),
     (lambda d: d["runs"][0]["entry_us"][1].pop(), "not 4 finite numbers"),
@@ -269,3 +287,6 @@ def test_titles_say_the_algorithm_once(library, collective, algorithm, name, tit
     finally:
         plt.Axes.set_title = original
     assert captured[0].splitlines()[0] == f"{collective} {title}"
+
+
+    assert out.exit_code == 2 and "not valid JSON" in out.output

@@ -4,6 +4,7 @@ library default in the tree, and so in every target; nothing else changes."""
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from quadsel.cli import main
@@ -30,11 +31,19 @@ def _tree():
                                    between="least-bad", leaf_rule="penalty")
 
 
-def _result(tmp_path, slower):
-    points = [{"collective": "bcast", "comm_size": c, "msg_size": m,
+def _result(tmp_path, slower, library="openmpi", edit=None):
+    """A verify result as `verify --json` writes it (the fields codegen --verified reads) for the tree of _tree():
+    the method it timed at each point is the one the tree picks there; edit(points) changes it."""
+    fn = _tree()
+    points = [{"collective": "bcast", "comm_size": c, "msg_size": m, "quadsel": fn.query(c, m).label,
+               "default_us": 10.0, "quadsel_us": 12.0 if (c, m) in slower else 8.0,
+               "speedup": 10 / 12 if (c, m) in slower else 1.25,
                "verdict": "slower" if (c, m) in slower else "faster"} for c in COMMS for m in MSGS]
+    if edit is not None:
+        edit(points)
     path = tmp_path / "verify.json"
-    path.write_text(json.dumps({"points": points, "statistics": {"decision": "do not deploy"}}))
+    path.write_text(json.dumps({"library": library, "library_version": "Open MPI v5.0.11", "np": 8,
+                                "points": points, "statistics": {"decision": "do not deploy"}}))
     return path
 
 
@@ -87,7 +96,85 @@ def test_a_file_that_is_not_a_verify_result_is_refused_in_one_line(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{\"points\": 3}")
     result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(bad)])
-    assert result.exit_code == 2 and "not the JSON of `quadsel verify --json`" in result.output
+    assert result.exit_code == 2 and "verify-result.schema.json" in result.output
     bad.write_text("{")
     result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(bad)])
-    assert result.exit_code == 2 and "not JSON" in result.output
+    assert result.exit_code == 2 and "not valid JSON" in result.output
+
+
+def _set(index, **fields):
+    def edit(points):
+        points[index].update(fields)
+    return edit
+
+
+@pytest.mark.parametrize("text, words", [
+    # issue 32: infinity gave a traceback; negative, zero, huge or boolean sizes pruned real cells
+    ('"speedup": Infinity', "not valid JSON: Infinity is not a JSON value"),
+    ('"speedup": 1e400', "not valid JSON: the number 1e400 is beyond a double"),
+    ('"speedup": NaN', "not valid JSON: NaN is not a JSON value"),
+])
+def test_codegen_verified_refuses_numbers_json_does_not_have(tmp_path, text, words):
+    tree = tmp_path / "bcast.qt.json"
+    _tree().save(tree)
+    path = _result(tmp_path, {(4, 512)})
+    path.write_text(path.read_text().replace('"speedup": 0.8333333333333334', text, 1))
+    result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(path)])
+    assert result.exit_code == 2 and words in result.output and str(path) in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("edit, words", [
+    (_set(4, comm_size=-4), "points[4].comm_size: -4 is below the minimum 1"),
+    (_set(4, comm_size=0), "points[4].comm_size: 0 is below the minimum 1"),
+    (_set(4, comm_size=True), "points[4].comm_size: true is not an integer"),
+    (_set(4, msg_size=-1), "points[4].msg_size: -1 is below the minimum 0"),
+    (_set(4, msg_size=2 ** 64), "points[4].msg_size: 18446744073709551616 is beyond 9223372036854775807"),
+    (_set(4, msg_size=512.0), "points[4].msg_size: 512.0 is not an integer"),
+    (_set(4, comm_size=2 ** 31), "points[4].comm_size: 2147483648 is beyond 2147483647"),
+    (_set(4, verdict="SLOWER"), "points[4].verdict: 'SLOWER' is not"),
+    (_set(4, collective=7), "points[4].collective: 7 is not a string"),
+    (_set(4, quadsel=None), "points[4].quadsel: null is not a string"),
+    (lambda points: points[4].pop("verdict"), 'points[4]: "verdict" is missing'),
+])
+def test_codegen_verified_refuses_impossible_points_naming_file_and_line(tmp_path, edit, words):
+    tree = tmp_path / "bcast.qt.json"
+    _tree().save(tree)
+    path = _result(tmp_path, {(4, 512)}, edit=edit)
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=1))       # one value per line
+    result = CliRunner().invoke(main, ["codegen", str(tree), "-t", "ompi-rules", "--verified", str(path),
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and words in result.output, result.output
+    line = int(result.output.split(str(path) + ":", 1)[1].split(":", 1)[0])
+    assert "points" in path.read_text().splitlines()[0] or line > 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_codegen_verified_refuses_a_result_of_another_library(tmp_path):
+    tree = tmp_path / "bcast.qt.json"
+    fn = _tree()
+    fn.provenance["library"] = "openmpi"
+    fn.save(tree)
+    result = CliRunner().invoke(main, ["codegen", str(tree), "--verified",
+                                       str(_result(tmp_path, {(4, 512)}, library="mpich"))])
+    assert result.exit_code == 2 and "verified mpich and the bcast tree was built from openmpi" in result.output
+
+
+def test_codegen_verified_refuses_a_stale_result(tmp_path):
+    """A result whose slower point timed another method than the tree picks there is of another tree."""
+    tree = tmp_path / "bcast.qt.json"
+    _tree().save(tree)
+    stale = _result(tmp_path, {(4, 512)}, edit=_set(4, quadsel="3/seg8192"))      # (4, 512): the tree picks 6
+    result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(stale)])
+    assert result.exit_code == 2 and "the result is of another tree or an older build" in result.output, result.output
+
+
+def test_codegen_verified_messages_never_carry_terminal_escapes(tmp_path):
+    tree = tmp_path / "bcast.qt.json"
+    _tree().save(tree)
+    odd = _result(tmp_path, {(4, 512)}, edit=_set(0, collective="\x1b]0;pwned\x07bcast", verdict="slower"))
+    named = tmp_path / "v\x1b[31m.json"
+    odd.rename(named)
+    result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(named)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output

@@ -4,7 +4,7 @@ import bisect
 import json
 import re
 
-from ..errors import InputError
+from .errors import InputError
 
 
 class JObject:
