@@ -66,8 +66,8 @@ def _size_text(n):
 
 
 # -- every input of the running command (the output guard of quadsel/output.py refuses to write over one) -----------
-# Kinds a command reads back as its own output (measure's CSV and journal when it resumes): not inputs.
-OWN_OUTPUTS = ("measure output",)
+# Kinds a command reads back as its own output (measure's CSV and journal when it resumes, trace's file): not inputs.
+OWN_OUTPUTS = ("measure output", "trace output")
 _READ = None    # None: not recording (quadsel used as a library); else {(device, inode): path} of this command
 _OWN = []       # folders the command owns (`quadsel tune -o DIR`): what it reads there is its own output
 

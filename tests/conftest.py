@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from netns_helpers import cluster2, make_cluster  # noqa: F401 (the namespace cluster's fixtures)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ORFEO = SHARED / "datasets" / "orfeo-epyc-openmpi4"

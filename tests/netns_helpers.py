@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quadsel.cluster import unavailable
+from quadsel.cluster import NetnsCluster, netns_list, unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 REASON = unavailable()
@@ -31,3 +31,37 @@ def job_env(extra=None):
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.update(extra or {})
     return env
+
+
+# The fixtures (registered by tests/conftest.py; a conftest.py of tests/cluster/ would shadow tests/conftest.py
+# for the modules that import from it).
+@pytest.fixture
+def make_cluster(request):
+    """make_cluster(nodes=2, **options) -> a NetnsCluster that is up; torn down after the test, whatever happened,
+    and the test fails if any of its namespaces is still there."""
+    if REASON:
+        pytest.skip(REASON)
+    made = []
+
+    def make(nodes=2, **options):
+        cluster = NetnsCluster(nodes, **options)
+        made.append(cluster)
+        return cluster.up()
+
+    def teardown():
+        for cluster in made:
+            cluster.down()
+            left = set(cluster.namespaces) & set(netns_list())
+            assert not left, f"namespaces left after teardown: {sorted(left)}"
+    request.addfinalizer(teardown)
+    return make
+
+
+@pytest.fixture(scope="module")
+def cluster2():
+    """Two hosts (node1 198.18.0.1, node2 198.18.0.2) for a module's tests."""
+    if REASON:
+        pytest.skip(REASON)
+    with NetnsCluster(2) as cluster:
+        yield cluster
+    assert not set(cluster.namespaces) & set(netns_list())

@@ -375,7 +375,8 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
     if ppn is not None and nodes is not None:
         raise QuadselError("give --ppn or --nodes, not both")
     text = read_text(tree, what="tree file")
-    if detect_format(text) != "tree" and "quadsel-layout-forest" not in text[:4096]:
+    if detect_format(text) != "tree" and "quadsel-layout-forest" not in text[:4096] and \
+            not text.lstrip().startswith("["):    # JSON, but no rules file: the tree loader says what is wrong
         if ppn is not None or nodes is not None:
             raise QuadselError(f"{tree} is a rules file: --ppn and --nodes apply to a layout forest")
         from .query_rules import query_rules

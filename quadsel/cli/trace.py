@@ -136,7 +136,7 @@ def _identify_default(output, np_, mpiexec, python, quiet):
     from ..output import write_text
     from ..trace.trace_file import load_trace
     from ..verify.follow import default_ran
-    doc = load_trace(output)
+    doc = load_trace(output, own=True)
     runs = [r for r in doc["runs"] if r["algorithm"] == "default" and "library_ran" not in r]
     algorithms = doc.get("algorithms") or {}
     if not runs or not algorithms:
@@ -166,7 +166,7 @@ def _print_breakdown(output):
         return
     from ..trace.breakdown_report import render_text
     from ..trace.trace_file import load_trace
-    click.echo(render_text([(output, load_trace(output))]), err=True)
+    click.echo(render_text([(output, load_trace(output, own=True))]), err=True)
 
 
 def _command_line():

@@ -35,9 +35,10 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
               help="Measure: passes over the grid.")
 @click.option("--verify-rounds", type=click.IntRange(2, 1000), default=5, show_default=True,
               help="Verify: rounds (the unit of its intervals).")
-@click.option("--min-gain", type=click.FloatRange(1.0, 100.0), default=1.02, show_default=True,
-              help="A collective is deployed only when its speed-up on the points its selection changes is at "
-                   "least this (and its interval's lower end above 1).")
+@click.option("--min-gain", type=click.FloatRange(1.0, 100.0), default=None,
+              help="A collective is deployed only when verify would deploy it alone: followed, no point slower, and "
+                   "the whole interval of its speed-up on the points its selection changes above this (default: "
+                   "verify's --min-gain).")
 @click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
 @click.option("--no-figures", is_flag=True, help="No decision-map figures in report.md.")
 def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
@@ -83,7 +84,9 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
                     strategy=strategy, budget=seconds, mpiexec=mpiexec,
                     measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
                                      "--rounds", str(rounds)],
-                    verify_rounds=verify_rounds, min_gain=min_gain, figures=not no_figures)
+                    verify_rounds=verify_rounds, figures=not no_figures)
+    if min_gain is not None:
+        spec.min_gain = min_gain
     echo = lambda text: click.echo(one_line(text, MESSAGE_LIMIT), err=True)  # noqa: E731
     try:
         summary = run_tune(spec, echo)

@@ -134,7 +134,7 @@ def _existing(spec):
     """The trace file being resumed (None: a new one); QuadselError when it is not one of ours."""
     if not spec.resume or not os.path.exists(spec.output):
         return None
-    return load_trace(spec.output)
+    return load_trace(spec.output, own=True)
 
 
 def run(spec):

@@ -9,13 +9,15 @@ VERSION = 1
 TRACE_LIMIT = 1 << 30      # bytes: a trace of 1000 ranks x 10000 calls is ~200 MB of JSON
 
 
-def load_trace(path):
+def load_trace(path, own=False):
     """The trace file at `path` as a dict; InputError (one line, naming the file and line) when it is not one.
+    own: `quadsel trace` reading back its own output (to resume it, to add what the default ran): not an input
+    the output guard protects.
 
     The structure (every field breakdown and timemap read, with its type and range) is the schema's,
     docs/schemas/trace.schema.json, checked by quadsel/schemas.py; what a schema cannot say is checked here."""
     from ..schemas import check_json
-    text = read_text(path, what="trace", limit=TRACE_LIMIT)
+    text = read_text(path, what="trace output" if own else "trace", limit=TRACE_LIMIT)
     doc = check_json(text, path, "trace")
     n = doc["comm_size"]
     for i, run in enumerate(doc["runs"]):

@@ -109,7 +109,7 @@ def run_tune(spec, echo):
     second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", echo, clock)
     judged = verdict.judge(second, spec.min_gain)
     for coll, j in verdict.judge(first, spec.min_gain).items():   # not followed before pruning: never deployed
-        if "does not follow" in j.why and coll in judged:
+        if any(d.get("collective") == coll for d in first["statistics"]["proof"]["differs"]) and coll in judged:
             judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
     final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
     files = deploy.emit(dep, final, mpich_base)

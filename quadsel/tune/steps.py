@@ -127,7 +127,8 @@ def verify(spec, files, measurements, result_path, echo):
     """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
     from ..verify.run import run_verify
     outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, measurements, spec.verify_rounds,
-                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo, progress=False)
+                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo, progress=False,
+                         min_gain=spec.min_gain)
     write_text(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

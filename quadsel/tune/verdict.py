@@ -1,20 +1,17 @@
-"""Which collectives `quadsel tune` deploys, from a verify run's JSON document.
+"""Which collectives `quadsel tune` deploys: verify's own decision (verify/verdict.py), taken per collective.
 
-A collective is deployed only when all of these hold (docs/tune.md):
-- the library follows the file there: the follow proof found no point where it ran another algorithm than the
-  file says (`differs`), and the proof ran (a failed proof deploys nothing);
-- no point is significantly slower than the library default (those are pruned first, and verified again);
-- the selection changes something: at least one verified point runs another method than the default;
-- its geometric-mean speed-up over the points the selection changes is a gain beyond the noise: the lower end
-  of its interval is above 1, and its centre at least `min_gain`.
-Every other collective keeps the library's own choice (it is left out of the deployed file).
+A collective is deployed only when verify's rule says `deploy` for it alone: the follow check ran and the library
+follows the file at every checked point of that collective (and was seen running the file's choice at one of
+them), no point is significantly slower than the default, the selection changes something, and the geometric-mean
+speed-up over the points it changes has its whole interval above the minimum gain (--min-gain, verify's
+MIN_GAIN by default). One rule for one thing: what `quadsel verify` calls deployable for a collective is what tune
+deploys. Every other collective keeps the library's own choice (it is left out of the deployed file).
 """
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
-MIN_GAIN = 1.02   # a 2 % gain: below it a deployment is not worth the file (docs/tune.md)
+from ..verify.verdict import MIN_GAIN  # noqa: F401 (tune's default: verify's)
 
 
 @dataclass
@@ -22,6 +19,7 @@ class Judgement:
     collective: str
     deploy: bool
     why: str
+    decision: str = "do not deploy"   # verify's word: deploy | do not deploy | unproven
     speedup: Optional[float] = None
     low: Optional[float] = None
     high: Optional[float] = None
@@ -33,61 +31,36 @@ class Judgement:
 
 
 def judge(document, min_gain=MIN_GAIN):
-    """{collective: Judgement} of every collective verify timed."""
-    from ..verify.statistics import interval
+    """{collective: Judgement} of every collective a verify document timed."""
+    from ..verify.statistics import overall_statistics
+    from ..verify.verdict import decide
     rows = document.get("points") or []
-    follow = document.get("rules_followed")
+    evidence = (document.get("statistics") or {}).get("proof") or {
+        "ran": False, "why_not": "no follow check in this result", "failed": {}, "differs": [],
+        "at_changed_points": {}, "collectives_without_proof": []}
     out = {}
-    for coll in document.get("summary", {}):
+    for coll, s in (document.get("summary") or {}).items():
         mine = [r for r in rows if r.get("collective") == coll]
         changed = [r for r in mine if r.get("verdict") != "default"]
-        j = Judgement(coll, False, "", changed=len(changed), points=len(mine))
-        differs = [] if follow is None else [p for p in follow.get("points", [])
-                                             if p.get("collective") == coll and p.get("status") == "differs"]
-        slower = [r for r in mine if r.get("verdict") == "slower"]
-        per_round = _changed_rounds(changed)
-        if per_round is not None:
-            mean, low, high, se, dof = interval(per_round)
-            j.speedup, j.low, j.high = _exp(mean), _exp(low), _exp(high)
-            j.log_mean, j.log_se, j.dof = mean, se, dof
-        shown = "" if j.speedup is None else f" ({j.speedup:.3f}x [{j.low:.3f}, {j.high:.3f}] on {len(changed)} points)"
-        if follow is None or follow.get("failed"):
-            j.why = "the follow proof did not run: unproven"
-        elif differs:
-            j.why = f"the library does not follow the file at {len(differs)} point(s)"
-        elif not changed:
-            j.why = "the tree keeps the library default at every verified point"
-        elif slower:
-            j.why = f"{len(slower)} point(s) slower than the default{shown}"
-        elif j.low is None or not j.low > 1.0:
-            j.why = f"no gain beyond the noise{shown}"
-        elif j.speedup < min_gain:
-            j.why = f"gain below the {min_gain:g}x worth deploying{shown}"
-        else:
-            j.deploy, j.why = True, f"faster than the default{shown}"
-        out[coll] = j
+        stats = {"points": len(changed), "all_points": len(mine), "log_mean": s.get("log_mean", 0.0),
+                 "log_se": s.get("log_se", 0.0), "dof": s.get("dof", float("inf"))}
+        overall = overall_statistics({coll: stats})
+        at_changed = {}
+        for r in changed:
+            status = r.get("followed") or "not checked"
+            at_changed[status] = at_changed.get(status, 0) + 1
+        own = dict(evidence, differs=[d for d in evidence.get("differs", []) if d.get("collective") == coll],
+                   at_changed_points=at_changed,
+                   collectives_without_proof=[c for c in evidence.get("collectives_without_proof", []) if c == coll])
+        decision, why = decide(mine, overall, own, min_gain)
+        out[coll] = Judgement(coll, decision == "deploy", why, decision, overall["geomean_speedup"],
+                              overall["geomean_low"], overall["geomean_high"], len(changed), len(mine),
+                              stats["log_mean"], stats["log_se"], stats["dof"])
     return out
 
 
-def _changed_rounds(changed):
-    """Per round, the mean over the changed points of ln(default / quadsel) (verify's `log_ratios` of each
-    point); None without changed points."""
-    import numpy as np
-    series = [np.asarray(r["log_ratios"], dtype=float) for r in changed if r.get("log_ratios")]
-    if not series:
-        return None
-    rounds = min(len(s) for s in series)
-    return np.array([s[:rounds] for s in series]).mean(axis=0)
-
-
-def _exp(x):
-    if x is None or not math.isfinite(x):
-        return math.inf if x == math.inf else (0.0 if x == -math.inf else None)
-    return math.exp(x)
-
-
 def overall(judgements):
-    """The point-weighted geometric mean over the deployed collectives, with its interval (verify's rule)."""
+    """The changed-point-weighted geometric mean over the deployed collectives, with verify's interval rule."""
     from ..verify.statistics import overall_statistics
     deployed = {c: {"points": j.changed, "log_mean": j.log_mean, "log_se": j.log_se, "dof": j.dof}
                 for c, j in judgements.items() if j.deploy}

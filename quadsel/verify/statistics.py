@@ -183,7 +183,8 @@ def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_bef
         mine = [r for r in rows if r["collective"] == coll]
         counts = {v: sum(r["verdict"] == v for r in mine) for v in VERDICTS}
         collectives[coll] = stats
-        summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high")},
+        summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high", "log_mean",
+                                                      "log_se", "dof")},
                                changed_points=stats["points"], verdicts=counts)
         if mine:
             slowest = min(mine, key=lambda r: r["speedup"])

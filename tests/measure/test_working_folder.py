@@ -22,7 +22,9 @@ SHADOW = "raise SystemExit('the working folder inspect.py was imported')\n"
 
 
 def quadsel(folder, *args, timeout=300):
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    # no empty entry: "REPO:" would put the working folder on sys.path by itself (Python reads "" as ".")
+    path = os.pathsep.join(p for p in [str(REPO)] + os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+    env = dict(os.environ, PYTHONPATH=path,
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return subprocess.run([sys.executable, "-c", CONSOLE, *map(str, args)], cwd=folder, capture_output=True,
                           text=True, timeout=timeout, env=env)

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from quadsel.decision.layouts import query_ppn
 from quadsel.targets import emit, mpich_json
-from quadsel.targets.json_lines import parse_json_lines
+from quadsel.json_lines import parse_json_lines
 from quadsel.targets.library_call import CallModel
 
 from layout_helpers import forest_of, layout_rows, probe_sizes

@@ -192,7 +192,7 @@ def test_bad_trace_files(tmp_path, mutate, message):
     bad = tmp_path / "nojson.json"
     bad.write_text("{")
     out = CliRunner().invoke(main, ["breakdown", str(bad)])
-    assert out.exit_code == 2 and "not JSON" in out.output
+    assert out.exit_code == 2 and "not valid JSON" in out.output
 
 
 # issue 31: a noisy trace printed "tracing overhead: -0.08 µs per call (64.4 traced vs 63.6 µs untraced)". These
@@ -287,6 +287,3 @@ def test_titles_say_the_algorithm_once(library, collective, algorithm, name, tit
     finally:
         plt.Axes.set_title = original
     assert captured[0].splitlines()[0] == f"{collective} {title}"
-
-
-    assert out.exit_code == 2 and "not valid JSON" in out.output
