@@ -15,14 +15,15 @@ POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 
 
 class MethodComms:
-    """Sub-communicator of the first n ranks of `world` and, on its members, one Dup per method.
+    """Sub-communicator of the first n ranks of `world` (or, with `place` = (member?, rank in it), of the ranks a
+    layout picks: layouts.NodeGroups.place) and, on its members, one Dup per method.
     Collective over `world` (non-members get no communicator)."""
 
-    def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto"):
+    def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto", place=None):
         rank = world.Get_rank()
         self.library, self.collective = library, collective
-        self.member = rank < n
-        self.base = world.Split(0 if self.member else MPI.UNDEFINED, rank)
+        self.member, order = place if place is not None else (rank < n, rank)
+        self.base = world.Split(0 if self.member else MPI.UNDEFINED, order)
         self.comms, self.alpha = {}, {}
         if not self.member:
             return
@@ -66,14 +67,18 @@ def _alpha_call(alpha, call):
 
 def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
     """time_methods for `methods` at one point with the spec's rule, warm-up, batch, timing and sync."""
-    span = spec.timing == "span"
+    span = spec.timing in ("span", "offset")
     sync = None
-    if getattr(spec, "sync", "barrier") == "ring":
+    clock = time.perf_counter if span else None
+    if spec.timing == "offset":      # clocks moved onto rank 0's, every call started at a common time
+        sync = spec.common_start
+        clock = sync.clock
+    elif getattr(spec, "sync", "barrier") == "ring":
         from mpi4py import MPI
         from ..libraries.alpha_bcast import ring_semi_barrier
         sync = ring_semi_barrier(MPI, root=0)
     return time_methods(comms.contenders(methods, call), call, spec.rule, rng, warmup=spec.warmup,
-                        batch=spec.batch, span=span, clock=time.perf_counter if span else None,
+                        batch=spec.batch, span=span, clock=clock,
                         heartbeat=heartbeat, sync=sync, **options)
 
 
