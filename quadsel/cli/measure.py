@@ -111,9 +111,11 @@ from ..measure.layouts import HAN_OFF
               help="Where the levels of multilevel alpha-trees come from: auto = MPI_Comm_split_type (node: "
                    "MPI_COMM_TYPE_SHARED, socket: MPI_COMM_TYPE_HW_GUIDED); blocks:K[,J] = emulated nodes of "
                    "K consecutive ranks (and sockets of J).")
-@click.option("--sync", type=click.Choice(["barrier", "ring"]), default="barrier", show_default=True,
-              help="Before every timed call: MPI_Barrier, or the paper's ring semi-barrier (a token from the "
-                   "root around the ring, rank r from r+1 to r-1; span timing then starts at the root).")
+@click.option("--sync", type=click.Choice(["auto", "barrier", "ring", "start"]), default="auto", show_default=True,
+              help="Before every timed call: MPI_Barrier; the paper's ring semi-barrier (a token from the "
+                   "root around the ring, rank r from r+1 to r-1; span timing then starts at the root); or start, "
+                   "every rank starting at one time of the (offset-corrected) clock. auto: start across hosts, "
+                   "else barrier.")
 @library_option()   # --replay: the library of the recorded FILES (cli/options.py)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, mpiexec_args,
@@ -299,7 +301,7 @@ def _replay(ctx, files, np_):
     p = ctx.params
     if not files:
         raise click.UsageError("--replay needs the recorded FILES")
-    if p["alpha"] or p["sync"] != "barrier":
+    if p["alpha"] or p["sync"] not in ("auto", "barrier"):
         raise click.UsageError("--replay answers from recorded rows: --alpha and --sync only apply to real runs "
                                "(name recorded alpha-tree methods in --algorithms)")
     if np_ is not None or p["mpiexec"]:

@@ -70,9 +70,10 @@ def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
     span = spec.timing in ("span", "offset")
     sync = None
     clock = time.perf_counter if span else None
-    if spec.timing == "offset":      # clocks moved onto rank 0's, every call started at a common time
+    if spec.timing == "offset":      # clocks moved onto rank 0's (clocksync.py)
+        clock = spec.common_start.clock
+    if getattr(spec, "sync", "barrier") == "start":   # every call started at a common time
         sync = spec.common_start
-        clock = sync.clock
     elif getattr(spec, "sync", "barrier") == "ring":
         from mpi4py import MPI
         from ..libraries.alpha_bcast import ring_semi_barrier

@@ -107,8 +107,8 @@ def check_spec(spec, job_size=None):
                            f"({job_size} rank{'s' if job_size != 1 else ''}): launch more ranks or use --np")
     if spec.alphas and spec.collective != "bcast":
         raise QuadselError(f"α-tree methods are broadcasts; {spec.collective} has none")
-    if spec.sync not in ("barrier", "ring"):
-        raise QuadselError(f"unknown --sync {spec.sync!r} (known: barrier, ring)")
+    if spec.sync not in ("auto", "barrier", "ring", "start"):
+        raise QuadselError(f"unknown --sync {spec.sync!r} (known: auto, barrier, ring, start)")
     if spec.rounds < 1 or spec.warmup < 0 or spec.batch < 1:
         raise QuadselError("--rounds and --batch must be >= 1, --warmup >= 0")
     choose_datatype(spec)
@@ -214,12 +214,16 @@ def run(spec, planned_sweep=None):
     if rank == 0 and groups.count > 1 and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
         sys.stderr.write("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
                          "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)\n")
+    sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
+    if sync == "start" and timing == "local":
+        fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")
     requested_timing = spec.timing
-    spec = replace(spec, timing=timing, layouts=layouts)
+    spec = replace(spec, timing=timing, layouts=layouts, sync=sync)
     clock_sync = None
-    if timing == "offset":
-        offsets = measure_offsets(MPI, world, groups)
+    if timing == "offset" or sync == "start":
+        offsets = measure_offsets(MPI, world, groups) if timing == "offset" else [(0.0, 0.0)] * groups.count
         spec.common_start = CommonStart(MPI, GlobalClock(offsets[groups.node][0]))
+    if timing == "offset":
         clock_sync = {"method": "SKaMPI ping-pong with each host's first rank, min-RTT estimator",
                       "exchanges": EXCHANGES, "hosts": [{"host": h, "offset_us": round(o * 1e6, 3),
                                                          "min_rtt_us": round(r * 1e6, 3)}
@@ -302,11 +306,12 @@ def run(spec, planned_sweep=None):
     world.Barrier()
     if clock_sync is not None:   # accuracy: what is left of the offsets on the corrected clocks, after the run
         residual = measure_offsets(MPI, world, groups, clock=spec.common_start.clock)
-        starts = lateness_summary(MPI, world, spec.common_start.late)
+        starts = lateness_summary(MPI, world, spec.common_start.late) if sync == "start" else None
         if rank == 0:
             for entry, (o, r) in zip(clock_sync["hosts"], residual):
                 entry.update(residual_offset_us_at_end=round(o * 1e6, 3), min_rtt_us_at_end=round(r * 1e6, 3))
-            clock_sync["start_minus_common_time"] = starts
+            if starts is not None:
+                clock_sync["start_minus_common_time"] = starts
     groups.free()
     if rank == 0:
         complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
