@@ -406,7 +406,9 @@ def _self_launch(ctx, spec, np_, mpiexec, mpiexec_args=None):
     if passed and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
         extra["OMPI_MCA_coll"] = "^han"    # on 2+ nodes coll/han would take the collective quadsel forces in tuned
     args = _child_args(ctx, skip=("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
-        "--comm-sizes", ",".join(map(str, spec.comm_sizes)), "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
+        "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
+    if not spec.layouts:      # --layouts gives them
+        args += ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
     if spec.progress and sys.stderr.isatty():
         extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
     runner.check_methods(library, spec.collective, labels, spec.algorithms)
