@@ -57,6 +57,7 @@ def main():
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="quadsel-netns-measure-")
+    os.makedirs(out, exist_ok=True)
     with NetnsCluster(2) as cluster:
         for flavor in args.libraries.split(","):
             if library_python(flavor) is None:
