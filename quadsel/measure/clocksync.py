@@ -116,3 +116,30 @@ def lateness_summary(MPI, world, late):
     return {"calls": int(len(data)), "median_us": round(float(np.median(data)), 2),
             "p90_us": round(float(np.percentile(data, 90)), 2), "max_us": round(float(data.max()), 2),
             "late_over_10us": round(float(np.mean(data > 10.0)), 4)}
+
+
+def setup(MPI, world, groups, timing, sync):
+    """(CommonStart or None, the metadata's clock_sync or None) of a run: the offsets for --timing offset (one
+    clock per host otherwise: offset 0), the common start's state for --sync start."""
+    if timing != "offset" and sync != "start":
+        return None, None
+    offsets = measure_offsets(MPI, world, groups) if timing == "offset" else [(0.0, 0.0)] * groups.count
+    start = CommonStart(MPI, GlobalClock(offsets[groups.node][0]))
+    if timing != "offset":
+        return start, None
+    return start, {"method": "SKaMPI ping-pong with each host's first rank, min-RTT estimator", "exchanges": EXCHANGES,
+                   "hosts": [{"host": h, "offset_us": round(o * 1e6, 3), "min_rtt_us": round(r * 1e6, 3)}
+                             for h, (o, r) in zip(groups.hostnames, offsets)]}
+
+
+def finish(MPI, world, groups, start, clock_sync, started_at_common_time):
+    """Add to clock_sync (on rank 0) the offsets measured again on the corrected clocks after the run (drift and
+    estimator error) and, with --sync start, how late the starts were; collective over `world`."""
+    residual = measure_offsets(MPI, world, groups, clock=start.clock)
+    starts = lateness_summary(MPI, world, start.late) if started_at_common_time else None
+    if world.Get_rank() != 0:
+        return
+    for entry, (o, r) in zip(clock_sync["hosts"], residual):
+        entry.update(residual_offset_us_at_end=round(o * 1e6, 3), min_rtt_us_at_end=round(r * 1e6, 3))
+    if starts is not None:
+        clock_sync["start_minus_common_time"] = starts

@@ -8,7 +8,9 @@ r // ppn. That is the order launchers give by default (--map-by slot/core, Hydra
 communicator looks like a job of nodes x ppn ranks started alone.
 """
 
+import os
 import re
+import sys
 
 from ..errors import QuadselError
 
@@ -98,3 +100,10 @@ class NodeGroups:
 
     def free(self):
         self.node_comm.Free()
+
+
+def han_note(library_name, node_count):
+    """Open MPI on 2+ nodes without a word about coll/han: one note on stderr (rank 0 calls this)."""
+    if node_count > 1 and library_name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
+        sys.stderr.write("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
+                         "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)\n")

@@ -89,3 +89,21 @@ def heartbeat(watchdog, where):
         return None
     watchdog.beat(f"{where} (warm-up)")
     return lambda name: watchdog.beat(f"{where}, method {name[0]}:{name[1]}")
+
+
+def replaced_keys(library_name, spec, methods, dtype_size):
+    """{key: (what runs, condition, source)} of the points where the library would run another algorithm than
+    the forced one (libraries/fallbacks.py): they are not timed, and recorded as `# replaced` lines."""
+    from ..libraries import fallbacks
+    out = {}
+    for n in spec.comm_sizes:
+        for m in spec.msg_sizes:
+            for label, seg in methods:
+                if label == DEFAULT_ALGORITHM:
+                    continue
+                call = fallbacks.Call(n, m // dtype_size, dtype_size, segsize=seg)
+                runs = fallbacks.replacement(library_name, spec.collective, label, call)
+                if runs is not None:
+                    first = fallbacks.why(library_name, spec.collective, label, call)
+                    out[(spec.collective, label, seg, n, m)] = (runs, first.when, first.source)
+    return out

@@ -21,11 +21,11 @@ from .mpit import MPIT, MPITError
 from .grid import DATATYPES
 from .progress import Progress
 from .calls import buffer_bytes, call_for, check_sizes, is_reduction
-from .point import POINT_DELAY, MethodComms, heartbeat, time_point
+from .point import POINT_DELAY, MethodComms, heartbeat, replaced_keys, time_point  # noqa: F401 (replaced_keys: part of the interface)
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
-from .layouts import HAN_OFF, NodeGroups, default_layouts
-from .clocksync import EXCHANGES, CommonStart, GlobalClock, lateness_summary, measure_offsets
+from .layouts import NodeGroups, default_layouts, han_note
+from . import clocksync
 from .metadata import now, start_meta
 from ..ingest.identity import oversubscribed_note
 
@@ -211,23 +211,14 @@ def run(spec, planned_sweep=None):
         timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
     except QuadselError as exc:
         fail(str(exc))
-    if rank == 0 and groups.count > 1 and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
-        sys.stderr.write("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
-                         "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)\n")
+    if rank == 0:
+        han_note(library.name, groups.count)
     sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
     if sync == "start" and timing == "local":
         fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")
     requested_timing = spec.timing
     spec = replace(spec, timing=timing, layouts=layouts, sync=sync)
-    clock_sync = None
-    if timing == "offset" or sync == "start":
-        offsets = measure_offsets(MPI, world, groups) if timing == "offset" else [(0.0, 0.0)] * groups.count
-        spec.common_start = CommonStart(MPI, GlobalClock(offsets[groups.node][0]))
-    if timing == "offset":
-        clock_sync = {"method": "SKaMPI ping-pong with each host's first rank, min-RTT estimator",
-                      "exchanges": EXCHANGES, "hosts": [{"host": h, "offset_us": round(o * 1e6, 3),
-                                                         "min_rtt_us": round(r * 1e6, 3)}
-                                                        for h, (o, r) in zip(groups.hostnames, offsets)]}
+    spec.common_start, clock_sync = clocksync.setup(MPI, world, groups, timing, sync)
 
     replaced = replaced_keys(library.name, spec, methods, dtype_size)
     units = [(n, None) for n in spec.comm_sizes] if layouts is None else [(a * b, (a, b)) for a, b in layouts]
@@ -305,13 +296,7 @@ def run(spec, planned_sweep=None):
         watchdog.stop()
     world.Barrier()
     if clock_sync is not None:   # accuracy: what is left of the offsets on the corrected clocks, after the run
-        residual = measure_offsets(MPI, world, groups, clock=spec.common_start.clock)
-        starts = lateness_summary(MPI, world, spec.common_start.late) if sync == "start" else None
-        if rank == 0:
-            for entry, (o, r) in zip(clock_sync["hosts"], residual):
-                entry.update(residual_offset_us_at_end=round(o * 1e6, 3), min_rtt_us_at_end=round(r * 1e6, 3))
-            if starts is not None:
-                clock_sync["start_minus_common_time"] = starts
+        clocksync.finish(MPI, world, groups, spec.common_start, clock_sync, sync == "start")
     groups.free()
     if rank == 0:
         complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
@@ -324,24 +309,6 @@ def run(spec, planned_sweep=None):
         results.close()
     if mpit is not None:
         mpit.close()
-
-
-def replaced_keys(library_name, spec, methods, dtype_size):
-    """{key: (what runs, condition, source)} of the points where the library would run another algorithm than
-    the forced one (libraries/fallbacks.py): they are not timed, and recorded as `# replaced` lines."""
-    from ..libraries import fallbacks
-    out = {}
-    for n in spec.comm_sizes:
-        for m in spec.msg_sizes:
-            for label, seg in methods:
-                if label == DEFAULT_ALGORITHM:
-                    continue
-                call = fallbacks.Call(n, m // dtype_size, dtype_size, segsize=seg)
-                runs = fallbacks.replacement(library_name, spec.collective, label, call)
-                if runs is not None:
-                    first = fallbacks.why(library_name, spec.collective, label, call)
-                    out[(spec.collective, label, seg, n, m)] = (runs, first.when, first.source)
-    return out
 
 
 def _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
