@@ -397,8 +397,10 @@ def _self_launch(ctx, spec, np_, mpiexec, mpiexec_args=None):
     output.check_unlocked(spec.output)
     if spec.resume:
         from ..measure.metadata import resume_grid
-        output.check_resume(spec.output, spec.collective, library.name,
-                            resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
+        grid = resume_grid(spec, library.methods(spec.collective, labels, spec.segments))
+        if getattr(library, "env_only", False):
+            grid["methods"] = None   # one launch per method: each launch's metadata names its own method only
+        output.check_resume(spec.output, spec.collective, library.name, grid)
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     passed = shlex.split(mpiexec_args) if mpiexec_args else []
