@@ -17,6 +17,7 @@ from ..measure.grid import DATATYPES, TIMINGS, parse_list
 from ..measure import output
 from ..measure.output import CONTINUED, interrupted_note
 from ..measure.progress import LAUNCH_ENV, START_ENV
+from ..measure.layouts import HAN_OFF
 
 
 @click.command("measure")
@@ -38,6 +39,13 @@ from ..measure.progress import LAUNCH_ENV, START_ENV
 @click.option("--np", "np_", type=click.IntRange(min=1), default=None,
               help="Outside an MPI job: start `mpiexec -n NP` on this command yourself.")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
+@click.option("--mpiexec-args", default=None, metavar="ARGS",
+              help="With --np: options passed to mpiexec before -n, split like a shell (hosts, launcher, network), "
+                   "e.g. \"--host a:2,b:2\" (Open MPI) or \"-hosts a,b -ppn 2\" (Hydra).")
+@click.option("--layouts", metavar="LIST", default=None,
+              help="Layouts NODESxPPN to measure, e.g. 2x1,1x2,2x2: each on the first NODES node groups "
+                   "(MPI_COMM_TYPE_SHARED), the first PPN ranks of each. Default across hosts: nodes and ppn each "
+                   "a power of two or the job's maximum; on one host: the first n ranks (no layout columns).")
 @click.option("--precision", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
               show_default=True, help="Stop when the CI half-width is below this fraction of the mean.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
@@ -103,12 +111,15 @@ from ..measure.progress import LAUNCH_ENV, START_ENV
               help="Where the levels of multilevel alpha-trees come from: auto = MPI_Comm_split_type (node: "
                    "MPI_COMM_TYPE_SHARED, socket: MPI_COMM_TYPE_HW_GUIDED); blocks:K[,J] = emulated nodes of "
                    "K consecutive ranks (and sockets of J).")
-@click.option("--sync", type=click.Choice(["barrier", "ring"]), default="barrier", show_default=True,
-              help="Before every timed call: MPI_Barrier, or the paper's ring semi-barrier (a token from the "
-                   "root around the ring, rank r from r+1 to r-1; span timing then starts at the root).")
+@click.option("--sync", type=click.Choice(["auto", "barrier", "ring", "start"]), default="auto", show_default=True,
+              help="Before every timed call: MPI_Barrier; the paper's ring semi-barrier (a token from the "
+                   "root around the ring, rank r from r+1 to r-1; span timing then starts at the root); or start, "
+                   "every rank starting at one time of the (offset-corrected) clock. auto: start across hosts, "
+                   "else barrier.")
 @library_option()   # --replay: the library of the recorded FILES (cli/options.py)
 @click.option("--env-method", default=None, hidden=True)   # internal: one launch per method, forced by env
-def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, precision,
+def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, mpiexec_args,
+            layouts, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
             hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, sample, replay, alpha,
             alpha_depth, alpha_levels, sync, env_method):
@@ -159,6 +170,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
                      hang_timeout, resume, quiet, env_method)
         _adaptive_options(ctx, spec)
         _alpha_options(ctx, spec)
+        _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
             _check_job_size(np_)
         check_output(output)     # before anything runs: no folder is created, a stream is written in place
@@ -168,7 +180,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         raise
     try:
         if np_ is not None and not launch.inside_mpi_job():
-            code = _self_launch(ctx, spec, np_, mpiexec)
+            code = _self_launch(ctx, spec, np_, mpiexec, mpiexec_args)
             if code:
                 sys.exit(code)
             return
@@ -240,6 +252,21 @@ def _alpha_options(ctx, spec):
     spec.sync = params["sync"]
 
 
+def _layout_options(ctx, spec, np_):
+    """--layouts into the spec (its communicator sizes are the layouts' products); --mpiexec-args needs --np."""
+    from ..measure.layouts import parse_layouts
+    params = ctx.params
+    if params["mpiexec_args"] is not None and (np_ is None or launch.inside_mpi_job()):
+        raise click.UsageError("--mpiexec-args goes with --np (self-launch); under your own launcher give its "
+                               "options to it")
+    if params["layouts"] is None:
+        return
+    if params["comm_sizes"] is not None:
+        raise click.UsageError("--layouts gives the communicator sizes (nodes x ppn): drop --comm-sizes")
+    spec.layouts = parse_layouts(params["layouts"])
+    spec.comm_sizes = sorted({a * b for a, b in spec.layouts})
+
+
 def _sample_options(params, spec):
     """--sample model: a planned run like --adaptive, which it excludes; it needs a budget."""
     from ..sampling.budget import parse_budget
@@ -274,7 +301,7 @@ def _replay(ctx, files, np_):
     p = ctx.params
     if not files:
         raise click.UsageError("--replay needs the recorded FILES")
-    if p["alpha"] or p["sync"] != "barrier":
+    if p["alpha"] or p["sync"] not in ("auto", "barrier"):
         raise click.UsageError("--replay answers from recorded rows: --alpha and --sync only apply to real runs "
                                "(name recorded alpha-tree methods in --algorithms)")
     if np_ is not None or p["mpiexec"]:
@@ -357,7 +384,7 @@ def _child_args(ctx, skip=()):
     return args
 
 
-def _self_launch(ctx, spec, np_, mpiexec):
+def _self_launch(ctx, spec, np_, mpiexec, mpiexec_args=None):
     from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     if spec.comm_sizes is None:
         if np_ < 2:
@@ -370,13 +397,20 @@ def _self_launch(ctx, spec, np_, mpiexec):
     output.check_unlocked(spec.output)
     if spec.resume:
         from ..measure.metadata import resume_grid
-        output.check_resume(spec.output, spec.collective, library.name,
-                            resume_grid(spec, library.methods(spec.collective, labels, spec.segments)))
+        grid = resume_grid(spec, library.methods(spec.collective, labels, spec.segments))
+        if getattr(library, "env_only", False):
+            grid["methods"] = None   # one launch per method: each launch's metadata names its own method only
+        output.check_resume(spec.output, spec.collective, library.name, grid)
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
+    passed = shlex.split(mpiexec_args) if mpiexec_args else []
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
-    args = _child_args(ctx, skip=("mpiexec", "comm_sizes", "msg_sizes")) + [
-        "--comm-sizes", ",".join(map(str, spec.comm_sizes)), "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
+    if passed and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
+        extra["OMPI_MCA_coll"] = "^han"    # on 2+ nodes coll/han would take the collective quadsel forces in tuned
+    args = _child_args(ctx, skip=("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
+        "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
+    if not spec.layouts:      # --layouts gives them
+        args += ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
     if spec.progress and sys.stderr.isatty():
         extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
     runner.check_methods(library, spec.collective, labels, spec.algorithms)
@@ -391,7 +425,7 @@ def _self_launch(ctx, spec, np_, mpiexec):
         with tempfile.TemporaryDirectory(prefix="quadsel-measure-") as workdir:
             status = os.path.join(workdir, "fallback")   # the ranks say here, quietly, that they cannot force (MPI_T)
             env = launch.launch_env(flavor, dict(extra, **{runner.FALLBACK_STATUS: status}), spec.command)
-            code = launch.run(launch.launch_command(exe, flavor, np_, args), env)
+            code = launch.run(launch.launch_command(exe, flavor, np_, args, prefix=passed), env)
             reason = None
             if os.path.exists(status):
                 with open(status) as handle:
@@ -409,7 +443,7 @@ def _self_launch(ctx, spec, np_, mpiexec):
         if i:
             method_env[CONTINUED] = "1"   # one stream (-o -): the first launch wrote the header
         method_args = args + ["--env-method", f"{label}:{seg}"]
-        code = launch.run(launch.launch_command(exe, flavor, np_, method_args), method_env)
+        code = launch.run(launch.launch_command(exe, flavor, np_, method_args, prefix=passed), method_env)
         if code:
             return code
     return 0

@@ -12,7 +12,7 @@ MAX_POINTS_PER_ITEM = 4096
 # name -> (mpi4py datatype attribute, bytes); `auto` is resolved in runner.choose_datatype
 DATATYPES = {"byte": ("BYTE", 1), "uint8": ("UINT8_T", 1), "int32": ("INT32_T", 4),
              "float": ("FLOAT", 4), "double": ("DOUBLE", 8)}
-TIMINGS = ("auto", "local", "span")
+TIMINGS = ("auto", "local", "span", "offset")
 
 
 def parse_list(spec, what="size"):

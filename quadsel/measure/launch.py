@@ -66,9 +66,11 @@ def mpiexec_flavor(mpiexec):
     return "unknown"
 
 
-def launch_command(mpiexec, flavor, np, child_args, cpus=None):
-    cmd = [mpiexec]
-    if flavor == "openmpi" and np > (cpus or os.cpu_count() or 1):
+def launch_command(mpiexec, flavor, np, child_args, cpus=None, prefix=()):
+    """`prefix`: the user's mpiexec options (--mpiexec-args), before -n; with hosts in them the ranks are not
+    all here, and Open MPI's --oversubscribe is theirs to give."""
+    cmd = [mpiexec] + list(prefix)
+    if flavor == "openmpi" and not prefix and np > (cpus or os.cpu_count() or 1):
         cmd.append("--oversubscribe")   # Open MPI refuses more ranks than cores without it
     return cmd + ["-n", str(np)] + python_module(sys.executable, "quadsel") + ["measure"] + list(child_args)
 
@@ -152,7 +154,8 @@ def _run_once(cmd, env, timeout, capture):
     """
     pipe = subprocess.PIPE if capture else None
     try:
-        child = subprocess.Popen(cmd, env=dict(env, **{LAUNCHER_PID: str(os.getpid())}), stdin=subprocess.DEVNULL,
+        child = subprocess.Popen(cmd, env=dict(env, **{LAUNCHER_PID: f"{os.getpid()}@{_this_host()}"}),
+                                 stdin=subprocess.DEVNULL,
                                  stdout=pipe, stderr=pipe if capture else subprocess.PIPE, text=capture or None,
                                  preexec_fn=_own_group_dying_with_us)
     except OSError as exc:
@@ -199,12 +202,23 @@ def _own_group_dying_with_us():
         pass   # not Linux: the ranks' own watch (exit_with_launcher) still ends them
 
 
+def _this_host():
+    """Host name and boot id (timing.clock_domain without its imports): which pids this process can see."""
+    import socket
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as handle:
+            boot = handle.read().strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
 def exit_with_launcher(poll=1.0):
     """In a rank of a job quadsel launched: end this process when the launching quadsel is gone (it was killed
     with -9): its rows are kept, and the output's lock is released for the rerun."""
-    pid = os.environ.get(LAUNCHER_PID, "")
-    if not pid.isdigit():
-        return
+    pid, _, host = os.environ.get(LAUNCHER_PID, "").partition("@")
+    if not pid.isdigit() or (host and host != _this_host()):
+        return     # a rank on another host (Hydra forwards the whole environment): that pid is not ours to watch
 
     def watch():
         while True:

@@ -21,7 +21,8 @@ def resume_grid(spec, methods, dtype_name=None):
     """What a resumed output must have been measured with (output.check_resume)."""
     # one launch per method (environment forcing) measures one method of the grid per launch
     return {"comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "datatype": dtype_name,
-            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods]}
+            "methods": None if spec.env_method else [method_label(label, seg) for label, seg in methods],
+            "layouts": None if not getattr(spec, "layouts", None) else [f"{a}x{b}" for a, b in spec.layouts]}
 
 
 def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
@@ -63,6 +64,7 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
             "methods": [method_label(label, seg) for label, seg in methods],
             "segments": spec.segments,
             "comm_sizes": spec.comm_sizes,
+            **({"layouts": [f"{a}x{b}" for a, b in spec.layouts]} if spec.layouts else {}),
             "msg_sizes": spec.msg_sizes,
             "datatype": dtype_name,
             "points": npoints,
@@ -71,9 +73,13 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
                             seed=spec.seed, barrier_before_each_call=spec.sync == "barrier", sync=spec.sync,
                             timing=spec.timing, adaptive=spec.adaptive, sample=spec.sample,
                             **(timing_info or {}), hang_timeout=spec.hang_timeout,
-                            timer="CLOCK_MONOTONIC" if spec.timing == "span" else "MPI_Wtime",
-                            time_of_call=("latest end - earliest start over ranks" if spec.timing == "span"
-                                          else "max over ranks of each rank's own duration")),
+                            timer={"span": "CLOCK_MONOTONIC", "offset": "CLOCK_MONOTONIC - host offset"}.get(
+                                spec.timing, "MPI_Wtime"),
+                            time_of_call={"span": "latest end - earliest start over ranks",
+                                          "offset": "latest end - earliest start over ranks on clocks corrected by "
+                                                    "each host's offset to rank 0's; every call started at a "
+                                                    "common time"}.get(
+                                spec.timing, "max over ranks of each rank's own duration")),
         "environment": {k: v for k, v in sorted(os.environ.items())
                         if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
         "machine": {"platform": platform.platform(), "python": platform.python_version(),

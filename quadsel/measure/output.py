@@ -19,6 +19,9 @@ from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
 from ..inputs import read_text, text_lines
 
 HEADER = ",".join(GENERIC_COLUMNS)
+# A multi-host run's rows carry their layout (docs/formats-input.md, *The layout*); keys then end in (nodes, ppn)
+LAYOUT_COLUMNS = GENERIC_COLUMNS[:3] + ("nodes", "ppn") + GENERIC_COLUMNS[3:]
+LAYOUT_HEADER = ",".join(LAYOUT_COLUMNS)
 # Adaptive measurement records what it did not measure as comment lines (every reader skips `#` lines):
 #   # skipped bcast,1,0,256,1048576 behind: 3.10x the best at 524288 B, trend 2.95x
 # `*` stands for every value of a column (a whole communicator size left out).
@@ -47,10 +50,13 @@ def _drop_partial_line(path):
 
 
 class ResultFile:
-    """The output CSV. `done` holds the keys (collective, algorithm, segsize, comm_size, msg_size) present."""
+    """The output CSV. `done` holds the keys (collective, algorithm, segsize, comm_size, msg_size) present;
+    layouts=True (a multi-host run): the CSV has nodes and ppn columns and the keys end in (nodes, ppn)."""
 
-    def __init__(self, path, resume=True):
+    def __init__(self, path, resume=True, layouts=False):
         self.path = os.fspath(path)
+        self.layouts = layouts
+        self.header = LAYOUT_HEADER if layouts else HEADER
         self.done = set()
         self.values = {}     # key -> (time_us, stddev_us or None, reps or None), as written
         self.skipped = set()  # the key text of every `# skipped` line
@@ -63,7 +69,7 @@ class ResultFile:
             self.handle = (open(target, "w", newline="") if kind == "special"
                            else os.fdopen(os.dup(target), "w", newline=""))
             if not os.environ.get(CONTINUED):
-                self._write(HEADER + "\n")
+                self._write(self.header + "\n")
         else:
             # Opened for appending (never truncated before the lock is ours), then locked: a second run on the
             # same file, or one started while the ranks of a killed run still write, is refused.
@@ -75,7 +81,7 @@ class ResultFile:
             else:
                 self.handle.truncate(0)
             if os.path.getsize(self.path) == 0:
-                self._write(HEADER + "\n")
+                self._write(self.header + "\n")
 
     def _read_existing(self):
         lines = text_lines(read_text(self.path, what="measure output"))
@@ -87,12 +93,21 @@ class ResultFile:
         line, text = numbered[0]
         try:
             header = next(csv.reader([text]))
-            if tuple(h.strip() for h in header) != GENERIC_COLUMNS:
+            header = tuple(h.strip() for h in header)
+            if header not in (GENERIC_COLUMNS, LAYOUT_COLUMNS):
                 raise QuadselError(f"{one_line(self.path)}: not a quadsel measure CSV (header "
                                    f"{one_line(','.join(header))[:200]!r}); use another --output or --no-resume")
+            if (header == LAYOUT_COLUMNS) != self.layouts:
+                raise QuadselError(f"{one_line(self.path)} holds rows {'with' if not self.layouts else 'without'} "
+                                   f"nodes/ppn columns and this run is {'a multi-host' if self.layouts else 'a one-host'} "
+                                   "run: use another --output or --no-resume")
             for line, text in numbered[1:]:
                 row = next(csv.reader([text]))
+                if self.layouts:   # collective,algorithm,segsize,nodes,ppn,comm_size,msg_size,...
+                    row = row[:3] + row[5:7] + row[7:] + row[3:5]
                 key = (row[0], row[1], int(row[2]), int(row[3]), int(row[4]))
+                if self.layouts:
+                    key += (int(row[8]), int(row[9]))
                 self.values[key] = (float(row[5]), _optional(row[6], float), _optional(row[7], int))
                 self.done.add(key)
         except (csv.Error, IndexError, ValueError, StopIteration):
@@ -125,10 +140,12 @@ class ResultFile:
 
     def append(self, key, mean_us, stddev_us, reps):
         """Write one row; returns the values as written (rounded), which is what a resumed run reads."""
-        collective, algorithm, segsize, comm_size, msg_size = key
+        collective, algorithm, segsize, comm_size, msg_size = key[:5]
+        layout = list(key[5:7])       # [nodes, ppn] of a multi-host run's key, else none
         buf = io.StringIO()
         cells = [f"{mean_us:.3f}", "" if stddev_us is None else f"{stddev_us:.3f}", "" if reps is None else reps]
-        csv.writer(buf, lineterminator="\n").writerow([collective, algorithm, segsize, comm_size, msg_size, *cells])
+        csv.writer(buf, lineterminator="\n").writerow([collective, algorithm, segsize, *layout, comm_size, msg_size,
+                                                       *cells])
         self._write(buf.getvalue())
         self.done.add(key)
         self.values[key] = (float(cells[0]), _optional(cells[1], float), _optional(cells[2], int))
@@ -218,7 +235,7 @@ def check_resume(path, collective, library, grid):
                            "or --no-resume")
     recorded = old.get("grid") if isinstance(old.get("grid"), dict) else {}
     for key, what in (("comm_sizes", "communicator sizes"), ("msg_sizes", "message sizes"), ("methods", "methods"),
-                      ("datatype", "datatype")):
+                      ("datatype", "datatype"), ("layouts", "layouts")):
         new, had = grid.get(key), recorded.get(key)
         if new is not None and had is not None and new != had:
             raise QuadselError(f"{shown} was measured with other {what} ({_short(had)}; this run: {_short(new)}): "

@@ -15,14 +15,15 @@ POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 
 
 class MethodComms:
-    """Sub-communicator of the first n ranks of `world` and, on its members, one Dup per method.
+    """Sub-communicator of the first n ranks of `world` (or, with `place` = (member?, rank in it), of the ranks a
+    layout picks: layouts.NodeGroups.place) and, on its members, one Dup per method.
     Collective over `world` (non-members get no communicator)."""
 
-    def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto"):
+    def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto", place=None):
         rank = world.Get_rank()
         self.library, self.collective = library, collective
-        self.member = rank < n
-        self.base = world.Split(0 if self.member else MPI.UNDEFINED, rank)
+        self.member, order = place if place is not None else (rank < n, rank)
+        self.base = world.Split(0 if self.member else MPI.UNDEFINED, order)
         self.comms, self.alpha = {}, {}
         if not self.member:
             return
@@ -66,14 +67,19 @@ def _alpha_call(alpha, call):
 
 def time_point(spec, comms, methods, call, rng, heartbeat=None, **options):
     """time_methods for `methods` at one point with the spec's rule, warm-up, batch, timing and sync."""
-    span = spec.timing == "span"
+    span = spec.timing in ("span", "offset")
     sync = None
-    if getattr(spec, "sync", "barrier") == "ring":
+    clock = time.perf_counter if span else None
+    if spec.timing == "offset":      # clocks moved onto rank 0's (clocksync.py)
+        clock = spec.common_start.clock
+    if getattr(spec, "sync", "barrier") == "start":   # every call started at a common time
+        sync = spec.common_start
+    elif getattr(spec, "sync", "barrier") == "ring":
         from mpi4py import MPI
         from ..libraries.alpha_bcast import ring_semi_barrier
         sync = ring_semi_barrier(MPI, root=0)
     return time_methods(comms.contenders(methods, call), call, spec.rule, rng, warmup=spec.warmup,
-                        batch=spec.batch, span=span, clock=time.perf_counter if span else None,
+                        batch=spec.batch, span=span, clock=clock,
                         heartbeat=heartbeat, sync=sync, **options)
 
 
@@ -83,3 +89,21 @@ def heartbeat(watchdog, where):
         return None
     watchdog.beat(f"{where} (warm-up)")
     return lambda name: watchdog.beat(f"{where}, method {name[0]}:{name[1]}")
+
+
+def replaced_keys(library_name, spec, methods, dtype_size):
+    """{key: (what runs, condition, source)} of the points where the library would run another algorithm than
+    the forced one (libraries/fallbacks.py): they are not timed, and recorded as `# replaced` lines."""
+    from ..libraries import fallbacks
+    out = {}
+    for n in spec.comm_sizes:
+        for m in spec.msg_sizes:
+            for label, seg in methods:
+                if label == DEFAULT_ALGORITHM:
+                    continue
+                call = fallbacks.Call(n, m // dtype_size, dtype_size, segsize=seg)
+                runs = fallbacks.replacement(library_name, spec.collective, label, call)
+                if runs is not None:
+                    first = fallbacks.why(library_name, spec.collective, label, call)
+                    out[(spec.collective, label, seg, n, m)] = (runs, first.when, first.source)
+    return out

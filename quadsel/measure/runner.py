@@ -21,9 +21,11 @@ from .mpit import MPIT, MPITError
 from .grid import DATATYPES
 from .progress import Progress
 from .calls import buffer_bytes, call_for, check_sizes, is_reduction
-from .point import POINT_DELAY, MethodComms, heartbeat, time_point
+from .point import POINT_DELAY, MethodComms, heartbeat, replaced_keys, time_point  # noqa: F401 (replaced_keys: part of the interface)
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from .layouts import NodeGroups, default_layouts, han_note
+from . import clocksync
 from .metadata import now, start_meta
 from ..ingest.identity import oversubscribed_note
 
@@ -64,6 +66,8 @@ class Spec:
     alphas: List[str] = field(default_factory=list)   # quadsel's α-tree methods (libraries/alphatree.py)
     alpha_levels: object = "auto"       # where their levels come from (alpha_bcast.parse_levels)
     sync: str = "barrier"               # before every timed call: barrier, or the ring semi-barrier
+    layouts: Optional[List[Tuple[int, int]]] = None   # --layouts (nodes, ppn); None: the default set across hosts
+    common_start: Optional[object] = None   # set in the job: clocksync.CommonStart of --timing offset
 
 
 def choose_datatype(spec):
@@ -103,8 +107,8 @@ def check_spec(spec, job_size=None):
                            f"({job_size} rank{'s' if job_size != 1 else ''}): launch more ranks or use --np")
     if spec.alphas and spec.collective != "bcast":
         raise QuadselError(f"α-tree methods are broadcasts; {spec.collective} has none")
-    if spec.sync not in ("barrier", "ring"):
-        raise QuadselError(f"unknown --sync {spec.sync!r} (known: barrier, ring)")
+    if spec.sync not in ("auto", "barrier", "ring", "start"):
+        raise QuadselError(f"unknown --sync {spec.sync!r} (known: auto, barrier, ring, start)")
     if spec.rounds < 1 or spec.warmup < 0 or spec.batch < 1:
         raise QuadselError("--rounds and --batch must be >= 1, --warmup >= 0")
     choose_datatype(spec)
@@ -193,16 +197,33 @@ def run(spec, planned_sweep=None):
     name = MPI.Get_processor_name() or socket.gethostname()
     hosts, domains = zip(*world.allgather((name, clock_domain(name))))
     wtime_is_global = bool(world.Get_attr(MPI.WTIME_IS_GLOBAL))
+    groups = NodeGroups(MPI, world, name)
+    layouts = None                         # one host, no --layouts: the first n ranks, as always
     try:
-        timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global)
+        if groups.count > 1 or spec.layouts:
+            layouts = spec.layouts or default_layouts(groups.count, groups.min_ppn, spec.comm_sizes)
+            groups.check(layouts)
+            if spec.adaptive or spec.sample:
+                raise QuadselError("--adaptive and --sample measure one host's communicator sizes; across hosts "
+                                   "(layouts) measure the full grid")
+            if spec.sync == "ring" and groups.count > 1:
+                raise QuadselError("--sync ring times from the root's start on one clock: one host only")
+        timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
     except QuadselError as exc:
         fail(str(exc))
+    if rank == 0:
+        han_note(library.name, groups.count)
+    sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
+    if sync == "start" and timing == "local":
+        fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")
     requested_timing = spec.timing
-    spec = replace(spec, timing=timing)
+    spec = replace(spec, timing=timing, layouts=layouts, sync=sync)
+    spec.common_start, clock_sync = clocksync.setup(MPI, world, groups, timing, sync)
 
     replaced = replaced_keys(library.name, spec, methods, dtype_size)
-    keys = [(spec.collective, label, seg, n, m)
-            for n in spec.comm_sizes for m in spec.msg_sizes for label, seg in methods
+    units = [(n, None) for n in spec.comm_sizes] if layouts is None else [(a * b, (a, b)) for a, b in layouts]
+    keys = [(spec.collective, label, seg, n, m) + (layout or ())
+            for n, layout in units for m in spec.msg_sizes for label, seg in methods
             if (spec.collective, label, seg, n, m) not in replaced]
 
     # Rank 0 owns the files; everyone gets the same picture of what is done.
@@ -214,7 +235,7 @@ def run(spec, planned_sweep=None):
             meta = start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
                                dict(timing_requested=requested_timing, timing_reason=timing_reason,
                                     wtime_is_global=wtime_is_global))
-            results = output.ResultFile(spec.output, spec.resume)
+            results = output.ResultFile(spec.output, spec.resume, layouts=layouts is not None)
             results.fatal = lambda message: _abort(world, message)
             journal = output.Journal(output.journal_path(spec.output), spec.resume)
             state = (results.done, journal.rounds, None)
@@ -238,6 +259,14 @@ def run(spec, planned_sweep=None):
             meta["alpha_tree"] = {"levels_option": "auto" if spec.alpha_levels == "auto" else
                                   "blocks:" + ",".join(map(str, spec.alpha_levels)), "levels_of_the_job": levels}
     if rank == 0:
+        if layouts is not None:
+            meta["layouts"] = [{"nodes": a, "ppn": b, "comm_size": a * b, "hosts": groups.hosts((a, b))}
+                               for a, b in layouts]
+            meta["layout_rank_order"] = ("node-major: rank r of a layout's communicator is local rank r % ppn of "
+                                         "node r // ppn; nodes (MPI_COMM_TYPE_SHARED groups) by lowest world rank")
+            meta["node_groups"] = [{"host": h, "ranks": n} for h, n in zip(groups.hostnames, groups.sizes)]
+        if clock_sync is not None:
+            meta["clock_sync"] = clock_sync
         meta["hostnames"] = sorted(set(hosts))
         meta["ranks_per_node"] = dict(Counter(hosts))
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
@@ -262,10 +291,13 @@ def run(spec, planned_sweep=None):
                                 lambda where: heartbeat(watchdog, where))
     else:
         _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
-                      dtype_size, watchdog)
+                      dtype_size, watchdog, units, groups)
     if watchdog:
         watchdog.stop()
     world.Barrier()
+    if clock_sync is not None:   # accuracy: what is left of the offsets on the corrected clocks, after the run
+        clocksync.finish(MPI, world, groups, spec.common_start, clock_sync, sync == "start")
+    groups.free()
     if rank == 0:
         complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
         journal.close(remove=complete)
@@ -279,39 +311,23 @@ def run(spec, planned_sweep=None):
         mpit.close()
 
 
-def replaced_keys(library_name, spec, methods, dtype_size):
-    """{key: (what runs, condition, source)} of the points where the library would run another algorithm than
-    the forced one (libraries/fallbacks.py): they are not timed, and recorded as `# replaced` lines."""
-    from ..libraries import fallbacks
-    out = {}
-    for n in spec.comm_sizes:
-        for m in spec.msg_sizes:
-            for label, seg in methods:
-                if label == DEFAULT_ALGORITHM:
-                    continue
-                call = fallbacks.Call(n, m // dtype_size, dtype_size, segsize=seg)
-                runs = fallbacks.replacement(library_name, spec.collective, label, call)
-                if runs is not None:
-                    first = fallbacks.why(library_name, spec.collective, label, call)
-                    out[(spec.collective, label, seg, n, m)] = (runs, first.when, first.source)
-    return out
-
-
 def _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
-                  dtype_size, watchdog):
-    """The full sweep: every method at every point, the grid repeated --rounds times."""
+                  dtype_size, watchdog, units, groups):
+    """The full sweep: every method at every point, the grid repeated --rounds times. `units`: (comm size,
+    layout or None) in the order measured; a key of a layout ends in (nodes, ppn)."""
     todo = [(k, r) for r in range(1, spec.rounds + 1) for k in keys if _pending(k, r, spec.rounds, done, journal)]
-    visits = {(k[3], k[4], r) for k, r in todo}      # a point visited in one round, all its methods
+    visits = {(k[3], k[4], k[5:], r) for k, r in todo}      # a point visited in one round, all its methods
     progress = Progress(len(visits), f"measure {spec.collective}", enabled=(world.Get_rank() == 0 and spec.progress),
                         total_weight=sum(_expected_cost(k, r, spec.rounds) for k, r in todo),
                         unit="point visits" if spec.rounds > 1 else "points")
     for round_ in range(1, spec.rounds + 1):
-        for n in spec.comm_sizes:
-            pending = [k for k in keys if k[3] == n and _pending(k, round_, spec.rounds, done, journal)]
+        for n, layout in units:
+            pending = [k for k in keys if k[3] == n and k[5:] == (layout or ())
+                       and _pending(k, round_, spec.rounds, done, journal)]
             if not pending:
                 continue
             _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results,
-                               progress, send, recv, datatype, dtype_size, watchdog)
+                               progress, send, recv, datatype, dtype_size, watchdog, layout, groups)
     progress.close()
 
 
@@ -337,37 +353,43 @@ def _memory_record(journal):
 
 
 def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, journal, results, progress,
-                       send, recv, datatype, dtype_size, watchdog=None):
+                       send, recv, datatype, dtype_size, watchdog=None, layout=None, groups=None):
     rank = world.Get_rank()
     wanted = [meth for meth in methods if any((k[1], k[2]) == meth for k in pending)]
-    comms = MethodComms(MPI, world, library, spec.collective, n, wanted, spec.alpha_levels)
+    comms = MethodComms(MPI, world, library, spec.collective, n, wanted, spec.alpha_levels,
+                        place=groups.place(layout) if layout else None)
+    tail = layout or ()              # a layout's keys end in (nodes, ppn)
+    where = f"layout {layout[0]}x{layout[1]}" if layout else f"comm size {n}"
     if comms.member:
         todo = set(pending)
         for m in spec.msg_sizes:
-            at_point = [meth for meth in wanted if (spec.collective, meth[0], meth[1], n, m) in todo]
+            at_point = [meth for meth in wanted if (spec.collective, meth[0], meth[1], n, m) + tail in todo]
             if not at_point:
                 continue
             prior, prior_time = {}, {}
             for meth in at_point:
-                earlier = journal.prior((spec.collective, meth[0], meth[1], n, m), round_)
+                earlier = journal.prior((spec.collective, meth[0], meth[1], n, m) + tail, round_)
                 prior[meth], prior_time[meth] = earlier if earlier else ([], 0.0)
-            rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}")
+            rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}" + (f":{layout[0]}x{layout[1]}" if layout else ""))
             call = call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n)
             samples, spent = time_point(spec, comms, at_point, call, rng,
-                                        heartbeat(watchdog, f"comm size {n}, message size {m}"),
+                                        heartbeat(watchdog, f"{where}, message size {m}"),
                                         prior=prior, prior_time=prior_time, share=round_ / spec.rounds)
             for meth in at_point:
-                key = (spec.collective, meth[0], meth[1], n, m)
+                key = (spec.collective, meth[0], meth[1], n, m) + tail
                 if round_ < spec.rounds:
                     journal.record(key, round_, samples[meth][len(prior[meth]):], spent[meth])
                 elif rank == 0:
                     results.append(key, *spec.rule.summarize(samples[meth]))
             if POINT_DELAY:
                 time.sleep(POINT_DELAY)
-            progress.advance(1, f"[round {round_}/{spec.rounds} n={n} msg={m}: {len(at_point)} method(s)]",
+            shown = f"layout={layout[0]}x{layout[1]}" if layout else f"n={n}"
+            progress.advance(1, f"[round {round_}/{spec.rounds} {shown} msg={m}: {len(at_point)} method(s)]",
                              weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
                                         for _ in at_point))
         comms.free()
+        if spec.common_start is not None:
+            spec.common_start.forget()   # a new communicator may reuse a freed one's address: calibrate again
     wait_quietly(world)
 
 

@@ -38,7 +38,7 @@ def clock_domain(processor_name=None, boot_id_path=BOOT_ID):
     return f"{name}/{boot}" if boot else name
 
 
-def resolve_timing(requested, domains, wtime_is_global=False):
+def resolve_timing(requested, domains, wtime_is_global=False, offsets=False):
     """(mode, reason): the timing a run uses, from `--timing` and the clock domains of all ranks.
 
     `auto` is `span` when every rank reads the same clock (one host): latest end - earliest start on that
@@ -47,6 +47,8 @@ def resolve_timing(requested, domains, wtime_is_global=False):
     ranks on several hosts the clocks are not synchronised, so `auto` is `local`: each rank's own
     duration, maximum over ranks. MPI_WTIME_IS_GLOBAL does not change that: the standard promises no
     accuracy for it, and Open MPI and MPICH report false anyway. Forcing `span` across hosts is an error.
+    offsets=True (quadsel measure): across hosts `auto` is `offset`, span on clocks moved onto rank 0's by
+    SKaMPI's clock offsets, every call started at a common time (clocksync.py); `offset` on one host is `span`.
     """
     if requested not in TIMINGS:
         raise ValueError(f"unknown timing {requested!r} (known: {', '.join(TIMINGS)})")
@@ -55,10 +57,17 @@ def resolve_timing(requested, domains, wtime_is_global=False):
     if requested == "span" and hosts > 1:
         raise QuadselError(f"--timing span needs all ranks on one host (they are on {hosts}): it compares "
                            "clock readings across ranks")
+    if requested == "offset" and not offsets:
+        raise QuadselError("--timing offset is measure's (clock offsets across hosts)")
+    if requested == "offset" and hosts <= 1:
+        return "span", f"--timing offset: all {ranks} ranks on one host, which has one CLOCK_MONOTONIC: span"
     if requested != "auto":
         return requested, f"--timing {requested}"
     if hosts <= 1:
         return "span", f"auto: all {ranks} ranks on one host, which has one CLOCK_MONOTONIC"
+    if offsets:
+        return "offset", (f"auto: ranks on {hosts} hosts: span on clocks corrected by SKaMPI clock offsets, "
+                          "every call started at a common time")
     note = " (MPI_WTIME_IS_GLOBAL is set, but without a stated accuracy)" if wtime_is_global else ""
     return "local", f"auto: ranks on {hosts} hosts, whose clocks are not synchronised{note}"
 

@@ -1,0 +1,111 @@
+"""`quadsel measure` across 2 hosts of the namespace cluster (real jobs): layouts 2x1, 1x2 and 2x2 built from the
+node groups, nodes/ppn on every row, the clock offsets in the metadata, `quadsel build` makes a layout forest, and a
+run killed with SIGKILL resumes without measuring a finished point again. Open MPI under the user's launcher, MPICH
+and Intel MPI self-launched with --mpiexec-args. 4 ranks on this machine's 2 cores: oversubscribed, so no time is asserted."""
+
+import csv
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from netns_helpers import job_env, library_python, needs_netns
+from quadsel.cluster import launcher_command
+
+pytestmark = needs_netns
+TIMEOUT = 240
+ALGORITHM = {"openmpi": "6", "mpich": "binomial", "intelmpi": "1"}
+GRID = ["-c", "bcast", "--segments", "0", "--msg-sizes", "8,1K", "--layouts", "2x1,1x2,2x2", "--min-reps", "3",
+        "--max-reps", "6", "--max-time", "0.5", "--warmup", "1", "--rounds", "2", "--quiet", "--hang-timeout", "120"]
+
+
+def command(cluster, flavor, out):
+    """(argv to run on host 1, env): Open MPI under the user's mpiexec; MPICH and Intel MPI (one launch per method:
+    its algorithm is read at start-up) self-launched with --mpiexec-args."""
+    python = library_python(flavor)
+    if python is None:
+        pytest.skip(f"no Python with mpi4py on {flavor}")
+    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
+    hosts = [h.address for h in cluster.hosts]
+    argv, env = launcher_command(flavor, mpiexec, hosts, 2, cluster.agent, cluster.interface,
+                                 network=str(cluster.network))
+    measure = [python, "-m", "quadsel", "measure", "--algorithms", f"default,{ALGORITHM[flavor]}", *GRID, "-o", out]
+    if flavor == "openmpi":
+        env["OMPI_MCA_coll"] = "^han"
+        return argv + measure, env
+    prefix = argv[1:]
+    at = prefix.index("-n")
+    del prefix[at:at + 2]
+    return measure[:4] + ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", shlex.join(prefix)] + measure[4:], env
+
+
+def rows(path):
+    with open(path) as handle:
+        return [r for r in csv.DictReader(line for line in handle if not line.startswith("#"))]
+
+
+def key(row):
+    return (row["algorithm"], row["nodes"], row["ppn"], row["comm_size"], row["msg_size"])
+
+
+@pytest.mark.parametrize("flavor", ["openmpi", "mpich", "intelmpi"])
+def test_measure_layouts_across_two_hosts_killed_and_resumed(cluster2, flavor, tmp_path):
+    out = str(tmp_path / f"{flavor}.csv")
+    argv, env = command(cluster2, flavor, out)
+    env = job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0.4"))
+    # first run: SIGKILL to the launcher's whole group once a few rows are written, then whatever is left
+    child = subprocess.Popen(cluster2.on_host(1, argv), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while time.monotonic() < deadline and child.poll() is None:
+            if os.path.exists(out) and len(rows(out)) >= 3:
+                break
+            time.sleep(0.1)
+        assert child.poll() is None, child.stdout.read().decode()[-3000:]
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+        cluster2.kill_strays()
+    before = rows(out)
+    assert 3 <= len(before) < 12
+    with open(out) as handle:
+        kept = handle.read()
+
+    result = cluster2.run(1, argv, env=job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0")), timeout=TIMEOUT)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    with open(out) as handle:
+        text = handle.read()
+    assert text.startswith(kept.rsplit("\n", 1)[0])        # the finished rows are kept as they were
+    assert text.splitlines()[0] == "collective,algorithm,segsize,nodes,ppn,comm_size,msg_size,time_us,stddev_us,reps"
+    after = rows(out)
+    keys = [key(r) for r in after]
+    assert len(keys) == len(set(keys)) == 12                # every point of every layout exactly once
+    assert {(r["nodes"], r["ppn"]) for r in after} == {("2", "1"), ("1", "2"), ("2", "2")}
+    assert all(int(r["comm_size"]) == int(r["nodes"]) * int(r["ppn"]) for r in after)
+
+    meta = json.load(open(out[:-4] + ".meta.json"))
+    assert meta["complete"] and len(meta["runs"]) >= 2
+    assert meta["methodology"]["timing"] == "offset" and meta["methodology"]["sync"] == "start"
+    assert {f"{x['nodes']}x{x['ppn']}": x["hosts"] for x in meta["layouts"]} == {
+        "2x1": ["node1", "node2"], "1x2": ["node1"], "2x2": ["node1", "node2"]}
+    assert [g["host"] for g in meta["node_groups"]] == ["node1", "node2"]
+    sync = meta["clock_sync"]
+    node2 = sync["hosts"][1]
+    # the hosts share one kernel clock: the true offset is 0, so the estimate is its own error (< half the RTT)
+    assert abs(node2["offset_us"]) <= node2["min_rtt_us"] / 2 and node2["min_rtt_us"] > 0
+    assert "residual_offset_us_at_end" in node2 and sync["start_minus_common_time"]["calls"] > 0
+
+    tree = tmp_path / "tree.json"
+    built = subprocess.run([sys.executable, "-m", "quadsel", "build", out, "-o", str(tree)], env=job_env(),
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr[-2000:]
+    forest = json.loads(tree.read_text())
+    assert forest["format"] == "quadsel-layout-forest"
