@@ -42,8 +42,8 @@ def test_verify_reports_speedup_best_and_that_open_mpi_follows_the_rules(tmp_pat
     for p in doc["points"]:
         ran = p["default_ran"]
         assert ran["match"] in ("fingerprint", "functions") and ran["arms"], p
-        assert ran["names"] == [f"{openmpi.ALGORITHMS['bcast'][int(a.split('/')[0])]} ({a.split('/')[0]})"
-                                for a in ran["arms"]]
+        assert ran["names"] == [f"{a.split('/')[0]} {openmpi.ALGORITHMS['bcast'][int(a.split('/')[0])]}"
+                                + (f"/{a.split('/', 1)[1]}" if "/" in a else "") for a in ran["arms"]]
         assert ran["functions"] and all(f.startswith("bcast_intra_") for f in ran["functions"])
         assert p["followed"] == "follows" or p["default_ran"]["arms"] == [p["quadsel"]]
     assert doc["statistics"]["proof"]["ran"] and doc["statistics"]["decision"] in verdict.DECISIONS
