@@ -42,8 +42,10 @@ def judge(document, min_gain=MIN_GAIN):
     for coll, s in (document.get("summary") or {}).items():
         mine = [r for r in rows if r.get("collective") == coll]
         changed = [r for r in mine if r.get("verdict") != "default"]
-        stats = {"points": len(changed), "all_points": len(mine), "log_mean": s.get("log_mean", 0.0),
-                 "log_se": s.get("log_se", 0.0), "dof": s.get("dof", float("inf"))}
+        inf = float("inf")    # verify writes an infinite standard error or dof as null (JSON)
+        stats = {"points": len(changed), "all_points": len(mine), "log_mean": s.get("log_mean") or 0.0,
+                 "log_se": inf if s.get("log_se", 0.0) is None else s.get("log_se", 0.0),
+                 "dof": inf if s.get("dof") is None else s["dof"]}
         overall = overall_statistics({coll: stats})
         at_changed = {}
         for r in changed:

@@ -183,9 +183,10 @@ def annotate(results, rows, summaries, confidence=CONFIDENCE, np_=None, load_bef
         mine = [r for r in rows if r["collective"] == coll]
         counts = {v: sum(r["verdict"] == v for r in mine) for v in VERDICTS}
         collectives[coll] = stats
-        summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high", "log_mean",
-                                                      "log_se", "dof")},
-                               changed_points=stats["points"], verdicts=counts)
+        summaries[coll].update({k: stats[k] for k in ("geomean_speedup", "geomean_low", "geomean_high")},
+                               changed_points=stats["points"], verdicts=counts,
+                               # for `quadsel tune`'s per-collective decision; JSON has no infinity: null
+                               **{k: stats[k] if math.isfinite(stats[k]) else None for k in ("log_mean", "log_se", "dof")})
         if mine:
             slowest = min(mine, key=lambda r: r["speedup"])
             summaries[coll]["lowest_speedup"] = {k: slowest[k] for k in

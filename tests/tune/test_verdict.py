@@ -26,7 +26,8 @@ def _doc(rows, followed="follows", ran=True, failed=None, collective="bcast"):
     proof = {"ran": ran, "why_not": None if ran else "--no-check-rules", "failed": failed or {}, "differs": differs,
              "at_changed_points": {}, "collectives_without_proof":
                  [collective] if (series and (not ran or followed != "follows")) else []}
-    return {"summary": {collective: {"log_mean": mean, "log_se": se, "dof": dof}}, "points": points,
+    finite = lambda x: x if math.isfinite(x) else None  # noqa: E731 (verify writes JSON: null for infinity)
+    return {"summary": {collective: {"log_mean": finite(mean), "log_se": finite(se), "dof": finite(dof)}}, "points": points,
             "statistics": {"proof": proof}}
 
 
@@ -100,3 +101,20 @@ def test_collective_statistics_are_what_tune_reads():
              "times": {"1:0": {"rounds_us": [2.0, 2.0, 2.2]}, "6:0": {"rounds_us": [1.0, 1.1, 1.0]}}}
     stats = collective_statistics([point], lambda arm: f"{arm[0]}:{arm[1]}")
     assert {"log_mean", "log_se", "dof"} <= set(stats)
+
+
+def test_verify_documents_are_strict_json_when_nothing_changes():
+    # a collective whose selection keeps the default everywhere has an infinite dof: verify writes null there, and
+    # the strict reader of `codegen --verified` (quadsel/schemas.py) and tune read the document back
+    import json
+    from quadsel.verify.speed import _key
+    from quadsel.verify.statistics import annotate
+    arm = ["default", 0]
+    point = {"comm": 2, "msg": 8, "default": arm, "quadsel": arm,
+             "times": {_key(arm): {"mean_us": 1.0, "rounds_us": [1.0, 1.0]}}}
+    rows = [{"collective": "bcast", "comm_size": 2, "msg_size": 8, "quadsel": "default", "speedup": 1.0}]
+    summaries = {"bcast": {}}
+    annotate({"bcast": {"points": [point]}}, rows, summaries)
+    json.dumps({"summary": summaries, "points": rows}, allow_nan=False)
+    assert summaries["bcast"]["dof"] is None and judge({"summary": summaries, "points": [
+        dict(rows[0], verdict="default")]})["bcast"].changed == 0
