@@ -1,13 +1,14 @@
 """quadsel command line: thin wrappers around ingest → decision → targets / evaluate.
 
 group.py is the Click group (errors → one line, exit 2), options.py the options shared by commands,
-commands.py build, codegen, report, query and verify, measure.py `measure` (also what every rank of a
+commands.py build, codegen, report and verify, query.py query (query_rules.py on a rules file, layouts.py on a
+layout forest), measure.py `measure` (also what every rank of a
 self-launched job runs: `python -m quadsel measure`), trace.py `trace`, breakdown.py `breakdown`, tune.py
 `tune` (the whole loop). Heavy packages
 (NumPy, SciPy, matplotlib, mpi4py, scikit-learn) are imported inside the commands that use them.
 """
 
-from . import breakdown, commands  # noqa: F401 (registers the commands on the group)
+from . import breakdown, commands, query  # noqa: F401 (registers the commands on the group)
 from .group import main
 
 
