@@ -1,9 +1,5 @@
 """The `quadsel` Click group: one line and exit status 2 for every QuadselError, 130 on Ctrl-C."""
 
-import os
-import signal
-import sys
-
 import click
 
 from .. import __version__
@@ -34,10 +30,9 @@ class QuadselGroup(click.Group):
             raise _usage_line(exc) from None
 
     def invoke(self, ctx):
-        program = _interrupts_while_running()
+        from ..inputs import record_inputs
+        record_inputs()      # every file this command reads is an input no output may replace (quadsel/output.py)
         try:
-            from ..inputs import record_inputs
-            record_inputs()      # every file this command reads is an input no output may replace (quadsel/output.py)
             return super().invoke(ctx)
         except click.UsageError as exc:
             raise _usage_line(exc) from None
@@ -53,37 +48,6 @@ class QuadselGroup(click.Group):
                 click.echo(f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
                            "run the command again", err=True)
             raise click.exceptions.Exit(130) from None
-        finally:
-            if program:
-                _quiet_after_command()
-
-
-def _interrupts_while_running():
-    """When quadsel runs as the program (quadsel/entry.py installed its start-up handler), Ctrl-C becomes Python's
-    KeyboardInterrupt again for the command, which says what it kept; True then. Else (a library use, Click's test
-    runner, a command invoked by another) nothing changes."""
-    if getattr(signal.getsignal(signal.SIGINT), "quadsel_phase", None) != "before":
-        return False
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    return True
-
-
-def _after_command(signum, frame):
-    """Ctrl-C once the command has ended (Click's exit, the interpreter's shutdown): its output is whole and it
-    said so; end at once, quietly, status 130, instead of a KeyboardInterrupt traceback from the shutdown."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:   # a closed pipe, or the flush this signal interrupted
-            pass
-    os._exit(130)
-
-
-def _quiet_after_command():
-    try:
-        signal.signal(signal.SIGINT, _after_command)
-    except (ValueError, OSError):
-        pass
 
 
 def _quiet_rank():
