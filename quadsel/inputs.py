@@ -43,6 +43,7 @@ MiB = 1 << 20
 LIMITS = {
     "measurements": 64 * MiB,
     "measure output": 64 * MiB,
+    "rounds journal": 256 * MiB,      # measure's OUTPUT.rounds.jsonl (measure/journal.py)
     "metadata": 16 * MiB,
     "tune journal": 16 * MiB,         # quadsel tune's tune.json
     "rules file": 64 * MiB,
@@ -67,7 +68,7 @@ def _size_text(n):
 
 # -- every input of the running command (the output guard of quadsel/output.py refuses to write over one) -----------
 # Kinds a command reads back as its own output (measure's CSV and journal when it resumes, trace's file): not inputs.
-OWN_OUTPUTS = ("measure output", "trace output")
+OWN_OUTPUTS = ("measure output", "rounds journal", "trace output")
 _READ = None    # None: not recording (quadsel used as a library); else {(device, inode): path} of this command
 _OWN = []       # folders the command owns (`quadsel tune -o DIR`): what it reads there is its own output
 

@@ -28,6 +28,7 @@ KINDS = {
     "verify-result": ("verify-result.schema.json", "verify result"),
     "mpich-base": ("mpich-base.schema.json", "MPICH library"),
     "metadata": ("metadata.schema.json", "metadata"),
+    "rounds-journal": ("rounds-journal.schema.json", "rounds journal"),   # one line of it (measure/journal.py)
 }
 
 

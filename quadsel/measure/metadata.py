@@ -3,14 +3,18 @@ measured, with which library, method and machine, and the runs that wrote it (a 
 
 import os
 import platform
+import re
+import secrets
+import sys
 import time
 from dataclasses import asdict
 
 from .. import __version__
 from ..decision.decision_map import method_label
 from ..errors import QuadselError
+from ..ingest.identity import oversubscribed_note
 from ..libraries import alphatree
-from . import output
+from . import output, resume
 
 
 def now():
@@ -26,12 +30,15 @@ def resume_grid(spec, methods, dtype_name=None):
 
 
 def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info=None):
+    """(the metadata of this run, the grids of the runs before it on this output: resume.earlier_grids)."""
     from mpi4py import MPI
     import mpi4py
     old = None
-    if spec.resume and os.path.exists(spec.output):
-        output.check_resume(spec.output, spec.collective, library.name,
-                            resume_grid(spec, methods, dtype_name))
+    # a later launch of the one-launch-per-method fallback continues the first's file, even with --no-resume
+    if (spec.resume or os.environ.get(output.CONTINUED)) and os.path.exists(spec.output):
+        note = output.check_resume(spec.output, spec.collective, library.name, resume_grid(spec, methods, dtype_name))
+        if note:
+            sys.stderr.write(note + "\n")
         old = output.read_meta(spec.output)
     if old:
         # metadata from before --timing existed (quadsel <= the first examples) was always `local`
@@ -44,6 +51,18 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
             raise QuadselError(f"{spec.output} holds data measured with --sync {old_sync} and this run would "
                                f"use {spec.sync}; pass --sync {old_sync}, another --output or --no-resume")
     offered = library.algorithms(spec.collective)
+    grid = {
+        "algorithms": {label: offered.get(label) or (alphatree.describe(label) if alphatree.is_alpha(label)
+                                                     else "library default") for label in labels},
+        "methods": [method_label(label, seg) for label, seg in methods],
+        "segments": spec.segments,
+        "comm_sizes": spec.comm_sizes,
+        **({"layouts": [f"{a}x{b}" for a, b in spec.layouts]} if spec.layouts else {}),
+        "msg_sizes": spec.msg_sizes,
+        "datatype": dtype_name,
+        "points": npoints,
+    }
+    earlier = resume.earlier_grids(old)
     meta = {
         "quadsel_version": __version__,
         "collective": spec.collective,
@@ -58,17 +77,8 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
         "libmpi": getattr(library.mpit, "path", None),
         "job_size": job_size,
         "command": spec.command,
-        "grid": {
-            "algorithms": {label: offered.get(label) or (alphatree.describe(label) if alphatree.is_alpha(label)
-                                                         else "library default") for label in labels},
-            "methods": [method_label(label, seg) for label, seg in methods],
-            "segments": spec.segments,
-            "comm_sizes": spec.comm_sizes,
-            **({"layouts": [f"{a}x{b}" for a, b in spec.layouts]} if spec.layouts else {}),
-            "msg_sizes": spec.msg_sizes,
-            "datatype": dtype_name,
-            "points": npoints,
-        },
+        # the file's grid: this run's, or with other grids resumed the union of all (measure/resume.py)
+        "grid": resume.union((old or {}).get("grid"), grid),
         "methodology": dict(asdict(spec.rule), warmup=spec.warmup, batch=spec.batch, rounds=spec.rounds,
                             seed=spec.seed, barrier_before_each_call=spec.sync == "barrier", sync=spec.sync,
                             timing=spec.timing, adaptive=spec.adaptive, sample=spec.sample,
@@ -84,8 +94,37 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
                         if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
                     "cpus": os.cpu_count()},
-        "runs": (old or {}).get("runs", []) + [{"command": spec.command,
+        "runs": (old or {}).get("runs", []) + [{"command": spec.command, "grid": resume.run_grid(grid),
                                                "started": now(), "finished": None, "complete": False}],
         "complete": False,
+        # ties the rounds journal to this output (measure/journal.py): given by the first run, kept by resumed ones
+        "output_id": _output_id(old),
     }
-    return meta
+    return meta, earlier
+
+
+def _output_id(old):
+    found = (old or {}).get("output_id")
+    if isinstance(found, str) and re.fullmatch(r"[0-9a-f]{16}", found):
+        return found
+    return secrets.token_hex(8)
+
+
+def first_writes(spec, meta, results, replaced, earlier):
+    """Rank 0's writes before the sweep (the `# replaced` lines, the first metadata): None, or why they failed."""
+    try:
+        for key, (runs, when, source) in sorted(replaced.items(), key=lambda kv: kv[0][1:]):
+            results.append_replaced(key, runs, f"{when} ({source})")   # its message says what is kept
+    except QuadselError as exc:
+        return str(exc)
+    this = meta["runs"][-1]["grid"]
+    if any(grid != this for grid in earlier):   # the file's grid is the union: its points
+        meta["grid"]["points"] = resume.points(spec.collective, earlier + [this], results.replaced)
+    if meta["oversubscribed"]:
+        sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
+    try:
+        results.write_meta(meta)
+    except (QuadselError, OSError) as exc:
+        why = str(exc) if isinstance(exc, QuadselError) else f"cannot write {spec.output}: {exc.strerror or exc}"
+        return f"{why}; the rows written so far are kept: make room and run the same command again to resume"
+    return None

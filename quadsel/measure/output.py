@@ -17,6 +17,8 @@ from ..errors import QuadselError, one_line
 from ..ingest.metadata import meta_path, read_meta
 from ..ingest.table import GENERIC_COLUMNS, META_COMMENT
 from ..inputs import read_text, text_lines
+from . import resume
+from .journal import Journal, append_whole, drop_partial_line, journal_path  # noqa: F401 (Journal: the runner's)
 
 HEADER = ",".join(GENERIC_COLUMNS)
 # A multi-host run's rows carry their layout (docs/formats-input.md, *The layout*); keys then end in (nodes, ppn)
@@ -31,22 +33,9 @@ SKIPPED = "# skipped "
 REPLACED = "# replaced "
 
 
-def journal_path(path):
-    """Samples of rounds that are done for a point whose row is not written yet (removed at the end);
-    None for a stream output (the journal is kept in memory)."""
-    return None if atomic.is_stream(path) else os.fspath(path) + ".rounds.jsonl"
-
 # Set by the self-launcher for the second and later launches of its one-launch-per-method fallback:
 # they continue one stream, so they must not repeat the header.
 CONTINUED = "QUADSEL_MEASURE_CONTINUED"
-
-
-def _drop_partial_line(path):
-    """A kill during a write can leave half a line at the end: cut it off."""
-    with open(path, "rb+") as handle:
-        data = handle.read()
-        if data and not data.endswith(b"\n"):
-            handle.truncate(data.rfind(b"\n") + 1)
 
 
 class ResultFile:
@@ -76,7 +65,7 @@ class ResultFile:
             self.handle = open(self.path, "a", newline="")
             lock(self.handle, self.path)
             if resume and os.path.getsize(self.path) > 0:
-                _drop_partial_line(self.path)
+                drop_partial_line(self.path)
                 self._read_existing()
             else:
                 self.handle.truncate(0)
@@ -121,17 +110,9 @@ class ResultFile:
             self.handle.flush()
             return
         self.handle.flush()
-        fd = self.handle.fileno()
-        end = os.lseek(fd, 0, os.SEEK_END)
-        data = memoryview(text.encode("utf-8"))
         try:
-            while data:
-                data = data[os.write(fd, data):]
+            append_whole(self.handle.fileno(), text.encode("utf-8"))
         except OSError as exc:
-            try:
-                os.ftruncate(fd, end)
-            except OSError:
-                pass   # _drop_partial_line cuts it at the next resume
             message = (f"cannot write {one_line(self.path)}: {exc.strerror or exc}; the {len(self.done)} rows written "
                        "so far are kept: make room and run the same command again to resume")
             if self.fatal is not None:
@@ -207,11 +188,12 @@ def check_unlocked(path):
 
 
 def check_resume(path, collective, library, grid):
-    """A resumed output holds this collective, library and grid, or it is refused in one line (never appended to
-    or its metadata replaced). `grid`: {"comm_sizes", "msg_sizes", "methods", "datatype"} of the new run, any of
-    them None when not known yet."""
+    """A resumed output holds this collective, library and datatype, or it is refused in one line (never appended
+    to or its metadata replaced). Another grid is resumed (measure/resume.py): the note that says so is returned
+    (None: the same grid, or nothing to resume). `grid`: {"comm_sizes", "msg_sizes", "methods", "datatype"} of
+    the new run, any of them None when not known yet."""
     if atomic.is_stream(path) or not os.path.isfile(path) or os.path.getsize(path) == 0:
-        return
+        return None
     shown = one_line(path)
     found = set()
     content = read_text(path, what="measure output")
@@ -226,7 +208,7 @@ def check_resume(path, collective, library, grid):
                            f"{collective}: use another -o (--no-resume would replace them)")
     old = read_meta(path)
     if not old:
-        return
+        return None
     if old.get("collective", collective) != collective:
         raise QuadselError(f"{shown} is a {one_line(old.get('collective'))} run (its metadata), not {collective}: "
                            "use another -o")
@@ -234,12 +216,12 @@ def check_resume(path, collective, library, grid):
         raise QuadselError(f"{shown} holds {one_line(old.get('library'))} data and this is {library}; use another -o "
                            "or --no-resume")
     recorded = old.get("grid") if isinstance(old.get("grid"), dict) else {}
-    for key, what in (("comm_sizes", "communicator sizes"), ("msg_sizes", "message sizes"), ("methods", "methods"),
-                      ("datatype", "datatype"), ("layouts", "layouts")):
+    for key, what in (("datatype", "datatype"), ("layouts", "layouts")):   # what a time means, where it ran
         new, had = grid.get(key), recorded.get(key)
         if new is not None and had is not None and new != had:
             raise QuadselError(f"{shown} was measured with other {what} ({_short(had)}; this run: {_short(new)}): "
-                               "resume continues one grid; use another -o, or the same grid options")
+                               f"use the same --{what}, another -o or --no-resume")
+    return resume.note(path, recorded, grid)
 
 
 def _short(value):
@@ -254,61 +236,6 @@ def _optional(cell, kind):
 def _skip_key(line):
     """The key text of a `# skipped` or `# replaced` line."""
     return line.split(" ", 3)[2]
-
-
-class Journal:
-    """JSON lines {"key": [...], "round": r, "samples_us": [...], "wall_s": s}, one per finished round."""
-
-    def __init__(self, path, resume=True):
-        self.path = None if path is None else os.fspath(path)   # None: in memory only (stream output)
-        self.rounds = {}   # key -> {round: (samples, wall)}
-        if self.path is not None and resume and os.path.exists(self.path):
-            _drop_partial_line(self.path)
-            for text in text_lines(read_text(self.path, what="measure output")):
-                try:
-                    entry = json.loads(text)
-                    key = tuple(entry["key"])
-                    self.rounds.setdefault(key, {})[int(entry["round"])] = (
-                        [float(x) for x in entry["samples_us"]], float(entry["wall_s"]))
-                except (ValueError, KeyError, TypeError, RecursionError):
-                    continue   # a damaged entry only means that round is measured again
-        self.handle = None
-        self._mode = "a" if resume else "w"
-
-    def prior(self, key, before_round):
-        """(samples, wall seconds) of rounds 1..before_round-1 of `key`, or None if one is missing."""
-        done = self.rounds.get(key, {})
-        if any(r not in done for r in range(1, before_round)):
-            return None
-        samples, wall = [], 0.0
-        for r in range(1, before_round):
-            samples.extend(done[r][0])
-            wall += done[r][1]
-        return samples, wall
-
-    def has(self, key, round_):
-        return round_ in self.rounds.get(key, {})
-
-    def record(self, key, round_, samples, wall):
-        if self.path is not None:
-            try:
-                if self.handle is None:
-                    self.handle = open(self.path, self._mode)
-                self.handle.write(json.dumps({"key": list(key), "round": round_,
-                                              "samples_us": [round(x, 4) for x in samples], "wall_s": wall}) + "\n")
-                self.handle.flush()
-            except OSError:
-                # A full disk: the journal only saves rounds of unfinished points; the rows are what count, and
-                # the next row's write reports the problem. A torn entry is skipped when resumed.
-                self.path = None
-        self.rounds.setdefault(key, {})[round_] = (list(samples), wall)
-
-    def close(self, remove=False):
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-        if remove and self.path is not None and os.path.exists(self.path):
-            os.unlink(self.path)
 
 
 def write_meta(path, meta):

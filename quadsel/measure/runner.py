@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import QuadselError
 from ..inputs import INT_MAX
-from . import output
+from . import output, resume
+from .journal import header as journal_header
 from ..libraries import COLLECTIVES, DEFAULT_ALGORITHM, alphatree, open_library
 from .mpit import MPIT, MPITError
 from .grid import DATATYPES
@@ -26,8 +27,7 @@ from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
 from .layouts import NodeGroups, default_layouts, han_note
 from . import clocksync
-from .metadata import now, start_meta
-from ..ingest.identity import oversubscribed_note
+from .metadata import first_writes, now, start_meta
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 # Set by the self-launcher: where rank 0 writes why this launch cannot force in process (MPI_T); every rank
@@ -232,12 +232,15 @@ def run(spec, planned_sweep=None):
     meta = None
     if rank == 0:
         try:
-            meta = start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
-                               dict(timing_requested=requested_timing, timing_reason=timing_reason,
-                                    wtime_is_global=wtime_is_global))
+            meta, earlier = start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
+                                       dict(timing_requested=requested_timing, timing_reason=timing_reason,
+                                            wtime_is_global=wtime_is_global))
+            resumed = spec.resume or bool(os.environ.get(output.CONTINUED))
             results = output.ResultFile(spec.output, spec.resume, layouts=layouts is not None)
-            results.fatal = lambda message: _abort(world, message)
-            journal = output.Journal(output.journal_path(spec.output), spec.resume)
+            journal = output.Journal(output.journal_path(spec.output), resumed, journal_header(
+                meta["output_id"], spec.collective, library.name, dtype_name, spec.timing, spec.sync))
+            for text in journal.notes:
+                sys.stderr.write(text + "\n")
             state = (results.done, journal.rounds, None)
         except QuadselError as exc:
             state = (None, None, str(exc))
@@ -258,6 +261,7 @@ def run(spec, planned_sweep=None):
         if rank == 0:
             meta["alpha_tree"] = {"levels_option": "auto" if spec.alpha_levels == "auto" else
                                   "blocks:" + ",".join(map(str, spec.alpha_levels)), "levels_of_the_job": levels}
+    error = None
     if rank == 0:
         if layouts is not None:
             meta["layouts"] = [{"nodes": a, "ppn": b, "comm_size": a * b, "hosts": groups.hosts((a, b))}
@@ -272,11 +276,18 @@ def run(spec, planned_sweep=None):
         meta["oversubscribed"] = max(Counter(hosts).values()) > (os.cpu_count() or 1)
         meta["replaced"] = [dict(zip(("algorithm", "segsize", "comm_size", "msg_size"), k[1:]), runs=r[0], when=r[1],
                                  source=r[2]) for k, r in sorted(replaced.items(), key=lambda kv: kv[0][1:])]
-        for key, (runs, when, source) in sorted(replaced.items(), key=lambda kv: kv[0][1:]):
-            results.append_replaced(key, runs, f"{when} ({source})")
-        if meta["oversubscribed"]:
-            sys.stderr.write(oversubscribed_note(f"measure {spec.collective}", meta) + "\n")
-        results.write_meta(meta)
+        error = first_writes(spec, meta, results, replaced, earlier)
+    # A failed first write (a full disk) is every rank's to know: they all leave with one line from rank 0 instead
+    # of the others waiting in the sweep's first call for a rank 0 that is gone (issue 32).
+    error = world.bcast(error, root=0)
+    if error:
+        if rank == 0:
+            results.close()
+            journal.close()
+        fail(error)
+    if rank == 0:
+        # From here a failed write of a row ends the whole job at once (the other ranks wait in a call).
+        results.fatal = lambda message: _abort(world, message)
 
     send_bytes, recv_bytes = buffer_bytes(spec.collective, max(spec.msg_sizes), max(spec.comm_sizes))
     send, recv = np.zeros(send_bytes, dtype=np.uint8), np.zeros(recv_bytes, dtype=np.uint8)
@@ -299,9 +310,10 @@ def run(spec, planned_sweep=None):
         clocksync.finish(MPI, world, groups, spec.common_start, clock_sync, sync == "start")
     groups.free()
     if rank == 0:
-        complete = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
-        journal.close(remove=complete)
-        meta["runs"][-1].update(finished=now(), complete=complete)
+        own = planned.finished if spec.adaptive or spec.sample else all(k in results.done for k in keys)
+        complete = resume.complete(spec.collective, meta["runs"][-1]["grid"], own, earlier, results)
+        journal.close(remove=own)
+        meta["runs"][-1].update(finished=now(), complete=own)
         meta["complete"] = complete
         if spec.adaptive or spec.sample:
             meta["sample" if spec.sample else "adaptive"] = planned.summary()

@@ -12,13 +12,14 @@ repetitions, or one call each where none are recorded: the saving is then only t
 import hashlib
 import math
 import os
+import sys
 import time
 
 from .. import __version__
 from ..decision.decision_map import method_label
 from ..errors import QuadselError
 from ..ingest import read_measurements
-from ..measure import output
+from ..measure import output, resume
 from .adaptive import FullSweep, is_default
 from .sample import make_plan
 from .sweep import PlanRun
@@ -40,8 +41,10 @@ class Recording:
     def get(self, c, m, method):
         return self.rows.get((method[0], method[1], c, m))
 
-    def grid(self, comm_sizes=None, msg_sizes=None, algorithms=None, segments=None):
-        """(comm sizes, msg sizes, methods) recorded, narrowed to the options the user gave."""
+    def grid(self, comm_sizes=None, msg_sizes=None, algorithms=None, segments=None, planned=False):
+        """(comm sizes, msg sizes, methods) recorded, narrowed to the options the user gave. The library default
+        alone is a grid (`--algorithms default` completes a file with the default's rows), but not for a plan
+        (`planned`: --adaptive, --sample), which chooses between the other methods."""
         comms = [c for c in self.comm_sizes if comm_sizes is None or c in comm_sizes]
         msgs = [m for m in self.msg_sizes if msg_sizes is None or m in msg_sizes]
         wanted = None if algorithms is None else {a.strip().lower() for a in algorithms}
@@ -49,7 +52,10 @@ class Recording:
                    if (wanted is None or k[0].strip().lower() in wanted or (is_default(k) and "default" in wanted))
                    and (segments is None or k[1] in segments or k[1] == 0)]
         names = ", ".join(os.path.basename(f) for f in self.files)
-        if not comms or not msgs or not [k for k in methods if not is_default(k)]:
+        if comms and msgs and methods and planned and all(is_default(k) for k in methods):
+            raise QuadselError(f"{names}: --adaptive and --sample choose between methods, and the requested grid "
+                               "holds only the library default: replay it without them")
+        if not comms or not msgs or not methods:
             raise QuadselError(f"{names}: no recorded measurements in the requested grid "
                                f"(recorded: comm sizes {_span(self.comm_sizes)}, msg sizes {_span(self.msg_sizes)}, "
                                f"methods {', '.join(_label(k) for k in self.methods)})")
@@ -97,20 +103,26 @@ def run_replay(spec, files, library=None):
     """The replay of `spec` (full sweep, or --adaptive) from the recorded `files` (of MPI library `library`,
     over what their metadata says: --library); writes spec.output."""
     recording = Recording(files, spec.collective, library)
-    comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments)
     planned = spec.adaptive or spec.sample
+    comms, msgs, methods = recording.grid(spec.comm_sizes, spec.msg_sizes, spec.algorithms, spec.segments,
+                                          planned=bool(planned))
     plan = make_plan(spec, comms, msgs, methods) if planned else FullSweep(comms, msgs, methods)
     old = None
     if spec.resume and os.path.exists(spec.output):
-        output.check_resume(spec.output, spec.collective, "replay",
-                            {"comm_sizes": comms, "msg_sizes": msgs,
-                             "methods": [method_label(a, s) for a, s in methods], "datatype": None})
+        note = output.check_resume(spec.output, spec.collective, "replay",
+                                   {"comm_sizes": comms, "msg_sizes": msgs,
+                                    "methods": [method_label(a, s) for a, s in methods], "datatype": None})
+        if note:
+            sys.stderr.write(note + "\n")
         old = output.read_meta(spec.output)
     try:
         results = output.ResultFile(spec.output, spec.resume)
     except OSError as exc:
         raise QuadselError(f"cannot write {spec.output}: {exc.strerror}") from None
     meta = _meta(spec, recording, comms, msgs, methods, old)
+    this, earlier = meta["runs"][-1]["grid"], resume.earlier_grids(old)
+    if any(grid != this for grid in earlier):   # another grid resumed: the file's grid is the union
+        meta["grid"]["points"] = resume.points(spec.collective, earlier + [this], results.replaced)
     results.write_meta(meta)   # beside the CSV, or (a stream) into it
     full = recording.full_cost(comms, msgs, methods)
     run = PlanRun(plan, spec.collective, results, budget=spec.budget, progress=spec.progress, label="replay",
@@ -127,7 +139,7 @@ def run_replay(spec, files, library=None):
         break
     run.close()
     meta["runs"][-1].update(finished=_now(), complete=run.finished)
-    meta["complete"] = run.finished
+    meta["complete"] = resume.complete(spec.collective, this, run.finished, earlier, results)
     meta["benchmarking_time_us"] = round(plan.spent(), 3)
     meta["full_sweep_benchmarking_time_us"] = round(full, 3)
     if planned:
@@ -138,6 +150,8 @@ def run_replay(spec, files, library=None):
 
 
 def _meta(spec, recording, comms, msgs, methods, old):
+    grid = {"methods": [method_label(a, s) for a, s in methods], "comm_sizes": comms, "msg_sizes": msgs,
+            "points": len(comms) * len(msgs) * len(methods)}
     return {
         "quadsel_version": __version__,
         "collective": spec.collective,
@@ -145,13 +159,12 @@ def _meta(spec, recording, comms, msgs, methods, old):
         "replay": {"files": [{"path": os.path.abspath(f), "sha256": _sha256(f)} for f in recording.files],
                    "answers": "recorded time and stddev; repetitions modelled (docs/measure.md)"},
         "command": spec.command,
-        "grid": {"methods": [method_label(a, s) for a, s in methods], "comm_sizes": comms, "msg_sizes": msgs,
-                 "points": len(comms) * len(msgs) * len(methods)},
+        "grid": resume.union((old or {}).get("grid"), grid),
         "methodology": {"precision": spec.rule.precision, "confidence": spec.rule.confidence,
                         "min_reps": spec.rule.min_reps, "batch": spec.batch, "adaptive": spec.adaptive,
                         "sample": spec.sample},
-        "runs": (old or {}).get("runs", []) + [{"command": spec.command, "started": _now(), "finished": None,
-                                               "complete": False}],
+        "runs": (old or {}).get("runs", []) + [{"command": spec.command, "grid": resume.run_grid(grid),
+                                               "started": _now(), "finished": None, "complete": False}],
         "complete": False,
     }
 
