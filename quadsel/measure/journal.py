@@ -133,15 +133,16 @@ class Journal:
         """Why the journal is not this run's, or None."""
         if self.head is None:
             return None
-        from ..schemas import check_json
+        from ..schemas import check_doc, parse
         if not lines:
             return "is empty"
         try:
-            first = check_json(lines[0], self.path, "rounds-journal", line=1)
+            first = parse(lines[0], self.path)
+            if not isinstance(first, dict) or "format" not in first:
+                return "has no header line (a journal of an older quadsel, or not a journal)"
+            check_doc(first, self.path, "rounds-journal", line=1)
         except InputError as exc:
             return f"has no valid first line ({one_line(exc.message, 120)})"
-        if first.get("format") != FORMAT:
-            return "has no header line (a journal of an older quadsel, or not a journal)"
         for name in IDENTITY:
             if first.get(name) != self.head.get(name):
                 what = "output (its metadata's output_id)" if name == "output_id" else name
