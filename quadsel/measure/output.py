@@ -58,7 +58,12 @@ class ResultFile:
             self.handle = (open(target, "w", newline="") if kind == "special"
                            else os.fdopen(os.dup(target), "w", newline=""))
             if not os.environ.get(CONTINUED):
-                self._write(self.header + "\n")
+                try:
+                    self._write(self.header + "
+")
+                except QuadselError:
+                    self.close()
+                    raise
         else:
             # Opened for appending (never truncated before the lock is ours), then locked: a second run on the
             # same file, or one started while the ranks of a killed run still write, is refused.
@@ -105,16 +110,20 @@ class ResultFile:
     def _write(self, text):
         """One row per write + flush: a killed run keeps every finished row. A failed write (a full disk) is cut
         off again, so the file ends with whole rows and resumes; then `fatal` (the job's abort) or an error."""
-        if self.stream:
-            self.handle.write(text)
-            self.handle.flush()
-            return
-        self.handle.flush()
         try:
+            if self.stream:
+                self.handle.write(text)
+                self.handle.flush()
+                return
+            self.handle.flush()
             append_whole(self.handle.fileno(), text.encode("utf-8"))
         except OSError as exc:
-            message = (f"cannot write {one_line(self.path)}: {exc.strerror or exc}; the {len(self.done)} rows written "
-                       "so far are kept: make room and run the same command again to resume")
+            if self.stream:   # a full disk behind the pipe, a reader gone: nothing to resume
+                message = (f"cannot write {'stdout' if self.path == '-' else one_line(self.path)}: "
+                           f"{exc.strerror or exc}; the {len(self.done)} rows streamed so far went there")
+            else:
+                message = (f"cannot write {one_line(self.path)}: {exc.strerror or exc}; the {len(self.done)} rows "
+                           "written so far are kept: make room and run the same command again to resume")
             if self.fatal is not None:
                 self.fatal(message)
             raise QuadselError(message) from None
@@ -159,7 +168,10 @@ class ResultFile:
             write_meta(self.path, meta)
 
     def close(self):
-        self.handle.close()
+        try:
+            self.handle.close()
+        except OSError:
+            pass   # a stream whose last flush failed: that write reported it
 
 
 def lock(handle, path):

@@ -77,3 +77,23 @@ def test_resume_rules_for_rounds(tmp_path):
     assert not _pending(KEY, 2, 2, {KEY}, journal)        # a row in the CSV: done for good
     assert _pending(other, 1, 2, set(), journal)
     journal.close()
+
+
+def test_a_stream_that_fails_in_mid_run_ends_the_job_in_one_line():
+    """Issue 32's full disk, on a stream output (`-o -` into a pipe whose reader is gone, a full disk behind it):
+    the failed write was an OSError out of rank 0 in mid-sweep (a traceback, the other ranks waiting); now the
+    job's abort is called with one line, or a QuadselError raised."""
+    import os
+    read, write = os.pipe()
+    out = ResultFile(f"/dev/fd/{write}")
+    assert os.read(read, 1000).startswith(b"collective,")
+    os.close(read)                      # the reader is gone
+    said = []
+    out.fatal = said.append
+    with pytest.raises(QuadselError, match=r"cannot write /dev/fd/\d+: Broken pipe; the 0 rows streamed so far"):
+        out.append(KEY, 1.0, 0.1, 10)
+    assert len(said) == 1 and "\n" not in said[0]
+    out.close()
+    os.close(write)
+    with pytest.raises(QuadselError, match="cannot write /dev/full: No space left on device"):
+        ResultFile("/dev/full")
