@@ -197,7 +197,7 @@ def test_resume_refuses_another_collective_library_or_datatype_and_notes_another
     assert measure_output.check_resume(str(path), "bcast", "openmpi",
                                        {"comm_sizes": [2, 4, 8], "msg_sizes": [1, 1024, 65536]}) is None
     measure_output.write_meta(str(path), {"collective": "bcast", "library": "openmpi", "grid": {"datatype": "byte"}})
-    with pytest.raises(QuadselError, match="datatype byte and this run would use float"):
+    with pytest.raises(QuadselError, match=r"other datatype \(byte; this run: float\): use the same --datatype"):
         measure_output.check_resume(str(path), "bcast", "openmpi", {"datatype": "float"})
 
 

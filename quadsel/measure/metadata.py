@@ -15,6 +15,7 @@ from ..errors import QuadselError
 from ..ingest.identity import oversubscribed_note
 from ..libraries import alphatree
 from . import output, resume
+from .journal import header as journal_header
 
 
 def now():
@@ -128,3 +129,16 @@ def first_writes(spec, meta, results, replaced, earlier):
         why = str(exc) if isinstance(exc, QuadselError) else f"cannot write {spec.output}: {exc.strerror or exc}"
         return f"{why}; the rows written so far are kept: make room and run the same command again to resume"
     return None
+
+
+def open_outputs(spec, library, methods, labels, dtype_name, npoints, job_size, layouts, timing_info):
+    """Rank 0's outputs: (metadata, the earlier runs' grids, the ResultFile, the rounds journal, checked against
+    this run: measure/journal.py). The journal's notes (what of it was ignored) are printed here."""
+    meta, earlier = start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, timing_info)
+    resumed = spec.resume or bool(os.environ.get(output.CONTINUED))
+    results = output.ResultFile(spec.output, spec.resume, layouts=layouts)
+    journal = output.Journal(output.journal_path(spec.output), resumed, journal_header(
+        meta["output_id"], spec.collective, library.name, dtype_name, spec.timing, spec.sync))
+    for text in journal.notes:
+        sys.stderr.write(text + "\n")
+    return meta, earlier, results, journal

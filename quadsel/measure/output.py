@@ -59,8 +59,7 @@ class ResultFile:
                            else os.fdopen(os.dup(target), "w", newline=""))
             if not os.environ.get(CONTINUED):
                 try:
-                    self._write(self.header + "
-")
+                    self._write(self.header + "\n")
                 except QuadselError:
                     self.close()
                     raise

@@ -16,7 +16,6 @@ import numpy as np
 from ..errors import QuadselError
 from ..inputs import INT_MAX
 from . import output, resume
-from .journal import header as journal_header
 from ..libraries import COLLECTIVES, DEFAULT_ALGORITHM, alphatree, open_library
 from .mpit import MPIT, MPITError
 from .grid import DATATYPES
@@ -27,7 +26,7 @@ from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
 from .layouts import NodeGroups, default_layouts, han_note
 from . import clocksync
-from .metadata import first_writes, now, start_meta
+from .metadata import first_writes, now, open_outputs
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
 # Set by the self-launcher: where rank 0 writes why this launch cannot force in process (MPI_T); every rank
@@ -227,20 +226,12 @@ def run(spec, planned_sweep=None):
             if (spec.collective, label, seg, n, m) not in replaced]
 
     # Rank 0 owns the files; everyone gets the same picture of what is done.
-    state = None
-    results = journal = None
-    meta = None
+    state = results = journal = meta = earlier = None
     if rank == 0:
         try:
-            meta, earlier = start_meta(spec, library, methods, labels, dtype_name, len(keys), size,
-                                       dict(timing_requested=requested_timing, timing_reason=timing_reason,
-                                            wtime_is_global=wtime_is_global))
-            resumed = spec.resume or bool(os.environ.get(output.CONTINUED))
-            results = output.ResultFile(spec.output, spec.resume, layouts=layouts is not None)
-            journal = output.Journal(output.journal_path(spec.output), resumed, journal_header(
-                meta["output_id"], spec.collective, library.name, dtype_name, spec.timing, spec.sync))
-            for text in journal.notes:
-                sys.stderr.write(text + "\n")
+            meta, earlier, results, journal = open_outputs(
+                spec, library, methods, labels, dtype_name, len(keys), size, layouts is not None,
+                dict(timing_requested=requested_timing, timing_reason=timing_reason, wtime_is_global=wtime_is_global))
             state = (results.done, journal.rounds, None)
         except QuadselError as exc:
             state = (None, None, str(exc))
@@ -277,16 +268,13 @@ def run(spec, planned_sweep=None):
         meta["replaced"] = [dict(zip(("algorithm", "segsize", "comm_size", "msg_size"), k[1:]), runs=r[0], when=r[1],
                                  source=r[2]) for k, r in sorted(replaced.items(), key=lambda kv: kv[0][1:])]
         error = first_writes(spec, meta, results, replaced, earlier)
-    # A failed first write (a full disk) is every rank's to know: they all leave with one line from rank 0 instead
-    # of the others waiting in the sweep's first call for a rank 0 that is gone (issue 32).
+    # A failed first write (a full disk) is every rank's to know: all leave, with one line from rank 0 (issue 32).
     error = world.bcast(error, root=0)
     if error:
         if rank == 0:
-            results.close()
-            journal.close()
+            results.close(), journal.close()
         fail(error)
-    if rank == 0:
-        # From here a failed write of a row ends the whole job at once (the other ranks wait in a call).
+    if rank == 0:   # from here a failed write of a row ends the whole job at once (the others wait in a call)
         results.fatal = lambda message: _abort(world, message)
 
     send_bytes, recv_bytes = buffer_bytes(spec.collective, max(spec.msg_sizes), max(spec.comm_sizes))
