@@ -73,6 +73,8 @@ def test_a_journal_of_another_run_is_ignored_with_a_note_and_replaced(tmp_path, 
     (entry(key=("bcast", "6", 0, 2)), "key: 4 items, at least 5 needed"),
     (entry(key=("bcast", "6", 0, 0, 1024)), "key[3]: 0 is below the minimum 1"),
     (entry(key=("reduce", "6", 0, 2, 1024)), "not this journal's collective bcast"),
+    (entry(key=("bcast", "6", 0, 2, 1024, 1)), "key: 6 items, 5 or 7 (with nodes, ppn) needed"),
+    (entry(key=("bcast", "6", 0, 4, 1024, 2, 0)), "key[6]: 0 is below the minimum 1"),
     (dict(HEAD), "a second header line"),
     ({"key": list(KEY), "round": 1, "samples_us": [1.0], "wall_s": 0.1, "extra": 1}, "unknown key 'extra'"),
 ])
@@ -85,6 +87,14 @@ def test_a_damaged_entry_is_ignored_with_a_note_naming_its_line(tmp_path, bad, w
     assert not journal.has(KEY, 1)                              # the damaged one is measured again
     assert len(journal.notes) == 1, journal.notes
     assert "bcast.csv.rounds.jsonl:3: " in journal.notes[0] and words in journal.notes[0], journal.notes[0]
+
+
+def test_a_multi_host_runs_keys_end_in_nodes_and_ppn(tmp_path):
+    path = tmp_path / "bcast.csv.rounds.jsonl"
+    key = ("bcast", "6", 0, 4, 1024, 2, 2)
+    write_lines(path, dict(HEAD, timing="offset", sync="start"), entry(key=key))
+    journal = Journal(str(path), head=dict(HEAD, timing="offset", sync="start"))
+    assert journal.notes == [] and journal.prior(key, 2) == ([1.5, 1.25], 0.01)
 
 
 def test_a_torn_last_entry_is_cut_off_quietly(tmp_path):
