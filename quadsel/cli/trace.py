@@ -111,7 +111,7 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
     extra = {"PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
     if flavor == "openmpi":
         extra["OMPI_MCA_coll_tuned_use_dynamic_rules"] = "1"
-    env = launch.launch_env(flavor, extra, spec["command"])
+    env = launch.launch_env(flavor, extra, spec["command"], keep_selection=True)   # the user's rules: traced
     with tempfile.TemporaryDirectory(prefix="quadsel-trace-") as workdir:
         spec_path, status_path = os.path.join(workdir, "spec.json"), os.path.join(workdir, "status.json")
         with open(spec_path, "w") as handle:

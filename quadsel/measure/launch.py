@@ -97,8 +97,34 @@ def python_module(python, module):
     return [python, "-c", _BOOT.format(root=os.path.dirname(root), module=module)]
 
 
-def launch_env(flavor, extra=None, command=""):
+# The library's own selection files and forcing variables. A launch measures the library's default, so a sourced
+# tuned.env (or a site's rules) must not stand in for it: they are left out of measure's and verify's launches, with
+# one note (docs/conventions.md, "The library's default"); verify passes the file it checks itself.
+SELECTION_VARIABLES = re.compile(
+    r"(OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename|[a-z_]+_algorithm[a-z_]*)"
+    r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)"
+    r"|MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE|MPIR_CVAR_[A-Z_]+_ALGORITHM"
+    r"|I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+)", re.ASCII)
+_noted = set()
+
+
+def selection_variables(environ=None):
+    """The names of the library selection variables set in `environ` (sorted)."""
+    environ = os.environ if environ is None else environ
+    return sorted(name for name in environ if SELECTION_VARIABLES.fullmatch(name))
+
+
+def launch_env(flavor, extra=None, command="", keep_selection=False):
+    """The environment of a launch: this one's, less the library's selection variables unless keep_selection (trace:
+    it shows what the library does in the user's environment), plus `extra`."""
     env = dict(os.environ)
+    dropped = [] if keep_selection else selection_variables(env)
+    for name in dropped:
+        del env[name]
+    if dropped and tuple(dropped) not in _noted:
+        _noted.add(tuple(dropped))
+        print(f"note: left out of the launches' environment: {', '.join(dropped)} (quadsel measures and verifies "
+              "against the library's own default; give verify the rules file as its argument)", file=sys.stderr)
     if flavor in ("openmpi", "unknown") and hasattr(os, "geteuid") and os.geteuid() == 0:
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")        # containers and CI run as root
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
