@@ -79,7 +79,7 @@ def _figures(folder, built, echo):
     from ..evaluate.comparators import QuadtreeSelector, choice_on
     from ..evaluate.figure_maps import decision_maps
     from ..output import make_folder
-    out = ["## Decision maps of the deployed trees (before pruning)", ""]
+    out = ["## Decision maps of the built trees (every collective, before pruning; only the deployed ones are in the file)", ""]
     make_folder(os.path.join(folder, "figures"))
     for coll, (fn, summary, dmap) in built.items():
         path = os.path.join(folder, "figures", f"{coll}.png")

@@ -58,7 +58,8 @@ def test_points_that_keep_the_default_do_not_dilute_the_gain():
 
 
 def test_slower_noise_and_small_gains_are_not_deployed():
-    assert "slower" in judge(_doc([("slower", [-0.2] * 5), ("faster", FAST)]))["bcast"].why
+    why = judge(_doc([("slower", [-0.2] * 5), ("faster", FAST)]))["bcast"].why
+    assert "slower" in why and "prune" not in why     # tune has pruned already: no advice to prune again
     assert not judge(_doc([("indistinguishable", NOISE)]))["bcast"].deploy
     small = [0.03, 0.031, 0.029, 0.03, 0.0305]     # 1.03x, tight: beyond the noise but below verify's minimum
     j = judge(_doc([("faster", small)]))["bcast"]
