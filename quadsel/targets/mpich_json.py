@@ -52,6 +52,8 @@ def _own_selection(collective, base):
     """MPICH's own intra-communicator selection of `collective` (its `auto`), for a region handed back to it."""
     own = (base or {}).get(f"collective={collective.lower()}", {})
     intra = own.get("comm_type=intra") if isinstance(own, dict) else None
+    if isinstance(own, dict) and own and not any(k.startswith("comm_type=") for k in own):
+        intra = own          # a selection without a comm_type level (MPICH 4.x's exscan): it holds for intra too
     if not isinstance(intra, dict):
         raise QuadselError(f"the {collective} tree hands regions back to MPICH's own selection: give --mpich-base "
                            "(MPICH's libmpi.so or tuning JSON) so that the file can carry it there")

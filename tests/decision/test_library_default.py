@@ -203,3 +203,25 @@ def test_auto_does_not_keep_intel_mpis_default():
 def _auto_map(dmap):
     return build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty",
                                    max_leaves="auto", tolerance="ci", keep_default="auto")
+
+
+def test_mpich_base_without_a_comm_type_level_is_handed_back():
+    # MPICH 4.x's embedded selection has `collective=exscan` -> `algorithm=...` with no comm_type level: quadsel
+    # tune's MPICH run stopped at "hands regions back ... give --mpich-base" although the base was given.
+    from quadsel.ingest.table import Measurement
+    rows = []
+    for c in (2, 4):
+        for m in (8, 64, 512, 4096):
+            fast = c == 4         # recursive doubling wins there, the default at 2 (csel keys exscan on no msg size)
+            rows += [Measurement("exscan", "default", 0, c, m, 10.0),
+                     Measurement("exscan", "recursive_doubling", 0, c, m, 5.0 if fast else 20.0)]
+    fn = build_decision_function(build_decision_map(rows), split="measured", keep_default=True, outside="default")
+    base = {"collective=exscan": {"algorithm=MPIR_Exscan_intra_recursive_doubling": {}}}
+    base_default = {"collective=exscan": {"algorithm=MPIR_Exscan_intra_other": {}}}
+    for b, at_default in ((base, "MPIR_Exscan_intra_recursive_doubling"), (base_default, "MPIR_Exscan_intra_other")):
+        selection = MpichSelection(emit("mpich-json", [fn], mpich_base=b))
+        for c in (2, 3, 4, 5):
+            for m in (8, 100, 512, 4096):       # within the measured sizes (outside, csel keys on none)
+                want = fn.query(c, m)
+                name, _ = selection.lookup("exscan", c, m)
+                assert name == (at_default if want == DEFAULT_METHOD else "MPIR_Exscan_intra_recursive_doubling"), (c, m)
