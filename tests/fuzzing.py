@@ -216,6 +216,22 @@ def _tree_loader(path):
     DecisionFunction.load(path)
 
 
+def _forest_loader(path):
+    """A layout forest file read and asked at layouts inside and outside its members (as query and codegen do)."""
+    from quadsel.decision.forest_file import load_tree
+    forest = load_tree(path)
+    if hasattr(forest, "members"):
+        for ppn, comm, msg in ((1, 1, 0), (2, 4, 1024), (1 << 10, 1 << 30, 1 << 62)):
+            forest.query(ppn, comm, msg)
+
+
+def forest_text():
+    """A layout forest built from a seeded sweep of 3 ppn x 3 node counts: the seed of the forest loader's fuzz."""
+    from quadsel.decision.forest_file import dumps
+    from layout_helpers import forest_of, layout_rows
+    return dumps(forest_of(layout_rows(1)))
+
+
 def tree_text():
     """A tree file built from generic.csv: the seed of the tree loader's fuzz."""
     from quadsel.decision.decision_function import build_decision_function
@@ -244,6 +260,7 @@ READERS = {
     "mpich-json": ("mpich.json", _seeds("rules/good-mpich.json"), _rules),
     "mpich-base": ("tuning.json", _seeds("rules/good-mpich.json"), _mpich_base),
     "tree": ("t.qt.json", [tree_text()], lambda path: _tree_loader(path)),
+    "forest": ("f.forest.json", [forest_text()], _forest_loader),
     "trace": ("t.json", [TRACE_SEED], _trace),
     "verify-result": ("verify.json", [VERIFY_SEED], _verify_result),
     "metadata": ("m.meta.json", [META_SEED], _metadata),
