@@ -67,8 +67,6 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
 
 # What each output cannot say about a layout forest (decision/layouts.py) until its library's layout keys are written.
 _NO_LAYOUT = {"blob": "the blob's node table has no ppn level",
-              "ompi-rules": "Open MPI's classic rules file keys on communicator and message size only",
-              "ompi-json": "quadsel's Open MPI JSON rules do not write comm_rank_distribution or HAN's levels yet",
               "impi-adjust": "I_MPI_ADJUST strings key on process count only",
               "impi-json": "quadsel's Intel MPI JSON does not write its ppn= level yet",
               "table": "the grid and node tables have no ppn level", "ompi-tuned": "coll/tuned's fixed decision "

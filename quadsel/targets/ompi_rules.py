@@ -25,7 +25,7 @@ from .library_call import Pick
 from ..decision.decision_map import method_label
 from ..libraries import named_label
 from .escape import comment_text
-from .rule_list import header_lines, rule_lists
+from .rule_list import header_lines
 from .templating import render
 
 INF = float("inf")
@@ -34,11 +34,13 @@ INF = float("inf")
 def emit(fns, max_requests=None):
     """Open MPI classic dynamic rules (coll_tuned_dynamic_rules_filename); version 2 when max_requests is set.
 
-    Comm keys are the measured comm sizes (5.0.x: the largest key <= the comm size applies, below the
+    A layout forest is collapsed to its packed layouts (layout_collapse.py; the header says so). Comm keys are
+    the measured comm sizes (5.0.x: the largest key <= the comm size applies, below the
     first key the first), message keys lower bounds starting at 0: exactly the decision function's floor rule,
     in what coll/tuned matches the collective on (libraries/sizes.py: e.g. allgather x comm size).
     """
-    collectives, lists = [], rule_lists(fns, openmpi.NAME)
+    from .layout_collapse import library_lists
+    collectives, (lists, layout_lines) = [], library_lists(fns, openmpi.NAME)
     for rl in lists:
         comms = []
         for comm in rl.comm_rules:
@@ -55,7 +57,11 @@ def emit(fns, max_requests=None):
                             "comms": comms})
     if max_requests is not None and max_requests < 0:
         raise QuadselError("--max-requests must be >= 0")
-    return render("ompi_rules.txt.j2", collectives=collectives, header=header_lines(lists, "openmpi"),
+    if layout_lines:      # a layout forest: what this file cannot express, and the rule it follows instead
+        layout_lines = ["this file keys on the communicator size only: it cannot tell 8 ranks on 1 node from 8 nodes "
+                        "x 1 (docs/formats-output.md, \"Layout forests in Open MPI's files\")"] + layout_lines
+    return render("ompi_rules.txt.j2", collectives=collectives,
+                  header=header_lines(lists, "openmpi") + [comment_text(line) for line in layout_lines],
                   version=2 if max_requests is not None else 1, max_requests=max_requests or 0)
 
 

@@ -1,0 +1,140 @@
+"""A layout forest written where the key is the communicator size alone (Open MPI's rules files).
+
+Open MPI's coll/tuned files (the classic file of 5.0.x, and the `any` entries of the JSON rules) and coll/han's
+global level key on the communicator size only, so they cannot tell 8 ranks on 1 node from 8 nodes x 1. Such a
+file takes, at each communicator size c, the forest's answer for ONE reference layout of c, the *packed* one:
+nodes filled with P ranks, P the largest measured ppn (the forest's last bound), the way mpiexec's default
+by-slot mapping and Slurm's block distribution place a job's ranks, which its first c ranks keep:
+
+    reference ppn(c) = min(ceil(c / min_nodes), P)
+
+min_nodes = 1 for a file every communicator reaches (one node when c <= P); min_nodes = 2 for the JSON `any`
+entries, which only multi-node communicators with several ranks on a node reach (docs/formats-output.md,
+"Layout forests in Open MPI's files"). The reference ppn does not decrease with c, so each member of the forest
+answers one contiguous range of communicator sizes, spliced from that member's own rule list (so every key
+conversion of the member, e.g. tuned's total size of the gather-type collectives, is kept per comm size).
+"""
+
+import numpy as np
+
+from .rule_list import CommRule, RuleList, build_rule_list, library_rule_list
+
+
+def reference_ppn(comm_size, top, min_nodes=1):
+    """The ppn of the packed layout of `comm_size` ranks on at least `min_nodes` nodes of at most `top` ranks."""
+    return min(-(-int(comm_size) // int(min_nodes)), int(top))
+
+
+def member_ranges(forest, min_nodes=1):
+    """[(lo, hi or None, member index)]: the communicator sizes whose reference layout each member answers
+    (ceiling rule: member k takes ppn in (bound[k-1], bound[k]])."""
+    bounds = [int(m.ppn) for m in forest.members]
+    out, lo = [], 1
+    for k, bound in enumerate(bounds):
+        hi = None if k + 1 == len(bounds) else bound * min_nodes
+        if hi is not None and hi < lo:
+            continue
+        out.append((lo, hi, k))
+        if hi is None:
+            break
+        lo = hi + 1
+    return out
+
+
+def member_at(forest, comm_size, min_nodes=1):
+    """The member index the collapsed file answers `comm_size` with."""
+    ppn = reference_ppn(comm_size, forest.members[-1].ppn, min_nodes)
+    return int(forest.member_of(np.array([ppn]))[0])
+
+
+def _rule_at(comm_rules, size):
+    chosen = comm_rules[0]
+    for rule in comm_rules:
+        if rule.comm_size <= size:
+            chosen = rule
+    return chosen
+
+
+def splice(forest, lists, min_nodes=1):
+    """One RuleList answering, at every comm size c, what member `member_at(c)`'s rule list `lists[k]` answers."""
+    comm_rules = []
+    for lo, hi, k in member_ranges(forest, min_nodes):
+        own = lists[k].comm_rules
+        pieces = [CommRule(lo, _rule_at(own, lo).msg_rules)]
+        pieces += [r for r in own if r.comm_size > lo and (hi is None or r.comm_size <= hi)]
+        for piece in pieces:
+            if not comm_rules or comm_rules[-1].msg_rules != piece.msg_rules:
+                comm_rules.append(piece)
+    first = lists[0]
+    measured = (min(rl.measured[0] for rl in lists), max(rl.measured[1] for rl in lists),
+                min(rl.measured[2] for rl in lists), max(rl.measured[3] for rl in lists))
+    notes = [note for rl in lists for note in rl.notes]
+    out = RuleList(first.collective, comm_rules, first.constraint, list(dict.fromkeys(s for rl in lists for s in rl.sources)),
+                   measured, first.outside, first.units, list(dict.fromkeys(notes)))
+    return out
+
+
+def collapsed_rule_list(forest, library=None, min_nodes=1):
+    """The forest as one 2-D RuleList at its packed layouts: keys in `library`'s units (None: bytes per rank)."""
+    lists = [library_rule_list(m.fn, library) if library else build_rule_list(m.fn) for m in forest.members]
+    return splice(forest, lists, min_nodes)
+
+
+def describe(forest, min_nodes=1):
+    """One header line: which member answers which communicator sizes, and the rule."""
+    top = forest.members[-1].ppn
+    parts = [f"comm {lo}-{hi if hi is not None else 'up'}: ppn<={forest.members[k].ppn} layout"
+             for lo, hi, k in member_ranges(forest, min_nodes)]
+    where = "on 1 node when c <= P" if min_nodes == 1 else f"on at least {min_nodes} nodes"
+    return (f"{forest.collective}: layout forest collapsed to the packed layout of each comm size c (nodes filled "
+            f"with P={top} ranks, {where}; ppn = min(ceil(c/{min_nodes}), {top})): " + ", ".join(parts))
+
+
+def lost_layouts(forest, min_nodes=1, limit=6):
+    """The measured layouts (nodes x ppn) whose measured sizes the collapsed file answers otherwise than the forest:
+    [(nodes, ppn, points differing, points)] (docs/formats-output.md: what the file cannot express)."""
+    out = []
+    for member in forest.members:
+        fn = member.fn
+        for ppn in member.measured_ppn:
+            for nodes in member.nodes:
+                comm = nodes * ppn
+                k = member_at(forest, comm, min_nodes)
+                other = forest.members[k].fn
+                if other is fn:
+                    continue
+                msgs = np.asarray(fn.msg_sizes)
+                mine = fn.choices(np.full(len(msgs), comm), msgs).tolist()
+                theirs = other.choices(np.full(len(msgs), comm), msgs).tolist()
+                differ = sum(fn.methods[a] != other.methods[b] for a, b in zip(mine, theirs))
+                if differ:
+                    out.append((nodes, ppn, differ, len(msgs)))
+    return sorted(set(out))[:limit] if limit else sorted(set(out))
+
+
+def lost_line(forest, min_nodes=1):
+    lost = lost_layouts(forest, min_nodes)
+    if not lost:
+        return f"{forest.collective}: every measured layout gets the forest's own answer at its measured message sizes"
+    shown = ", ".join(f"{n}x{p} ({d} of {t} message sizes)" for n, p, d, t in lost)
+    return (f"{forest.collective}: measured layouts answered by another layout's rules (this file cannot tell them "
+            f"from the packed layout of their comm size): {shown}")
+
+
+def library_lists(fns, library, min_nodes=1):
+    """(RuleLists, header lines): rule_lists(fns, library) with every layout forest collapsed as above, and the
+    lines its file's header states about it."""
+    from ..errors import QuadselError
+    from .escape import comment_text
+    from .rule_list import rule_lists
+    lists, lines, seen = [], [], set()
+    for fn in fns:
+        if fn.collective in seen:
+            raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
+        seen.add(fn.collective)
+        if hasattr(fn, "members"):
+            lists.append(collapsed_rule_list(fn, library, min_nodes))
+            lines += [describe(fn, min_nodes), lost_line(fn, min_nodes)]
+        else:
+            lists += rule_lists([fn], library)
+    return lists, lines
