@@ -125,10 +125,11 @@ def _readable_tree(text):
 
 @main.command()
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "mpich-json", "impi-adjust",
-                                                  "impi-json"]), default="c",
+@click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json",
+                                                  "impi-adjust", "impi-json"]), default="c",
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
-                                      "Open MPI classic rules file, Open MPI JSON rules, MPICH csel JSON, Intel MPI I_MPI_ADJUST strings, Intel MPI JSON tuning file (I_MPI_TUNING).")
+                                      "Open MPI classic rules file, Open MPI JSON rules, Open MPI coll/han dynamic rules (with the ompi-rules file "
+                                      "of the same trees), MPICH csel JSON, Intel MPI I_MPI_ADJUST strings, Intel MPI JSON tuning file (I_MPI_TUNING).")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
               help="C only: plain if/else-if function; table = the same function as a table searched at run "
                    "time (§3.3: the tree's regions as a grid, each size's band found branch-free; the node table "

@@ -8,7 +8,7 @@ from ..errors import InputError, QuadselError
 from ..libraries import alphatree, intelmpi, mpich, openmpi
 from .c_common import library_of, tree_library
 
-TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "mpich-json": mpich.NAME,
+TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "ompi-han": openmpi.NAME, "mpich-json": mpich.NAME,
                   "impi-adjust": intelmpi.NAME, "impi-json": intelmpi.NAME}
 
 

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import List, Optional
 
-from ..errors import InputError
+from ..errors import InputError, QuadselError
 from ..inputs import INT64_MAX, shorten
 from ..libraries import openmpi
 from ..json_lines import JArray, JObject
@@ -16,25 +16,48 @@ from .ompi_rules import INF, INT_MAX
 from .rule_list import rule_lists
 
 
+# The order of a forest's entries: Open MPI takes the first whose distribution and comm range hold.
+DISTRIBUTIONS = ("single-node", "one-per-node", "any")
+
+
+def _blocks(fn):
+    """[(comm_rank_distribution or None, RuleList)] of one tree, or of a layout forest (decision/layouts.py):
+    single-node (1 node: ppn = comm size, exact), one-per-node (ppn 1: the first member, exact), any (several
+    nodes with several ranks on some: the packed multi-node layout, layout_collapse.py)."""
+    if not hasattr(fn, "members"):
+        return [(None, rule_lists([fn], openmpi.NAME)[0])]
+    from .layout_collapse import collapsed_rule_list
+    return [("single-node", collapsed_rule_list(fn, openmpi.NAME, 1)),
+            ("one-per-node", rule_lists([fn.members[0].fn], openmpi.NAME)[0]),
+            ("any", collapsed_rule_list(fn, openmpi.NAME, 2))]
+
+
 def document(fns, max_requests=None):
     collectives = {}
-    for rl in rule_lists(fns, openmpi.NAME):
-        openmpi.collective_id(rl.collective)
+    rule_lists([fn for fn in fns if not hasattr(fn, "members")], openmpi.NAME)    # one tree per collective
+    for fn in fns:
+        openmpi.collective_id(fn.collective)
+        if fn.collective.lower() in collectives:
+            raise QuadselError(f"two trees for collective {fn.collective!r}: give one tree per collective")
         entries = []
-        for lo, hi, msgs in rl.ranges():
-            rules = []
-            for m_lo, m_hi, method in msgs:
-                alg = openmpi.algorithm_id(rl.collective, method.algorithm)
-                rule = {"msg_size_min": m_lo, "msg_size_max": "inf" if m_hi is None else m_hi, "alg": alg}
-                if openmpi.faninout(rl.collective, alg):
-                    rule["faninout"] = openmpi.faninout(rl.collective, alg)
-                if method.segsize:
-                    rule["seg_size"] = int(method.segsize)
-                if max_requests:
-                    rule["reqs"] = int(max_requests)
-                rules.append(rule)
-            entries.append({"comm_size_min": lo, "comm_size_max": "inf" if hi is None else hi, "rules": rules})
-        collectives[rl.collective.lower()] = entries
+        for distribution, rl in _blocks(fn):
+            for lo, hi, msgs in rl.ranges():
+                rules = []
+                for m_lo, m_hi, method in msgs:
+                    alg = openmpi.algorithm_id(rl.collective, method.algorithm)
+                    rule = {"msg_size_min": m_lo, "msg_size_max": "inf" if m_hi is None else m_hi, "alg": alg}
+                    if openmpi.faninout(rl.collective, alg):
+                        rule["faninout"] = openmpi.faninout(rl.collective, alg)
+                    if method.segsize:
+                        rule["seg_size"] = int(method.segsize)
+                    if max_requests:
+                        rule["reqs"] = int(max_requests)
+                    rules.append(rule)
+                entry = {"comm_size_min": lo, "comm_size_max": "inf" if hi is None else hi}
+                if distribution:
+                    entry["comm_rank_distribution"] = distribution
+                entries.append(dict(entry, rules=rules))
+        collectives[fn.collective.lower()] = entries
     return {"rule_file_version": 3, "module": "tuned", "collectives": collectives}
 
 
@@ -162,12 +185,20 @@ def read(doc, path):
     return out, warnings
 
 
-def lookup(comms, comm_size, msg_size, one_node=True):
-    """The JsonMsgRule Open MPI applies, or None (its fixed decision). One node: no comm is one-per-node."""
+def lookup(comms, comm_size, msg_size, one_node=True, layout=None, disjoint_set=True):
+    """The JsonMsgRule Open MPI applies, or None (its fixed decision). `layout` = (nodes, most ranks on one node)
+    of the communicator; without it, one node (`one_node`) or several of unknown shape. Open MPI main
+    (coll_tuned_dynamic_rules.c): the first entry whose distribution and comm range hold; "single-node" holds
+    when every rank is local, "one-per-node" when the communicator is flagged disjoint (at most one rank per
+    node; the flag is set when a communicator is created from another, not on MPI_COMM_WORLD: disjoint_set)."""
+    if layout is not None:
+        single, disjoint = layout[0] == 1, layout[1] == 1 and disjoint_set
+    else:
+        single, disjoint = one_node, (comm_size == 1 or not one_node) and disjoint_set
     for comm in comms:
-        if comm.distribution == "one-per-node" and (one_node and comm_size > 1):
+        if comm.distribution == "one-per-node" and not disjoint:
             continue
-        if comm.distribution == "single-node" and not one_node:
+        if comm.distribution == "single-node" and not single:
             continue
         if comm.lo <= comm_size <= comm.hi:
             for rule in comm.rules:
