@@ -55,7 +55,7 @@ def _rule_at(comm_rules, size):
     return chosen
 
 
-def splice(forest, lists, min_nodes=1):
+def splice(forest, lists, min_nodes=1, merge=True):
     """One RuleList answering, at every comm size c, what member `member_at(c)`'s rule list `lists[k]` answers."""
     comm_rules = []
     for lo, hi, k in member_ranges(forest, min_nodes):
@@ -63,7 +63,7 @@ def splice(forest, lists, min_nodes=1):
         pieces = [CommRule(lo, _rule_at(own, lo).msg_rules)]
         pieces += [r for r in own if r.comm_size > lo and (hi is None or r.comm_size <= hi)]
         for piece in pieces:
-            if not comm_rules or comm_rules[-1].msg_rules != piece.msg_rules:
+            if not merge or not comm_rules or comm_rules[-1].msg_rules != piece.msg_rules:
                 comm_rules.append(piece)
     first = lists[0]
     measured = (min(rl.measured[0] for rl in lists), max(rl.measured[1] for rl in lists),
@@ -75,9 +75,22 @@ def splice(forest, lists, min_nodes=1):
 
 
 def collapsed_rule_list(forest, library=None, min_nodes=1):
-    """The forest as one 2-D RuleList at its packed layouts: keys in `library`'s units (None: bytes per rank)."""
-    lists = [library_rule_list(m.fn, library) if library else build_rule_list(m.fn) for m in forest.members]
-    return splice(forest, lists, min_nodes)
+    """The forest as one 2-D RuleList at its packed layouts: keys in `library`'s units (None: bytes per rank).
+    A key scaled by the comm size (tuned's total of the gather-type collectives) is scaled after the splice, per
+    comm size from 1 to the largest measured one, so it is exact where a member answers below its own range."""
+    from ..libraries import sizes
+    from .rule_list import _per_comm_size, _within_key_max
+    if library is None or sizes.written_form(library, forest.collective) != sizes.COMM:
+        lists = [library_rule_list(m.fn, library) if library else build_rule_list(m.fn) for m in forest.members]
+        return splice(forest, lists, min_nodes)
+    rl = splice(forest, [build_rule_list(m.fn, merge_comm_sizes=False) for m in forest.members], min_nodes,
+                merge=False)
+    measured = rl.measured
+    rl.measured = (1, measured[1], measured[2], measured[3])
+    comms = _within_key_max(_per_comm_size(rl, library, forest.collective), library, forest.collective, rl.notes)
+    rl.comm_rules = [c for i, c in enumerate(comms) if i == 0 or c.msg_rules != comms[i - 1].msg_rules]
+    rl.measured, rl.units = measured, sizes.key(library, forest.collective).computed
+    return rl
 
 
 def describe(forest, min_nodes=1):

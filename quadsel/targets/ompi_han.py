@@ -252,12 +252,11 @@ def lookup(han, collective, level, size, msg):
     return None
 
 
-def decide(han, tuned_comms, collective, nodes, ppn, msg, tuned_key):
-    """What Open MPI 5.0.x runs for a call of `msg` bytes per rank on `nodes` x `ppn` ranks, given the HanFile and
+def decide(han, tuned_comms, collective, nodes, comm, msg, tuned_key):
+    """What Open MPI 5.0.x runs for a call of `msg` bytes per rank on `comm` ranks over `nodes` nodes, given the HanFile and
     the classic tuned rules of the collective (ompi_rules.read's list): ("tuned", ClassicMsgRule or None = tuned's
     fixed decision) or (component, han algorithm)."""
     from .ompi_rules import lookup as tuned_lookup
-    comm = nodes * ppn
     if nodes == 1 or comm == 1 or collective not in HAN_5_0:
         return "tuned", tuned_lookup(tuned_comms, comm, tuned_key)
     rule = None if han.ignored else lookup(han, collective, "global_communicator", comm, msg)

@@ -88,8 +88,8 @@ def expected(han_text, tuned_text):
     assert ignored is None
     out = {}
     for name, (nodes, ppn) in LAYOUTS.items():
-        component, rule = ompi_han.decide(han, tuned.get(openmpi.COLLECTIVE_IDS["bcast"], []), "bcast", nodes, ppn,
-                                          MSG, MSG)
+        component, rule = ompi_han.decide(han, tuned.get(openmpi.COLLECTIVE_IDS["bcast"], []), "bcast", nodes,
+                                          nodes * ppn, MSG, MSG)
         out[name] = (component, None if component != "tuned" or rule is None
                      else f"bcast_intra_{openmpi.algorithm_name('bcast', str(rule.alg))}")
     return out
