@@ -116,4 +116,11 @@ def conversion_notes(target, fns):
         return [f"note: {note}" for note in notes(fns)]
     if target == "impi-adjust":        # the file's own `# note:` lines say it
         return []
-    return [f"note: {note}" for rl in rule_lists([t for fn in fns for t in trees_of(fn)], library) for note in rl.notes]
+    if target in ("ompi-rules", "ompi-json", "ompi-han"):    # a layout forest: the layouts the file collapses
+        from .layout_collapse import lost_line
+        layout = [f"note: {lost_line(fn, 2 if target == 'ompi-json' else 1)}" for fn in fns if hasattr(fn, "members")]
+        if layout:
+            return layout + list(dict.fromkeys(f"note: {n}" for fn in fns for t in trees_of(fn)
+                                               for n in rule_lists([t], library)[0].notes))
+    # per tree: a forest's members are several trees of one collective
+    return list(dict.fromkeys(f"note: {n}" for fn in fns for t in trees_of(fn) for n in rule_lists([t], library)[0].notes))

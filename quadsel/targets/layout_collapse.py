@@ -104,6 +104,7 @@ def describe(forest, min_nodes=1):
 
 
 def lost_layouts(forest, min_nodes=1, limit=6):
+    # min_nodes 2 (the JSON `any` entries): layouts of 1 node or 1 rank per node have entries of their own
     """The measured layouts (nodes x ppn) whose measured sizes the collapsed file answers otherwise than the forest:
     [(nodes, ppn, points differing, points)] (docs/formats-output.md: what the file cannot express)."""
     out = []
@@ -112,6 +113,8 @@ def lost_layouts(forest, min_nodes=1, limit=6):
         for ppn in member.measured_ppn:
             for nodes in member.nodes:
                 comm = nodes * ppn
+                if min_nodes > 1 and (nodes == 1 or ppn == 1):
+                    continue
                 k = member_at(forest, comm, min_nodes)
                 other = forest.members[k].fn
                 if other is fn:

@@ -37,7 +37,11 @@ def detect_format(text):
     (I_MPI_ADJUST_<COLL>= lines) or 'ompi-rules' (anything else that is not JSON)."""
     head = text.lstrip()
     if not head.startswith("{"):
-        return "impi-adjust" if impi_adjust.looks_like(text) else "ompi-rules"
+        if impi_adjust.looks_like(text):
+            return "impi-adjust"
+        words = [w for line in text.split("\n") for w in line.split("#", 1)[0].split()][:3]
+        from .ompi_han import COLLTYPES
+        return "ompi-han" if len(words) > 1 and words[1] in COLLTYPES else "ompi-rules"
     if "quadsel-quadtree" in text[:4096]:
         return "tree"
     if impi_json.looks_like(text):
@@ -131,6 +135,9 @@ def read_rules_file(path, text=None, library_version=None):
     major = ompi_major(library_version)
     if kind == "tree":
         raise InputError(path, None, "a quadsel tree file, not a rules file")
+    if kind == "ompi-han":
+        raise InputError(path, None, "an Open MPI coll/han rules file: it names components, not algorithms; give the "
+                                     "coll/tuned file written with it (-t ompi-rules of the same trees)")
     if kind == "ompi-rules":
         version, collectives, ignored, warnings = ompi_rules.read(text, path)
         out = RulesFile(path, kind, "openmpi", [openmpi.COLLECTIVE_NAMES.get(c, f"collective {c}") for c in collectives],

@@ -92,8 +92,6 @@ def test_a_single_layout_forest_ignores_ppn_without_a_warning(gcc, tmp_path):
     ("c", "table", "--target c --flavor table cannot express a layout forest"),
     ("c", "ompi-tuned", "--flavor ompi-tuned cannot express"),
     ("blob", "plain", "--target blob cannot express a layout forest"),
-    ("ompi-rules", "plain", "classic rules file keys on communicator and message size only"),
-    ("ompi-json", "plain", "--target ompi-json cannot express"),
     ("impi-adjust", "plain", "I_MPI_ADJUST strings key on process count only"),
     ("impi-json", "plain", "--target impi-json cannot express a layout forest"),
 ])
