@@ -44,8 +44,11 @@ def test_build_query_codegen_of_a_forest(tmp_path, gcc):
     compiled = subprocess.run([gcc, *GCC_FLAGS, "-c", str(tmp_path / "f.c"), "-o", str(tmp_path / "f.o")],
                               capture_output=True, text=True)
     assert compiled.returncode == 0, compiled.stderr
-    refused = CliRunner().invoke(main, ["codegen", tree, "-t", "ompi-json"])
+    refused = CliRunner().invoke(main, ["codegen", tree, "-t", "blob", "-o", str(tmp_path / "f.blob")])
     assert refused.exit_code == 2 and "cannot express a layout forest" in refused.output
+    assert not (tmp_path / "f.blob").exists()
+    json_rules = CliRunner().invoke(main, ["codegen", tree, "-t", "ompi-json"])
+    assert json_rules.exit_code == 0 and "comm_rank_distribution" in json_rules.stdout
 
 
 def test_ppn_on_a_2d_tree_is_refused(tmp_path):

@@ -97,14 +97,13 @@ def python_module(python, module):
     return [python, "-c", _BOOT.format(root=os.path.dirname(root), module=module)]
 
 
-# The library's own selection files and forcing variables. A launch measures the library's default, so a sourced
+# The variables that load the library's selection files (Intel MPI's I_MPI_ADJUST strings are one). A launch measures the library's default, so a sourced
 # tuned.env (or a site's rules) must not stand in for it: they are left out of measure's and verify's launches, with
 # one note (docs/conventions.md, "The library's default"); verify passes the file it checks itself.
 SELECTION_VARIABLES = re.compile(
-    r"(OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename|[a-z_]+_algorithm[a-z_]*)"
+    r"(OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename)"
     r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)"
-    r"|MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE|MPIR_CVAR_[A-Z_]+_ALGORITHM"
-    r"|I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+)", re.ASCII)
+    r"|MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE|I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+)", re.ASCII)
 _noted = set()
 
 
