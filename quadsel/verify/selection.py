@@ -73,15 +73,21 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     mpich_builtin: a function returning MPICH's own selection (a dict): collectives of an MPICH file whose
     subtree is exactly MPICH's own are MPICH's default, so not verified (a deployable quadsel file carries
     them for every collective it does not tune)."""
-    from ..decision.decision_function import DecisionFunction
     out = Inputs()
     seen = {}
     for path in paths:
         text = read_text(path, what="rules file")   # regular files only, size-limited
         if detect_format(text) == "tree":
-            fn = DecisionFunction.load(path)
-            _check_tree_library(fn, path, library)
-            selections = [TreeSelection(fn, library, path)]
+            from ..decision.forest_file import load_tree
+            fn = load_tree(path)
+            if hasattr(fn, "members"):   # a layout forest: verified per layout (verify/layouts.py)
+                from .layouts import ForestSelection
+                for member in fn.members:
+                    _check_tree_library(member.fn, path, library)
+                selections = [ForestSelection(fn, library, path)]
+            else:
+                _check_tree_library(fn, path, library)
+                selections = [TreeSelection(fn, library, path)]
             out.trees += selections
         else:
             rules = read_rules_file(path, text, library_version)
