@@ -159,7 +159,11 @@ def _readable_tree(text):
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
                    "repeatable: the points any of the results found slower.")
-def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified):
+@click.option("--ppn", type=click.IntRange(1, 2 ** 31 - 1), default=None,
+              help="A layout forest's member for PPN ranks per node, as a 2-D tree: for a target without a ppn key, "
+                   "deployed by the job script for its ppn (docs/cluster.md). After --verified pruning.")
+def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified,
+            ppn):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
@@ -183,6 +187,10 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
         from ..verify.prune import prune_all
         for result in verified:
             fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
+    if ppn is not None:   # the member a job of this ppn runs (decision/layouts.py's query rule)
+        if not any(hasattr(fn, "members") for fn in fns):
+            raise QuadselError("--ppn picks a layout forest's member: no TREE is a layout forest")
+        fns = [fn.members[int(fn.member_of([ppn])[0])].fn if hasattr(fn, "members") else fn for fn in fns]
     base = None
     if target == "mpich-json":
         if mpich_base is None:

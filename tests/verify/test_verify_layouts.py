@@ -157,3 +157,21 @@ def test_mpiexec_args_are_for_self_launched_jobs_only(monkeypatch):
     monkeypatch.setenv("PMI_RANK", "0")     # under the user's own launcher: its options are given to it
     with pytest.raises(QuadselError, match="--mpiexec-args goes with --np"):
         run_verify(["t.json"], 4, None, None, (), 2, 6, 0.2, True, None, print, mpiexec_args="--host a:2")
+
+
+def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    from quadsel.decision import forest_file
+    from quadsel.targets import emit
+    forest = forest_of(layout_rows(7, ppns=(1, 4), nodes=(1, 2), n_msg=3))
+    path = tmp_path / "f.json"
+    path.write_text(forest_file.dumps(forest))
+    for ppn in (1, 2, 4, 9):
+        out = tmp_path / f"r{ppn}.rules"
+        done = CliRunner().invoke(main, ["codegen", str(path), "-t", "ompi-rules", "--ppn", str(ppn), "-o", str(out)])
+        assert done.exit_code == 0, done.output
+        member = forest.members[int(forest.member_of([ppn])[0])].fn
+        assert out.read_text() == emit("ompi-rules", [member])
+    done = CliRunner().invoke(main, ["codegen", str(path), "-t", "ompi-rules", "-o", str(tmp_path / "x")])
+    assert done.exit_code == 2 and "--ppn P" in done.output
