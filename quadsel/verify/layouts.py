@@ -10,7 +10,7 @@ forest's member for that ppn: what a job script picking the file from its alloca
 
 from ..errors import QuadselError
 from ..measure.layouts import NodeGroups, format_layout, parse_layouts
-from .selection import TreeSelection
+from .selection import ForestSelection
 
 # Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout).
 # TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets, Intel MPI's impi-json `ppn=`
@@ -41,44 +41,6 @@ def split_unit(MPI, world, n, layout, groups):
     member, order = groups.place(layout) if layout else (world.Get_rank() < n, world.Get_rank())
     base = world.Split(0 if member else MPI.UNDEFINED, order)
     return member, base
-
-
-class ForestSelection:
-    """A layout forest as verify's selection: pick(comm, msg, call, ppn) -> Pick of the member for that ppn."""
-
-    def __init__(self, forest, library, path=None):
-        self.forest, self.library, self.path = forest, library, path
-        self.collective = forest.collective
-        self.members = [TreeSelection(m.fn, library, path) for m in forest.members]
-        self.comm_sizes = sorted({c for m in self.members for c in m.comm_sizes})
-        self.msg_sizes = sorted({s for m in self.members for s in m.msg_sizes})
-
-    @property
-    def layouts(self):
-        """The measured layouts: each member's measured ppn with its node counts whose product it measured."""
-        out = set()
-        for member, sel in zip(self.forest.members, self.members):
-            for ppn in member.measured_ppn:
-                out |= {(n, ppn) for n in member.nodes if n * ppn in sel.comm_sizes}
-        return sorted(out, key=lambda lp: (lp[0] * lp[1], lp[0]))
-
-    def member(self, ppn):
-        return self.members[int(self.forest.member_of([ppn])[0])]
-
-    def method_pick(self, method):
-        return self.members[0].method_pick(method)
-
-    def pick(self, comm_size, msg, call=None, ppn=None):
-        if ppn is None:
-            raise QuadselError(f"{self.path}: a layout forest picks per layout (a bug: a point without its layout)")
-        return self.member(ppn).pick(comm_size, msg, call)
-
-    def methods(self):
-        seen = {}
-        for sel in self.members:
-            for pick in sel.methods():
-                seen.setdefault((pick.label, pick.segsize), pick)
-        return list(seen.values())
 
 
 def chosen_layouts(selections, layouts_text):

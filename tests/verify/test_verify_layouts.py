@@ -12,7 +12,8 @@ from quadsel.decision.decision_map import DEFAULT_METHOD
 from quadsel.errors import QuadselError
 from quadsel.verify import command, hosts, verdict
 from quadsel.verify.follow import PointCheck
-from quadsel.verify.layouts import ForestSelection, forest_rules, layout_summary
+from quadsel.verify.layouts import forest_rules, layout_summary
+from quadsel.verify.selection import ForestSelection
 from quadsel.verify.prune import prune_all
 
 from layout_helpers import forest_of, layout_rows
