@@ -7,10 +7,11 @@ proves: every layout timed on its own communicator (nodes/ppn on every row) and,
 loading the emitted file ran the forest's choice (`follows`). The measured algorithms exclude the library default,
 so that the forest changes the default everywhere and each layout has something to prove.
 
-Targets per library (every one that writes a layout forest today): Open MPI `-t c` and `-t ompi-rules --ppn P` (one
-classic rules file per ppn, which a job script picks by its allocation; verify checks Open MPI that way); MPICH
-`-t c` and `-t mpich-json` (comm_avg_ppn). TODO(issue 30): Open MPI's HAN rules / tuned JSON and Intel MPI's
-impi-json `ppn=` targets, when they write forests (MULTI_NODE_TARGETS below and verify/layouts.ONE_FILE).
+Targets per library (every one that writes a layout forest): Open MPI `-t c`, `-t ompi-han`, `-t ompi-rules` (collapsed
+per comm size), `-t ompi-json` (comm_rank_distribution, main/6.x: written, not loaded by the 5.0.x wheel) and
+`-t ompi-rules --ppn P` (the member for one ppn, which a job script picks by its allocation: verify checks Open MPI
+that way; checking the coll/han + coll/tuned pair is a TODO, verify/layouts.ONE_FILE); MPICH `-t c` and
+`-t mpich-json` (comm_avg_ppn). TODO(issue 30): Intel MPI's impi-json `ppn=` target when it writes forests.
 """
 
 import json
@@ -35,7 +36,8 @@ MEASURE = ["-c", "bcast", "--segments", "0", "--msg-sizes", "1K,16K", "--layouts
            "--min-reps", "3", "--max-reps", "6", "--max-time", "0.3", "--warmup", "1", "--rounds", "2", "--quiet",
            "--hang-timeout", "120"]
 VERIFY = ["--rounds", "2", "--max-reps", "6", "--max-time", "0.2"]
-MULTI_NODE_TARGETS = {"openmpi": [["-t", "c"], ["-t", "ompi-rules", "--ppn", "1"], ["-t", "ompi-rules", "--ppn", "2"]],
+MULTI_NODE_TARGETS = {"openmpi": [["-t", "c"], ["-t", "ompi-han"], ["-t", "ompi-rules"], ["-t", "ompi-json"],
+                                   ["-t", "ompi-rules", "--ppn", "1"], ["-t", "ompi-rules", "--ppn", "2"]],
                       "mpich": [["-t", "c"], ["-t", "mpich-json"]]}
 # Where the follow check can see the file's choice run. MPICH on one node: its probe sees UCX messages only, and
 # a layout keeps shared memory within a node (MPIR_CVAR_NOLOCAL would make MPICH's comm_avg_ppn 1 everywhere):
@@ -84,8 +86,10 @@ def end_to_end(cluster, flavor, tmp):
             assert cc.returncode == 0, cc.stderr
         elif target[1] == "mpich-json":
             assert "comm_avg_ppn<=" in open(out).read()
-        else:   # Open MPI 5.0.x: the member for the job's ppn, picked by the job script (docs/cluster.md)
-            assert "bcast" in open(out).read()
+        elif target[1] == "ompi-json":
+            assert "comm_rank_distribution" in open(out).read()
+        else:   # coll/han's levels; the classic file collapsed, or (--ppn) the member a job script picks
+            assert "bcast" in open(out).read().lower()
 
     report = quadsel(cluster, python, ["report", csv, "--tree", forest, "--json"], env)
     per_layout = json.loads(report.stdout)["layouts"]

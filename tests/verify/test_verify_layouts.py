@@ -174,5 +174,8 @@ def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
         assert done.exit_code == 0, done.output
         member = forest.members[int(forest.member_of([ppn])[0])].fn
         assert out.read_text() == emit("ompi-rules", [member])
-    done = CliRunner().invoke(main, ["codegen", str(path), "-t", "ompi-rules", "-o", str(tmp_path / "x")])
+    done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "-o", str(tmp_path / "x.c")])
     assert done.exit_code == 2 and "--ppn P" in done.output
+    out = tmp_path / "t.c"     # the member of one ppn is a 2-D tree: every target takes it
+    done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "--ppn", "4", "-o", str(out)])
+    assert done.exit_code == 0 and "int quadsel_bcast_decision(int comm_size, size_t msg_size" in out.read_text()
