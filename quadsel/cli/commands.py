@@ -159,7 +159,11 @@ def _readable_tree(text):
               help="Prune: hand back to the library default every point this `verify --json` result found "
                    "significantly slower than the default (and the sizes between it and its measured neighbours); "
                    "repeatable: the points any of the results found slower.")
-def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified):
+@click.option("--ppn", type=click.IntRange(1, 2 ** 31 - 1), default=None,
+              help="A layout forest's member for PPN ranks per node, as a 2-D tree: for a target without a ppn key, "
+                   "deployed by the job script for its ppn (docs/cluster.md). After --verified pruning.")
+def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output, name, max_requests, mpich_base, verified,
+            ppn):
     """Generate the decision function of TREE files as C source, a loadable blob, or a rules file an MPI library reads.
 
     `c` (one TREE): `int NAME(int comm_size, size_t msg_size, int *segsize)` as if/else-if (§3.2; merged:
@@ -179,12 +183,14 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
         make_folder(runtime_dir, create=False)   # fails before the blob is written
     from ..decision.forest_file import load_tree
     fns = [load_tree(tree) for tree in trees]
-    if verified and any(hasattr(fn, "members") for fn in fns):
-        raise QuadselError("--verified prunes 2-D trees; a layout forest is not pruned yet (verify per layout first)")
-    if verified:
+    if verified:   # a layout forest: each member by the result's points of its layouts (verify/prune.py)
         from ..verify.prune import prune_all
         for result in verified:
             fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
+    if ppn is not None:   # the member a job of this ppn runs (decision/layouts.py's query rule)
+        if not any(hasattr(fn, "members") for fn in fns):
+            raise QuadselError("--ppn picks a layout forest's member: no TREE is a layout forest")
+        fns = [fn.members[int(fn.member_of([ppn])[0])].fn if hasattr(fn, "members") else fn for fn in fns]
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -257,8 +263,11 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     if any(not 0.0 < t <= 1.0 for t in sweep):
         raise QuadselError("--thresholds values must be in (0, 1]")
     splits = [parse_holdout(h) for h in holdouts]
-    from ..decision.decision_function import DecisionFunction
-    trees = [(os.path.basename(path), DecisionFunction.load(path)) for path in tree_files]
+    from ..decision.forest_file import load_tree
+    trees = [(os.path.basename(path), load_tree(path)) for path in tree_files]
+    if any(hasattr(fn, "members") for _, fn in trees):   # a layout forest: penalty per layout (report_layouts.py)
+        from .layouts import report_forest
+        return report_forest(files, collective, fmt, comm_size, column_map, trees, out_format, output)
     dmap = load_decision_map(files, collective or (trees[0][1].collective if trees else None), fmt, comm_size,
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,
@@ -334,10 +343,17 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
               help="Also check one rules file per measured method (--measurements, or the trees' methods), each "
                    "selecting that method at every checked point: is every method the tree could pick followed?")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
+@click.option("--mpiexec-args", default=None, metavar="ARGS",
+              help="With --np: options passed to mpiexec before -n in every launch (hosts, launcher, network), as "
+                   "`measure --mpiexec-args`, e.g. \"--host a:2,b:2\" (Open MPI) or \"-hosts a,b -ppn 2\" (Hydra).")
+@click.option("--layouts", metavar="LIST", default=None,
+              help="A layout forest's layouts NODESxPPN to verify, e.g. 2x1,1x2,2x2, each on communicators built "
+                   "from the node groups as measure builds them (default: the forest's measured layouts).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, min_gain,
-           max_reps, max_time, check_rules, check_comm_sizes, check_methods, mpiexec, as_json, output):
+           max_reps, max_time, check_rules, check_comm_sizes, check_methods, mpiexec, mpiexec_args, layouts, as_json,
+           output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -354,7 +370,8 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
-                         check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain)
+                         check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain,
+                         mpiexec_args=mpiexec_args, layouts=layouts)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)

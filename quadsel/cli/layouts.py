@@ -122,3 +122,18 @@ def write_query(output, lines, note):
     write_text(output, "\n".join(lines) + "\n")
     if note:
         click.echo(note, err=True)
+
+
+def report_forest(files, collective, fmt, comm_size, column_map, trees, out_format, output):
+    """`quadsel report FILES --tree FOREST`: the penalty per layout of every tree and of the default."""
+    from ..decision.layouts import layout_groups
+    from ..evaluate import report_layouts
+    from ..output import write_text
+    from .options import echo_notes, load_measurements
+    rows = load_measurements(files, collective or trees[0][1].collective, fmt, comm_size, column_map)
+    if layout_groups(rows) is None:
+        raise QuadselError("a layout forest is scored per layout: its measurements need nodes/ppn columns (or "
+                           "--layout NODESxPPN)")
+    echo_notes(rows)
+    doc = report_layouts.layout_report(rows, trees, collective or trees[0][1].collective)
+    write_text(output, report_layouts.render(doc, out_format))

@@ -87,7 +87,7 @@ def _forests_expressible(target, flavor, fns):
     if what:
         shown = f"--target {target}" + (f" --flavor {flavor}" if target == "c" else "")
         raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain) or -t mpich-json, or "
-                           "build the files of one ppn into a 2-D tree")
+                           "--ppn P for the member a job of P ranks per node runs")
 
 
 def _no_alpha_trees(target, fns):

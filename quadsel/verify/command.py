@@ -14,7 +14,7 @@ from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
 
 
-def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
+def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, layouts=None):
     """Points of one selection: [{"collective", "comm", "msg", "default", "quadsel", "candidates", "rule"}].
 
     sel: a selection (quadsel.verify.selection) or a DecisionFunction. Grid: comm_sizes / msg_sizes, else
@@ -22,13 +22,15 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
     ({(comm, msg): [Method, ...]}, the per-point fastest first). Candidates for the best arm: those measured
     methods, else every method of a tree; a rules file without measurements has none (candidates None: no
     best arm). The selected method is always timed too, as the `quadsel` arm.
+    layouts: [(nodes, ppn)] of a layout forest (verify/layouts.py): its points are every layout x message size,
+    each with `layout`, comm = nodes x ppn (--comm-sizes does not apply).
     """
     from .selection import as_selection
     sel = as_selection(sel, library)
     grid_comms, grid_msgs = sel.comm_sizes, sel.msg_sizes
     if measurements:
-        grid_comms = grid_comms or sorted({c for c, _ in measurements})
-        grid_msgs = grid_msgs or sorted({m for _, m in measurements})
+        grid_comms = grid_comms or sorted({k[0] for k in measurements})
+        grid_msgs = grid_msgs or sorted({k[1] for k in measurements})
     comms = comm_sizes or grid_comms
     msgs = msg_sizes or grid_msgs
     if not comms or not msgs:
@@ -37,7 +39,13 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
                            f"(or --measurements with {sel.collective} measurements)")
     comms = [int(c) for c in comms if int(c) <= np_]
     msgs = [int(m) for m in msgs]
-    if not comms:
+    if layouts is not None:
+        units = [(a * b, (a, b)) for a, b in layouts if a * b <= np_]
+        if not units:
+            raise QuadselError(f"{sel.collective}: no layout of at most {np_} ranks to verify (use --np or --layouts)")
+    else:
+        units = [(n, ()) for n in comms]
+    if not units:
         raise QuadselError(f"{sel.collective}: no communicator size <= {np_} to verify (use --np or --comm-sizes)")
     if sel.collective == "barrier":
         msgs = [0]        # a barrier carries no data, whatever the grid says
@@ -47,17 +55,19 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None):
     all_methods = [json_arm(m.arm()) for m in sel.methods()] if hasattr(sel, "methods") else None
     type_size = verify_type_size(sel.collective, msgs)
     points = []
-    for n in comms:
+    for n, layout in units:
         for m in msgs:
-            chosen = sel.pick(n, m, call=CallModel.of_verify_call(sel.collective, m, type_size))
+            call = CallModel.of_verify_call(sel.collective, m, type_size)
+            chosen = sel.pick(n, m, call=call, ppn=layout[1]) if layout else sel.pick(n, m, call=call)
             if measurements is not None:
-                best = measurements.get((n, m))
+                best = measurements.get((n, m) + layout) or measurements.get((n, m))
                 candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
             else:
                 candidates = all_methods
             points.append({"collective": sel.collective, "comm": n, "msg": m, "type_size": type_size,
                            "default": json_arm(DEFAULT_ARM),
-                           "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule})
+                           "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule,
+                           **({"layout": list(layout)} if layout else {})})
     return points
 
 
@@ -84,7 +94,8 @@ def best_measured(paths, collective=None, top=BEST_OF):
         if row.is_default:
             continue
         method = Method(row.algorithm, row.segsize)
-        point = times.setdefault(row.collective, {}).setdefault((row.comm_size, row.msg_size), {})
+        key = (row.comm_size, row.msg_size) + (row.layout or ())   # a layout's rows are its own
+        point = times.setdefault(row.collective, {}).setdefault(key, {})
         point[method] = min(row.time, point.get(method, float("inf")))
     out = {coll: {k: sorted(v, key=v.get)[:top] for k, v in points.items()} for coll, points in times.items()}
     return out if collective is None else out.get(collective, {})
@@ -142,9 +153,9 @@ def run_speed(spec, np_, mpiexec=None, timeout=None, env=None):
         spec_path, out_path = os.path.join(workdir, "spec.json"), os.path.join(workdir, "out.json")
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
-        cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
-        cmd += ["-n", str(np_)] + launch.python_module(sys.executable, "quadsel.verify.speed") + [spec_path, out_path]
-        env = launch.launch_env(flavor, env)
+        from . import hosts
+        cmd = hosts.command(mpiexec, flavor, np_, (sys.executable, "quadsel.verify.speed"), [spec_path, out_path], env)
+        env = hosts.environment(flavor, env)
         if sys.stderr.isatty():
             env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal
         status = launch.run(cmd, env, timeout=timeout)   # Ctrl-C: the job is stopped
@@ -169,7 +180,8 @@ def format_table(rows, summaries, checks, notes=(), library=None):
     for r in rows:
         vs_best = "—" if r["vs_best"] is None else f"{100 * r['vs_best']:+.0f} %"
         ci = "—" if r.get("speedup_low") is None else f"[{r['speedup_low']:.2f}, {r['speedup_high']:.2f}]"
-        comm = f"{r['comm_size']}" + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else "")
+        comm = (f"{r['comm_size']}" + (f" = {r['nodes']}x{r['ppn']}" if r.get("nodes") else "")
+                + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else ""))
         ran = (r.get("default_ran") or {}).get("text", "—")
         out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
                    f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
@@ -199,8 +211,9 @@ def format_table(rows, summaries, checks, notes=(), library=None):
                        (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no point checked"))
             for c in file_checks:
                 if c.status == "differs":
+                    at = f" layout {c.layout[0]}x{c.layout[1]}" if c.layout else ""
                     ran = ", ".join(named_label(library, c.collective, m) for m in c.matches)
-                    out.append(f"  DIFFERS: {c.collective} comm {c.comm} msg {c.msg}: selected "
+                    out.append(f"  DIFFERS: {c.collective}{at} comm {c.comm} msg {c.msg}: selected "
                                f"{named_label(library, c.collective, c.method)}, library ran "
                                f"{ran or 'none of the forced methods'}")
     return "\n".join(out) + "\n"

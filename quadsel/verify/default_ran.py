@@ -69,13 +69,14 @@ def describe(library, collective, found):
 
 def for_rows(rows, checks, library):
     """Add `default_ran` (identify's dict plus `names`, or None) to verify's rows from the checks' PointChecks."""
+    from .verdict import point_key
     by_point = {}
     for file_checks in (checks or {}).values():
         for c in file_checks:
             if getattr(c, "default_ran", None) is not None:
-                by_point.setdefault((c.collective, c.comm, c.msg), c.default_ran)
+                by_point.setdefault(point_key(c), c.default_ran)
     for r in rows:
-        found = by_point.get((r["collective"], r["comm_size"], r["msg_size"]))
+        found = by_point.get(point_key(r))
         r["default_ran"] = None if found is None else dict(
             found, names=[named(library, r["collective"], k) for k in found["arms"]],
             text=describe(library, r["collective"], found))

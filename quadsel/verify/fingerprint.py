@@ -127,11 +127,11 @@ def run(spec):
     if forced:
         library.prepare(collective)
     results = []
-    comm_sizes = sorted({p[0] for p in spec["points"]})
-    for n in comm_sizes:
-        member = rank < n
-        base = world.Split(0 if member else MPI.UNDEFINED, rank)
-        msgs = [p[1] for p in spec["points"] if p[0] == n]
+    from .layouts import split_unit, units_of
+    units, groups = units_of(MPI, world, spec["points"], MPI.Get_processor_name())
+    for n, layout in units:
+        member, base = split_unit(MPI, world, n, layout, groups)
+        msgs = [p[1] for p in spec["points"] if p[0] == n and tuple(p[2:4]) == layout]
         if member:
             arms, arm_of = {}, {}
             for arm in forced or [None]:
@@ -142,7 +142,7 @@ def run(spec):
             if forced and library.carries_forcing:
                 forcing.activate(DEFAULT_ARM)
             for m in msgs:
-                row = {"comm": n, "msg": m, "arms": {}}
+                row = {"comm": n, "msg": m, "arms": {}, **({"layout": list(layout)} if layout else {})}
                 if checkable(kind, collective, m) or probe is not None:
                     call = _calls(MPI, collective, m, kind, op, n) if checkable(kind, collective, m) else None
                     if call is None:   # the probe alone: the collective with measure's own call
@@ -158,6 +158,8 @@ def run(spec):
                 comm.Free()
             base.Free()
         wait_quietly(world)
+    if groups is not None:
+        groups.free()
     if traffic is not None:
         traffic.close()
     if op is not None:

@@ -34,6 +34,14 @@ class PointCheck:
     status: str                 # follows | differs | indistinguishable | unchecked
     matches: list               # forced arms whose fingerprint equals the file launch's
     default_ran: dict = None    # which algorithm the library default ran there (verify/default_ran.identify)
+    layout: list = None         # [nodes, ppn] of a layout forest's point (verify/layouts.py); None: the first comm ranks
+
+
+def pick_at(sel, point, call=None):
+    """The selection's Pick at a check point (comm, msg) or (comm, msg, nodes, ppn): a forest picks per ppn."""
+    if len(point) > 2:
+        return sel.pick(point[0], point[1], call=call, ppn=point[3])
+    return sel.pick(point[0], point[1], call=call)
 
 
 def file_environment(library, rules_path):
@@ -59,15 +67,15 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
     with open(spec_path, "w") as handle:
         json.dump(spec, handle)
     flavor = launch.mpiexec_flavor(mpiexec)
-    cmd = [mpiexec] + (["--oversubscribe"] if flavor == "openmpi" and np_ > (os.cpu_count() or 1) else [])
-    cmd += ["-n", str(np_)] + launch.python_module(python, "quadsel.verify.fingerprint") + [spec_path, out_path]
-    env = launch.launch_env(flavor, env_extra)
+    from . import hosts
+    cmd = hosts.command(mpiexec, flavor, np_, (python, "quadsel.verify.fingerprint"), [spec_path, out_path], env_extra)
+    env = hosts.environment(flavor, env_extra)
     done = launch.run(cmd, env, timeout=timeout, capture=True)   # Ctrl-C: the job is stopped, not orphaned
     if done.returncode != 0 or not os.path.exists(out_path):
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {tail}")
     with open(out_path) as handle:
-        return {(p["comm"], p["msg"]): p["arms"] for p in json.load(handle)["points"]}
+        return {(p["comm"], p["msg"]) + tuple(p.get("layout") or ()): p["arms"] for p in json.load(handle)["points"]}
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
@@ -103,10 +111,13 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             kind_of[coll] = kind or _kind(library, sel, grid, bool(probe_env))
             # the order fingerprint calls with a user operation: an MPICH selection may test that
             call_of = (lambda m: CallModel.of_order_call(m)) if kind_of[coll] == "order" else (lambda m: None)
-            chosen = {p: sel.pick(p[0], p[1], call=call_of(p[1])) for p in grid}
+            grid = [tuple(int(v) for v in p) for p in grid]
+            chosen = {p: pick_at(sel, p, call=call_of(p[1])) for p in grid}
             forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
                                                                    if not c.is_default})]
             extra = dict(probe_env or {})
+            if any(len(p) > 2 for p in grid):   # a layout: MPICH's node map must stay the job's (verify/layouts.py)
+                extra.pop("MPIR_CVAR_NOLOCAL", None)
             if kind_of[coll] == "traffic":
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
@@ -140,7 +151,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                     else:
                         status = "follows"
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
-                                         identify_default(arms) if identify else None))
+                                         identify_default(arms) if identify else None, list(p[2:4]) or None))
     return checks
 
 
@@ -156,8 +167,9 @@ def _kind(library, sel, grid, probed):
         return "traffic"
     if not (probed and library == "mpich" and is_reduction(sel.collective)):
         return "order"
-    for n, m in grid:
-        label = sel.pick(n, m, call=CallModel.of_verify_call(sel.collective, m)).arm()[0]
+    for point in grid:
+        n, m = point[0], point[1]
+        label = pick_at(sel, point, call=CallModel.of_verify_call(sel.collective, m)).arm()[0]
         user, built_in = (fallbacks.replacement(library, sel.collective, label, fallbacks.Call(n, m // 8, 8,
                                                                                                built_in_op=b))
                           for b in (False, True))

@@ -22,7 +22,13 @@ def read_result(path):
     sizes within the tree's limits (never 0 ranks, a negative size, a boolean, infinity), a known verdict, the
     library it ran on and the method it timed at each point."""
     from ..schemas import load_json
-    return load_json(path, "verify-result")
+    doc = load_json(path, "verify-result")
+    for k, p in enumerate(doc["points"]):   # what the schema cannot say: a layout is both numbers, their product
+        if (p.get("nodes") is None) != (p.get("ppn") is None) or (
+                p.get("ppn") is not None and p["nodes"] * p["ppn"] != p["comm_size"]):
+            raise QuadselError(f"{one_line(path)}: points[{k}]: a layout needs nodes and ppn with nodes x ppn = "
+                               f"comm_size")
+    return doc
 
 
 def slower_points(path, doc=None):
@@ -35,9 +41,10 @@ def slower_points(path, doc=None):
     return out
 
 
-def check_result(fn, doc, path):
+def check_result(fn, doc, path, keep=None):
     """Refuse (one line) a result that is not about this tree: another library's, or a run of another tree (the
-    method it timed at a slower point is not the one this tree picks there: a stale result)."""
+    method it timed at a slower point is not the one this tree picks there: a stale result). keep(point): which
+    of the result's points are this tree's (a forest member's: those of its layouts)."""
     from ..libraries import label_of
     library = fn.provenance.get("library")
     shown = one_line(path)
@@ -45,7 +52,7 @@ def check_result(fn, doc, path):
         raise QuadselError(f"{shown} verified {doc['library']} and the {fn.collective} tree was built from {library} "
                            f"measurements: a verify result prunes only trees of its own library")
     for p in doc["points"]:
-        if p["collective"] != fn.collective or p["verdict"] != "slower":
+        if p["collective"] != fn.collective or p["verdict"] != "slower" or (keep is not None and not keep(p)):
             continue
         method = fn.query(p["comm_size"], p["msg_size"])
         if method.algorithm == DEFAULT_ALGORITHM:
@@ -107,6 +114,14 @@ def prune_all(fns, path, echo=None):
     shown = one_line(path)
     out = []
     for fn in fns:
+        layered = any(p.get("ppn") is not None for p in doc["points"] if p["collective"] == fn.collective)
+        if hasattr(fn, "members") != layered and any(p["collective"] == fn.collective for p in doc["points"]):
+            what = "a layout forest" if hasattr(fn, "members") else "a 2-D tree"
+            raise QuadselError(f"{shown}: {fn.collective} was verified {'per layout' if layered else 'without layouts'}"
+                               f" and {what} is given: prune with the result of verifying this very file")
+        if hasattr(fn, "members"):
+            out.append(prune_forest(fn, doc, path, echo))
+            continue
         check_result(fn, doc, path)
         pruned, cells = prune(fn, slower.get(fn.collective, []))
         if echo is not None:
@@ -119,3 +134,26 @@ def prune_all(fns, path, echo=None):
         echo(f"note: {shown} also found slower points of {one_line(', '.join(unknown), 200)}, which no TREE given "
              f"selects")
     return out
+
+
+def prune_forest(forest, doc, path, echo=None):
+    """The forest with each member pruned by the slower points of the layouts it answers (forest.member_of their
+    ppn, the query rule of every target): a slower point of layout 2x1 prunes the member for ppn 1 only."""
+    from dataclasses import replace
+    from ..decision.layouts import LayoutForest, member_label
+    shown = one_line(path)
+    slower = [p for p in doc["points"] if p["collective"] == forest.collective and p["verdict"] == "slower"]
+    members = []
+    for i, member in enumerate(forest.members):
+        def mine(p, i=i):
+            return int(forest.member_of([p["ppn"]])[0]) == i
+        check_result(member.fn, doc, path, keep=mine)
+        points = [(p["comm_size"], p["msg_size"]) for p in slower if mine(p)]
+        pruned, cells = prune(member.fn, points)
+        members.append(replace(member, fn=pruned))
+        if echo is not None:
+            where = ", ".join(f"layout {p['nodes']}x{p['ppn']} comm {p['comm_size']} msg {p['msg_size']}"
+                              for p in slower if mine(p)) or "none"
+            echo(f"{one_line(forest.collective)} {member_label(forest.members, i)}: points slower than the default in "
+                 f"{shown}: {where}; {cells} cell(s) handed back to the library default")
+    return LayoutForest(forest.collective, members, dict(forest.provenance))

@@ -13,7 +13,8 @@ from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, default_ran, follow, method_files, speed, statistics, verdict
+from . import command, default_ran, follow, hosts, method_files, speed, statistics, verdict
+from . import layouts as layout_plan
 from .selection import load_inputs
 
 
@@ -38,22 +39,38 @@ def job_size(np_):
     return size
 
 
-def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-               mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
-               progress=True, min_gain=verdict.MIN_GAIN):
+def run_verify(*args, mpiexec_args=None, **options):
+    """run_verify_here with every launch on the user's hosts: `mpiexec_args` (verify --mpiexec-args) before -n."""
+    if mpiexec_args is not None and launch.inside_mpi_job():
+        raise QuadselError("--mpiexec-args goes with --np (verify launches its jobs); under your own launcher give "
+                           "its options to it")
+    with hosts.passing(mpiexec_args):
+        return run_verify_here(*args, **options)
+
+
+def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
+                    mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
+                    progress=True, min_gain=verdict.MIN_GAIN, layouts=None):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
 
     check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
     many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
     check_methods: also check one rules file per measured method (quadsel.verify.method_files). progress: the
     timing jobs' progress display (quadsel tune has its own).
-    min_gain: the smallest geometric-mean speed-up on the changed points worth deploying (verify/verdict.py)."""
+    min_gain: the smallest geometric-mean speed-up on the changed points worth deploying (verify/verdict.py).
+    layouts: --layouts (NODESxPPN list) for layout forests; default each forest's measured layouts."""
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
     loaded = load_inputs(inputs, library, library_version,
                          mpich_builtin=(lambda: mpich_json.load_base(mpich_library())) if library == "mpich" else None)
-    oversubscribed = np_ > (os.cpu_count() or 1)   # verify runs all its ranks on this host
+    on_hosts = bool(hosts.prefix()) or inside   # the user's hosts, or the user's launcher: maybe several hosts
+    oversubscribed = np_ > (os.cpu_count() or 1) and not on_hosts   # self-launched: every rank on this host
+    by_layout = layout_plan.chosen_layouts(loaded.selections, layouts)
+    if layouts and not by_layout:
+        raise QuadselError("--layouts applies to layout forests (build of measurements with nodes/ppn)")
+    if by_layout and comm_sizes:
+        raise QuadselError("--comm-sizes does not apply to a layout forest: its points are its layouts (--layouts)")
     if launch.job_rank() == 0:
         for note in loaded.notes:
             echo(note)
@@ -71,7 +88,7 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         if measurement_files and best is None and launch.job_rank() == 0:
             echo(f"note: no {sel.collective} rows in --measurements: "
                  + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
-        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best)
+        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective))
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
                 "progress": progress}
@@ -100,12 +117,12 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
         checks = {}
         points, check_np = check_points(plans, np_, check_comm_sizes)
 
-        def check(source, selections, path):
-            mine = points
-            if source == "emitted from the trees":   # a tree says nothing outside its measured sizes: its file does
-                mine = {s.collective: [p for p in points[s.collective]
-                                       if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)] for s in selections}
-                left = sum(len(points[c]) - len(v) for c, v in mine.items())
+        def check(source, selections, path, mine=points):
+            if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
+                mine = {s.collective: [p for p in mine[s.collective]
+                                       if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
+                        for s in selections if s.collective in mine}
+                left = sum(len(points[c]) - len(v) for c, v in mine.items()) if not by_layout else 0
                 if left:
                     echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
                          "communicator sizes (verify the rules file to check what the library does there)")
@@ -117,14 +134,17 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")
                 echo(notes[-1])
 
-        if loaded.trees:
-            with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
-                path = os.path.join(workdir, "rules")
-                write_text(path, emit_rules(library, [t.fn for t in loaded.trees]))
-                check("emitted from the trees", loaded.trees, path)
+        if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn
+            for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
+                with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+                    path = os.path.join(workdir, "rules")
+                    write_text(path, emit_rules(library, fns))
+                    check(source, [s for s in sels if s.collective in mine], path, mine)
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
-        if check_methods:
+        if check_methods and by_layout:
+            echo("note: --check-methods checks 2-D trees only; a layout forest is checked per layout with its own file")
+        elif check_methods:
             methods = method_files.measured_methods(measurement_files, loaded.trees)
             if not any(c in points for c in methods):
                 echo("note: --check-methods: no measured method to check (give --measurements, or verify a tree)")
@@ -145,15 +165,21 @@ def run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, ma
     default_ran.for_rows(all_rows, checks, library)
     status = verdict.follow_status(checks)
     for r in all_rows:
-        r["followed"] = status.get((r["collective"], r["comm_size"], r["msg_size"])) if checks is not None else None
+        r["followed"] = status.get(verdict.point_key(r)) if checks is not None else None
     evidence = verdict.proof(all_rows, checks, None if checks is not None else (
         "--no-check-rules" if not check_rules else "started under mpiexec: the check launches jobs of its own"), failed)
     stats["decision"], stats["reason"] = verdict.decide(all_rows, stats["overall"], evidence, min_gain)
     stats.update(min_gain=min_gain, proof=evidence)
+    per_layout = layout_plan.layout_summary(all_rows, checks) if by_layout else None
+    if per_layout is not None:
+        stats["layouts"] = per_layout
+        notes = layout_plan.format_layout_lines(per_layout) + notes
     document = {
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
         "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
-        "inputs": [{"path": t.path, "kind": "tree", "collectives": [t.collective]} for t in loaded.trees] +
+        "hosts": {"mpiexec_args": hosts.prefix() or None, "under_own_launcher": inside} if on_hosts else None,
+        "inputs": [{"path": t.path, "kind": "forest" if hasattr(t, "forest") else "tree", "collectives": [t.collective]}
+                   for t in loaded.trees] +
                   [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
                     "warnings": r.warnings} for r in loaded.rules_files],
         "summary": summaries, "points": all_rows, "statistics": stats,
@@ -182,7 +208,10 @@ def check_points(plans, np_, check_comm_sizes=None):
     """({collective: [(comm, msg)]}, ranks) of the follow check: the timed points, or every message size timed
     at each of `check_comm_sizes`."""
     if not check_comm_sizes:
-        return {c: [(p["comm"], p["msg"]) for p in ps] for c, ps in plans.items()}, np_
+        return {c: [(p["comm"], p["msg"]) + tuple(p.get("layout") or ()) for p in ps] for c, ps in plans.items()}, np_
+    if any(p.get("layout") for ps in plans.values() for p in ps):
+        raise QuadselError("--check-comm-sizes applies to 2-D trees and rules files; a layout forest is checked at its "
+                           "layouts (--layouts)")
     comms = sorted(set(parse_list(check_comm_sizes, "communicator size")))
     if comms[0] < 2:
         raise QuadselError("--check-comm-sizes: a follow check needs communicators of 2 or more ranks")

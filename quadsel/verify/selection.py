@@ -38,6 +38,44 @@ class TreeSelection:
         return [self.method_pick(m) for m in self.fn.methods]
 
 
+class ForestSelection:
+    """A layout forest as verify's selection: pick(comm, msg, call, ppn) -> Pick of the member for that ppn."""
+
+    def __init__(self, forest, library, path=None):
+        self.forest, self.library, self.path = forest, library, path
+        self.collective = forest.collective
+        self.members = [TreeSelection(m.fn, library, path) for m in forest.members]
+        self.comm_sizes = sorted({c for m in self.members for c in m.comm_sizes})
+        self.msg_sizes = sorted({s for m in self.members for s in m.msg_sizes})
+
+    @property
+    def layouts(self):
+        """The measured layouts: each member's measured ppn with its node counts whose product it measured."""
+        out = set()
+        for member, sel in zip(self.forest.members, self.members):
+            for ppn in member.measured_ppn:
+                out |= {(n, ppn) for n in member.nodes if n * ppn in sel.comm_sizes}
+        return sorted(out, key=lambda lp: (lp[0] * lp[1], lp[0]))
+
+    def member(self, ppn):
+        return self.members[int(self.forest.member_of([ppn])[0])]
+
+    def method_pick(self, method):
+        return self.members[0].method_pick(method)
+
+    def pick(self, comm_size, msg, call=None, ppn=None):
+        if ppn is None:
+            raise QuadselError(f"{self.path}: a layout forest picks per layout (a bug: a point without its layout)")
+        return self.member(ppn).pick(comm_size, msg, call)
+
+    def methods(self):
+        seen = {}
+        for sel in self.members:
+            for pick in sel.methods():
+                seen.setdefault((pick.label, pick.segsize), pick)
+        return list(seen.values())
+
+
 def _check_tree_library(fn, path, library):
     """A tree of another library's measurements names that library's algorithms: refused in one line."""
     from ..libraries import title
@@ -73,15 +111,20 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     mpich_builtin: a function returning MPICH's own selection (a dict): collectives of an MPICH file whose
     subtree is exactly MPICH's own are MPICH's default, so not verified (a deployable quadsel file carries
     them for every collective it does not tune)."""
-    from ..decision.decision_function import DecisionFunction
     out = Inputs()
     seen = {}
     for path in paths:
         text = read_text(path, what="rules file")   # regular files only, size-limited
         if detect_format(text) == "tree":
-            fn = DecisionFunction.load(path)
-            _check_tree_library(fn, path, library)
-            selections = [TreeSelection(fn, library, path)]
+            from ..decision.forest_file import load_tree
+            fn = load_tree(path)
+            if hasattr(fn, "members"):   # a layout forest: verified per layout (verify/layouts.py)
+                for member in fn.members:
+                    _check_tree_library(member.fn, path, library)
+                selections = [ForestSelection(fn, library, path)]
+            else:
+                _check_tree_library(fn, path, library)
+                selections = [TreeSelection(fn, library, path)]
             out.trees += selections
         else:
             rules = read_rules_file(path, text, library_version)

@@ -76,12 +76,13 @@ def run(spec):
     progress = Progress(rounds * len(points), f"verify {collective}", enabled=rank == 0 and spec.get("progress", True),
                         total_weight=rounds * sum(p["comm"] * (1 + p["msg"] / 32768) * len(_arms(p)) for p in points),
                         unit="point visits" if rounds > 1 else "points")
+    from .layouts import point_layout, split_unit, units_of
+    units, groups = units_of(MPI, world, points, name)
     for round_ in range(1, rounds + 1):
-        for n in sorted({p["comm"] for p in points}):
-            member = rank < n
-            base = world.Split(0 if member else MPI.UNDEFINED, rank)
+        for n, layout in units:
+            member, base = split_unit(MPI, world, n, layout, groups)
             if member:
-                here = [p for p in points if p["comm"] == n]
+                here = [p for p in points if p["comm"] == n and point_layout(p) == layout]
                 methods = sorted({m for p in here for m in _arms(p)})
                 comms = {}
                 for method in methods:
@@ -93,10 +94,11 @@ def run(spec):
                     arms = _arms(p)
                     contenders = [Method(_key(m), comms[m], None if library.carries_forcing else
                                          (lambda m=m: forcing.activate(m))) for m in arms]
-                    keys = [(n, p["msg"], _key(m)) for m in arms]
+                    keys = [(n, p["msg"], _key(m)) + layout for m in arms]
                     prior = {k[2]: samples.get(k, []) for k in keys}
                     prior_time = {k[2]: spent.get(k, 0.0) for k in keys}
-                    rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}")
+                    rng = random.Random(f"{spec.get('seed', 0)}:{round_}:{n}:{p['msg']}"
+                                        + (f":{layout[0]}x{layout[1]}" if layout else ""))
                     got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv, p.get("type_size"), n), rule, rng,
                                              warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
                                              prior=prior, prior_time=prior_time, share=round_ / rounds,
@@ -115,13 +117,15 @@ def run(spec):
             wait_quietly(world)
     progress.close()
     mpit.close()
+    if groups is not None:
+        groups.free()
     if rank != 0:
         return None
     out = []
     for p in points:
         times = {}
         for m in _arms(p):
-            k = (p["comm"], p["msg"], _key(m))
+            k = (p["comm"], p["msg"], _key(m)) + point_layout(p)
             mean, sd, count = rule.summarize(samples[k])
             times[_key(m)] = {"mean_us": mean, "stddev_us": sd, "n": count,
                               "rounds_us": round_medians(samples[k], ends[k])}
@@ -171,7 +175,8 @@ def summarize(result):
             best = t[best_key]
             vs_best = chosen / best - 1.0
         row = {"collective": p.get("collective", result.get("collective")), "comm_size": p["comm"],
-               "msg_size": p["msg"], "quadsel": _key(p["quadsel"]), "best": best_key,
+               "msg_size": p["msg"], **({"nodes": p["layout"][0], "ppn": p["layout"][1]} if p.get("layout") else {}),
+               "quadsel": _key(p["quadsel"]), "best": best_key,
                "default_us": default, "quadsel_us": chosen, "best_us": best,
                "speedup": default / chosen, "vs_best": vs_best,
                "default_mean_us": mean[_key(p["default"])], "quadsel_mean_us": mean[_key(p["quadsel"])],

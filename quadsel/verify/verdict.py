@@ -24,12 +24,26 @@ DECISIONS = ("deploy", "do not deploy", "unproven")
 MIN_GAIN = 1.05
 
 
+def point_key(point):
+    """(collective, comm, msg, nodes, ppn) of a verify row (a dict) or a follow.PointCheck; nodes and ppn None
+    for a 2-D tree's point (a layout forest's points of one size differ by layout)."""
+    if isinstance(point, dict):
+        return (point["collective"], point["comm_size"], point["msg_size"], point.get("nodes"), point.get("ppn"))
+    layout = tuple(getattr(point, "layout", None) or (None, None))
+    return (point.collective, point.comm, point.msg) + layout
+
+
+def _where_of(key):
+    coll, comm, msg, nodes, ppn = key
+    return coll if nodes is None else f"{coll} layout {nodes}x{ppn}"
+
+
 def follow_status(checks):
-    """{(collective, comm, msg): status} of every checked point (the first source that checked it)."""
+    """{point_key: status} of every checked point (the first source that checked it)."""
     out = {}
     for file_checks in (checks or {}).values():
         for c in file_checks:
-            out.setdefault((c.collective, c.comm, c.msg), c.status)
+            out.setdefault(point_key(c), c.status)
     return out
 
 
@@ -42,14 +56,15 @@ def proof(rows, checks, why_not=None, failed=None):
     status = follow_status(checks)
     at_changed = {}
     for r in changed:
-        s = status.get((r["collective"], r["comm_size"], r["msg_size"]), "not checked")
+        s = status.get(point_key(r), "not checked")
         at_changed[s] = at_changed.get(s, 0) + 1
-    differs = [(c.collective, c.comm, c.msg, c.method, list(c.matches))
+    differs = [(c.collective, c.comm, c.msg, c.method, list(c.matches), list(getattr(c, "layout", None) or ()) or None)
                for file_checks in (checks or {}).values() for c in file_checks if c.status == "differs"]
-    changed_colls = sorted({r["collective"] for r in changed})
-    seen = {coll for (coll, _, _), s in status.items() if s == "follows"}
+    # a forest's proof is per layout: the file's choice must be seen to run in every layout the selection changes
+    changed_colls = sorted({_where_of(point_key(r)) for r in changed})
+    seen = {_where_of(key) for key, s in status.items() if s == "follows"}
     return {"ran": checks is not None, "why_not": why_not if checks is None else None, "failed": dict(failed or {}),
-            "differs": [dict(zip(("collective", "comm_size", "msg_size", "selected", "library_ran"), d))
+            "differs": [dict(zip(("collective", "comm_size", "msg_size", "selected", "library_ran", "layout"), d))
                         for d in differs],
             "at_changed_points": at_changed,
             "collectives_without_proof": [c for c in changed_colls if c not in seen] if checks is not None
@@ -57,7 +72,11 @@ def proof(rows, checks, why_not=None, failed=None):
 
 
 def _where(points, limit=4):
-    text = ", ".join(f"{p['collective']} comm {p['comm_size']} msg {p['msg_size']}" for p in points[:limit])
+    def at(p):
+        layout = (f" layout {p['nodes']}x{p['ppn']}" if p.get("nodes") else
+                  f" layout {p['layout'][0]}x{p['layout'][1]}" if p.get("layout") else "")
+        return f"{p['collective']}{layout} comm {p['comm_size']} msg {p['msg_size']}"
+    text = ", ".join(at(p) for p in points[:limit])
     return text + (f" and {len(points) - limit} more" if len(points) > limit else "")
 
 

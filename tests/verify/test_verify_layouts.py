@@ -1,0 +1,181 @@
+"""verify, report and codegen --verified of a layout forest (verify/layouts.py, evaluate/report_layouts.py,
+verify/prune.prune_forest) and verify's launches on the user's hosts (verify/hosts.py), without an MPI job: the
+plan per layout, the verdict's proof per layout, pruning per member, the penalty per layout, the launch command.
+The real runs on two hosts are tests/cluster/test_cluster_e2e.py."""
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from quadsel.decision.decision_map import DEFAULT_METHOD
+from quadsel.errors import QuadselError
+from quadsel.verify import command, hosts, verdict
+from quadsel.verify.follow import PointCheck
+from quadsel.verify.layouts import forest_rules, layout_summary
+from quadsel.verify.selection import ForestSelection
+from quadsel.verify.prune import prune_all
+
+from layout_helpers import forest_of, layout_rows
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_the_plan_of_a_forest_times_its_choice_per_layout(seed):
+    forest = forest_of(layout_rows(seed, ppns=(1, 2), nodes=(1, 2), n_msg=3))
+    sel = ForestSelection(forest, "openmpi", "f.json")
+    layouts = sel.layouts
+    assert set(layouts) <= {(n, p) for n in (1, 2) for p in (1, 2)} and (2, 2) in layouts
+    points = command.plan(sel, "openmpi", 4, msg_sizes=[8, 4096], layouts=layouts)
+    assert {tuple(p["layout"]) for p in points} == {lp for lp in layouts if lp[0] * lp[1] <= 4}
+    for p in points:
+        nodes, ppn = p["layout"]
+        assert p["comm"] == nodes * ppn
+        chosen = forest.query(ppn, p["comm"], p["msg"])
+        assert p["quadsel"][0] == (chosen.algorithm if chosen != DEFAULT_METHOD else "default")
+    assert all(p["layout"][0] * p["layout"][1] <= 2 for p in command.plan(sel, "openmpi", 2, msg_sizes=[8],
+                                                                          layouts=layouts))
+
+
+def _row(nodes, ppn, msg, verdict_="faster", speedup=1.5):
+    return {"collective": "bcast", "comm_size": nodes * ppn, "msg_size": msg, "nodes": nodes, "ppn": ppn,
+            "verdict": verdict_, "speedup": speedup}
+
+
+def _check(nodes, ppn, msg, status):
+    return PointCheck("bcast", nodes * ppn, msg, "1", status, [], None, [nodes, ppn])
+
+
+GOOD = {"changed": 6, "points": 6, "geomean_speedup": 1.5, "geomean_low": 1.3, "geomean_high": 1.7}
+LAYOUTS = [(2, 1), (1, 2), (2, 2)]
+
+
+def test_deploy_needs_the_file_followed_in_every_layout_it_changes():
+    rows = [_row(n, p, m) for n, p in LAYOUTS for m in (8, 1024)]
+    followed = {"f": [_check(n, p, m, "follows") for n, p in LAYOUTS for m in (8, 1024)]}
+    evidence = verdict.proof(rows, followed)
+    assert verdict.decide(rows, GOOD, evidence)[0] == "deploy"
+    # the same counts, but layout 1x2 shows nothing: 2x1 (same comm size) must not stand in for it
+    partly = {"f": [_check(n, p, m, "follows" if (n, p) != (1, 2) else "indistinguishable")
+                    for n, p in LAYOUTS for m in (8, 1024)]}
+    evidence = verdict.proof(rows, partly)
+    assert evidence["collectives_without_proof"] == ["bcast layout 1x2"]
+    decision, reason = verdict.decide(rows, GOOD, evidence)
+    assert decision == "unproven" and "bcast layout 1x2" in reason
+    # a layout where the library runs something else: never deployed, and the layout is named
+    wrong = {"f": followed["f"][:-1] + [_check(2, 2, 1024, "differs")]}
+    decision, reason = verdict.decide(rows, GOOD, verdict.proof(rows, wrong))
+    assert decision == "do not deploy" and "layout 2x2 comm 4 msg 1024" in reason
+    summary = {x["layout"]: x for x in layout_summary(rows, partly)}
+    assert summary["1x2"]["followed"] == {"indistinguishable": 2} and summary["2x1"]["followed"] == {"follows": 2}
+    assert summary["2x2"]["geomean_speedup"] == pytest.approx(1.5)
+
+
+def test_one_file_per_ppn_where_the_format_has_no_ppn_key():
+    forest = forest_of(layout_rows(3, ppns=(1, 2), nodes=(1, 2), n_msg=3))
+    sel = ForestSelection(forest, "openmpi", "f.json")
+    points = {"bcast": [(2, 8, 2, 1), (2, 8, 1, 2), (4, 8, 2, 2)]}
+    files = forest_rules("openmpi", [sel], points)
+    assert [sorted(f[3]["bcast"]) for f in files] == [[(2, 8, 2, 1)], [(2, 8, 1, 2), (4, 8, 2, 2)]]
+    for source, fns, _, mine in files:
+        ppn = mine["bcast"][0][3]
+        assert fns == [forest.members[int(forest.member_of([ppn])[0])].fn] and f"ppn {ppn}" in source
+    one = forest_rules("mpich", [sel], points)   # MPICH's JSON has comm_avg_ppn: the whole forest in one file
+    assert len(one) == 1 and one[0][1] == [forest] and one[0][3] == points
+
+
+def _result(tmp_path, forest, slower, edit=None):
+    points = []
+    for n, p in LAYOUTS:
+        for m in sorted({int(x) for x in forest.members[0].fn.msg_sizes.tolist()}):
+            chosen = forest.query(p, n * p, m)
+            points.append({"collective": "bcast", "comm_size": n * p, "msg_size": m, "nodes": n, "ppn": p,
+                           "quadsel": chosen.label, "verdict": "slower" if (n, p, m) in slower else "faster"})
+    if edit:
+        edit(points)
+    path = tmp_path / "verify.json"
+    path.write_text(json.dumps({"library": "openmpi", "points": points, "statistics": {}}))
+    return path
+
+
+def test_prune_a_forest_per_layout(tmp_path):
+    forest = forest_of(layout_rows(11, ppns=(1, 2), nodes=(1, 2), n_msg=3))
+    assert len(forest.members) == 2
+    msg = int(forest.members[0].fn.msg_sizes[1])
+    before = [m.fn for m in forest.members]
+    (pruned,) = prune_all([forest], str(_result(tmp_path, forest, {(2, 1, msg)})))
+    # the 2x1 point (comm 2, ppn 1) goes back to the default in the member for ppn 1 only
+    assert pruned.query(1, 2, msg) == DEFAULT_METHOD
+    assert pruned.members[1].fn.query(2, msg) == before[1].query(2, msg)
+    for c in (2, 4):
+        for m in before[1].msg_sizes.tolist():
+            assert pruned.query(2, c, int(m)) == forest.query(2, c, int(m))
+    flat = str(_result(tmp_path, forest, set(), edit=lambda ps: [p.pop(k) for p in ps for k in ("nodes", "ppn")]))
+    with pytest.raises(QuadselError, match="without layouts"):
+        prune_all([forest], flat)
+    bad = str(_result(tmp_path, forest, set(), edit=lambda ps: ps[0].update(nodes=3)))
+    with pytest.raises(QuadselError, match="nodes x ppn = comm_size"):
+        prune_all([forest], bad)
+
+
+def test_report_per_layout(tmp_path):
+    from quadsel.evaluate.report_layouts import layout_report, render
+    from quadsel.ingest import Table
+    rows = layout_rows(5, ppns=(1, 2), nodes=(1, 2), n_msg=4, default=True)
+    forest = forest_of(rows)
+    doc = layout_report(Table(rows, ()), [("f", forest)])
+    assert [(e["nodes"], e["ppn"]) for e in doc["layouts"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    for e in doc["layouts"]:
+        assert set(e["penalty"]) == {"f", "default"} and e["penalty"]["f"]["mean"] <= e["penalty"]["f"]["max"]
+    # one number per thing: the overall mean is every point's mean, i.e. the per-layout means weighted by points
+    total = sum(e["points"] for e in doc["layouts"])
+    assert doc["overall"]["f"]["mean"] == pytest.approx(
+        sum(e["penalty"]["f"]["mean"] * e["points"] for e in doc["layouts"]) / total)
+    assert doc["overall"]["f"]["max"] == max(e["penalty"]["f"]["max"] for e in doc["layouts"])
+    assert "| all layouts |" in render(doc, "md") and render(doc, "csv").count("\n") == 1 + 2 * len(doc["layouts"])
+
+
+def test_launches_on_the_users_hosts():
+    module = ("python", "quadsel.verify.speed")
+    plain = hosts.command("mpiexec", "openmpi", 64, module, ["a"])
+    assert plain[:2] == ["mpiexec", "--oversubscribe"] and "-x" not in plain
+    with hosts.passing("--host a:2,b:2 --mca pml ob1"):
+        cmd = hosts.command("mpiexec", "openmpi", 4, module, ["a"],
+                            {"LD_PRELOAD": "/p.so", "OMPI_MCA_pml_monitoring_enable": "1"})
+        assert cmd[1:7] == ["--host", "a:2,b:2", "--mca", "pml", "ob1,monitoring", "-x"]
+        assert "--oversubscribe" not in cmd and cmd[cmd.index("LD_PRELOAD") - 1] == "-x"
+        assert "OMPI_MCA_pml_monitoring_enable" not in cmd     # Open MPI forwards its own
+        assert hosts.environment("openmpi", {})["OMPI_MCA_coll"] == "^han"
+        hydra = hosts.command("mpiexec", "mpich", 4, module, ["a"], {"LD_PRELOAD": "/p.so"})
+        assert "-x" not in hydra                                  # Hydra forwards the whole environment
+    assert hosts.prefix() == []
+    assert hosts.with_monitoring(["--mca", "pml", "^cm"]) == ["--mca", "pml", "^cm"]
+    assert hosts.with_monitoring(["--mca", "pml", "ob1,monitoring"]) == ["--mca", "pml", "ob1,monitoring"]
+
+
+def test_mpiexec_args_are_for_self_launched_jobs_only(monkeypatch):
+    from quadsel.verify.run import run_verify
+    monkeypatch.setenv("PMI_RANK", "0")     # under the user's own launcher: its options are given to it
+    with pytest.raises(QuadselError, match="--mpiexec-args goes with --np"):
+        run_verify(["t.json"], 4, None, None, (), 2, 6, 0.2, True, None, print, mpiexec_args="--host a:2")
+
+
+def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    from quadsel.decision import forest_file
+    from quadsel.targets import emit
+    forest = forest_of(layout_rows(7, ppns=(1, 4), nodes=(1, 2), n_msg=3))
+    path = tmp_path / "f.json"
+    path.write_text(forest_file.dumps(forest))
+    for ppn in (1, 2, 4, 9):
+        out = tmp_path / f"r{ppn}.rules"
+        done = CliRunner().invoke(main, ["codegen", str(path), "-t", "ompi-rules", "--ppn", str(ppn), "-o", str(out)])
+        assert done.exit_code == 0, done.output
+        member = forest.members[int(forest.member_of([ppn])[0])].fn
+        assert out.read_text() == emit("ompi-rules", [member])
+    done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "-o", str(tmp_path / "x.c")])
+    assert done.exit_code == 2 and "--ppn P" in done.output
+    out = tmp_path / "t.c"     # the member of one ppn is a 2-D tree: every target takes it
+    done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "--ppn", "4", "-o", str(out)])
+    assert done.exit_code == 0 and "int quadsel_bcast_decision(int comm_size, size_t msg_size" in out.read_text()
