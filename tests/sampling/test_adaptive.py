@@ -136,12 +136,23 @@ def test_agree_tolerance_decides_which_rows_are_skipped(tmp_path):
 def test_plan_api_without_a_driver():
     plan = AdaptivePlan([2, 4], [1, 2, 4], [("default", 0), ("1", 0), ("6", 0)], Strategy(cheap=0))
     assert plan.default == ("default", 0) and plan.methods == [("1", 0), ("6", 0)]
-    assert plan.skips[0][2] == ("default", 0)            # the library default: one skip line, never measured
+    assert plan.candidates == [("1", 0), ("6", 0), ("default", 0)]     # the library default is measured too
+    assert plan.skips == []
     assert plan.next_row() == 2
-    assert plan.point(2, 1) == [("1", 0), ("6", 0)]       # a row starts with every method
-    plan.record(2, 1, {("1", 0): Result(10.0, 1.0, 5), ("6", 0): Result(40.0, 1.0, 5)})
-    assert plan.winner(2, 1) == ("1", 0) and plan.spent() == 250.0
-    assert plan.point(2, 2) == [("1", 0)]                 # 4x behind, flat: not measured
-    assert "far behind" in plan.skips[-1][3]
+    assert plan.point(2, 1) == [("1", 0), ("6", 0), ("default", 0)]   # a row starts with every candidate
+    plan.record(2, 1, {("1", 0): Result(10.0, 1.0, 5), ("6", 0): Result(40.0, 1.0, 5),
+                       ("default", 0): Result(11.0, 1.0, 5)})
+    assert plan.winner(2, 1) == ("1", 0) and plan.spent() == 305.0
+    assert plan.point(2, 2) == [("1", 0), ("default", 0)]             # 4x behind, flat: not measured
+    assert "far behind" in plan.skips[-1][3] and plan.skips[-1][2] == ("6", 0)
+    plan.record(2, 2, {("1", 0): Result(10.0, 1.0, 5), ("default", 0): Result(2.0, 1.0, 5)})
+    assert plan.winner(2, 2) == ("default", 0)                        # the default can win a point
+    # where the default is far ahead of every method, the method nearest the best by its last ratio (6: 4x at
+    # 1 B; 1: 5x at 2 B) is measured beside it: the default alone would leave a hole in the decision map
+    assert plan.point(2, 4) == [("default", 0), ("6", 0)]
+    unmeasured = AdaptivePlan([2], [1], [("default", 0), ("1", 0)], Strategy(default=False))
+    assert unmeasured.candidates == [("1", 0)] and unmeasured.skips[0][2] == ("default", 0)
     with pytest.raises(ValueError):
         Strategy(behind=1.0)
+    with pytest.raises(ValueError):
+        Strategy(hopeless=1.0)
