@@ -93,10 +93,10 @@ from ..measure.layouts import HAN_OFF
                    "each are within FRACTION of the best of the other at every message size.  [default: 0.05]")
 @click.option("--cheap", type=click.FloatRange(0, 1), default=None, metavar="FRACTION",
               help="--adaptive: a method far behind is still measured where its predicted cost is below FRACTION "
-                   "of the benchmarking time spent so far.  [default: 0.01]")
+                   "of the benchmarking time spent so far.  [default: 0.003]")
 @click.option("--hopeless", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
-              help="--adaptive: a method FACTOR x the best by its last ratio to the best is not measured again on "
-                   "its own trend alone (no probe).  [default: 3]")
+              help="--adaptive: a method measured twice in a row and still FACTOR x the best by its ratio is "
+                   "pruned for good (no probe, no trend brings it back).  [default: 2]")
 @click.option("--sample", type=click.Choice(["model"]), default=None,
               help="Measure the sparse sample a model-based build (`build --model`) predicts the grid from: every "
                    "method at the cheapest points first (comm size x (1 + msg/32K)) until --budget is spent.")
