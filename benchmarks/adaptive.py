@@ -18,6 +18,7 @@ records no repetitions). Run from the project root:
 
     python benchmarks/adaptive.py [--seeds 5] [-- ADAPTIVE OPTIONS, e.g. --behind 2 --hopeless 3]
     python benchmarks/adaptive.py --grid          # time share / penalty gap for --behind x --hopeless x --cheap
+    python benchmarks/adaptive.py --diagnose orfeo-bcast [-- OPTIONS]   # where its time goes, what its tree loses
 """
 
 import argparse
@@ -170,6 +171,47 @@ def grid():
                   flush=True)
 
 
+def diagnose(name, options, budgets=(8, 16, 22, 32, 70)):
+    """Where one data set's adaptive run spends its time and what its tree loses (docs/benchmarks.md, *Diagnosis*):
+    the time share by the pair's true ratio to the best of its point (from the full sweep), the pairs skipped
+    within 1.5x of the best, the share per communicator size, and the deployed penalty of the full and the
+    adaptive data at fixed leaf budgets (the same trees: the difference is the budget the folds choose)."""
+    found = {n: (c, f) for n, c, f, _ in datasets()}
+    collective, files = found[name]
+    with tempfile.TemporaryDirectory() as workdir:
+        full_csv, adaptive_csv = os.path.join(workdir, "full.csv"), os.path.join(workdir, "adaptive.csv")
+        replay(files, collective, full_csv)
+        replay(files, collective, adaptive_csv, ["--adaptive", *options])
+        full = {(r.comm_size, r.msg_size, r.algorithm, r.segsize): r for r in read_measurements([full_csv])}
+        taken = {(r.comm_size, r.msg_size, r.algorithm, r.segsize): r for r in read_measurements([adaptive_csv])}
+        total = sum(r.time * (r.reps or 1) for r in full.values())
+        best = {}
+        for (c, m, _, _), r in full.items():
+            best[c, m] = min(best.get((c, m), float("inf")), r.time)
+        bands, by_comm = {}, {}
+        for key, r in taken.items():
+            ratio = full[key].time / best[key[:2]]
+            band = "< 1.1" if ratio < 1.1 else "< 1.5" if ratio < 1.5 else "< 3" if ratio < 3 else ">= 3"
+            bands[band] = bands.get(band, 0.0) + r.time * (r.reps or 1) / total
+            by_comm[key[0]] = by_comm.get(key[0], 0.0) + r.time * (r.reps or 1) / total
+        print(f"{name}: adaptive {' '.join(options) or '(defaults)'}: {sum(bands.values()):.1%} of the full sweep")
+        print("  by the pair's ratio to the best of its point: " +
+              ", ".join(f"{b}: {bands.get(b, 0.0):.1%}" for b in ("< 1.1", "< 1.5", "< 3", ">= 3")))
+        missed = sorted((full[k].time / best[k[:2]], k) for k in full if k not in taken and full[k].time / best[k[:2]] < 1.5)
+        print(f"  pairs skipped within 1.5x of the best: {len(missed)}" +
+              "".join(f"; {k[2]}/{k[3]} at {k[0]} ranks, {k[1]} B ({x:.2f}x)" for x, k in missed[:5]))
+        print("  by communicator size: " + ", ".join(f"{c}: {v:.1%}" for c, v in sorted(by_comm.items())))
+        full_map = build_decision_map(read_measurements(files, collective=collective), collective)
+        for label, path in (("full", full_csv), ("adaptive", adaptive_csv)):
+            cells = [f"{b} leaves {default_build_penalty(path, full_map, workdir, ['--max-leaves', str(b), '--keep-default']):.2f} %"
+                     for b in budgets]
+            tree = os.path.join(workdir, f"{label}-auto.qt.json")
+            cli(["build", path, "-o", tree])
+            chosen = DecisionFunction.load(tree)
+            print(f"  {label}: default build {chosen.constraint.split(',')[0]}, "
+                  f"{default_build_penalty(path, full_map, workdir):.2f} %; fixed budgets (--keep-default): " + ", ".join(cells))
+
+
 def real(outdir):
     """The figures of benchmarks/adaptive_real.sh: OUTDIR/full.csv and OUTDIR/adaptive.csv, both measured."""
     full_csv, adaptive_csv = os.path.join(outdir, "full.csv"), os.path.join(outdir, "adaptive.csv")
@@ -197,13 +239,16 @@ def main_(argv=None):
     parser.add_argument("--sample", default="30%", help="the --sample model budget compared (none: not run)")
     parser.add_argument("--grid", action="store_true", help="vary --behind, --hopeless and --cheap instead")
     parser.add_argument("--real", metavar="OUTDIR", help="summarise benchmarks/adaptive_real.sh's OUTDIR instead")
+    parser.add_argument("--diagnose", metavar="DATA", help="where DATA's adaptive run spends and loses (e.g. orfeo-bcast)")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="-- then options for --adaptive")
     args = parser.parse_args(argv)
     if args.real:
         return real(args.real)
+    options = [o for o in args.options if o != "--"]
+    if args.diagnose:
+        return diagnose(args.diagnose, options)
     if args.grid:
         return grid()
-    options = [o for o in args.options if o != "--"]
     sample = None if args.sample == "none" else args.sample
     print(f"adaptive options: {' '.join(options) or '(defaults)'}; random samples of the adaptive run's time: "
           f"{args.seeds} seeds; sampled: --sample model --budget {sample}\n")

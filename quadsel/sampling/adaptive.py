@@ -94,8 +94,8 @@ class AdaptivePlan:
         last = len(self.comm_sizes) - 1
         self._first = [0] + ([last] if last > 0 else [])
         if self.default is not None and not self.strategy.default:
-            self.skips.append(("*", "*", self.default, "the library default is never a decision; measure it "
-                               "with --algorithms default (resume adds its rows to this file)"))
+            self.skips.append(("*", "*", self.default, "the library default is not measured by this plan; "
+                               "measure it with --algorithms default (resume adds its rows to this file)"))
         self._gaps = [(0, last)] if last > 1 else []
 
     # -- rows ---------------------------------------------------------------------------------------
