@@ -278,7 +278,8 @@ class AdaptivePlan:
         pairs = [key for key in self.results if key[2] in measured]
         return {
             "strategy": {"behind": self.strategy.behind, "tolerance": self.strategy.tolerance,
-                         "cheap": self.strategy.cheap, "default": bool(self.candidates[-1:] == [self.default])},
+                         "cheap": self.strategy.cheap, "hopeless": self.strategy.hopeless,
+                         "probe": self.strategy.probe, "default": self.default in measured},
             "points_measured": len({(c, m) for c, m, _ in pairs}),
             "points": len(self.comm_sizes) * len(self.msg_sizes),
             "pairs_measured": len(pairs),
