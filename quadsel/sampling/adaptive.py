@@ -251,7 +251,7 @@ class AdaptivePlan:
     def _probe(self, c, m, k):
         """Is (c, m) a probe of `k`: 2, 4, 8, ... message sizes after its last measurement in row c? A method
         pruned after a step (a protocol switch that favours another method at one size) is then measured again
-        without a neighbouring row to show it, at a cost that halves with every miss."""
+        without a neighbouring row to show it, at doubling distances (its probes thin out as it keeps losing)."""
         history = self._history(c, m, k)
         if not history:
             return False

@@ -156,3 +156,31 @@ def test_plan_api_without_a_driver():
         Strategy(behind=1.0)
     with pytest.raises(ValueError):
         Strategy(hopeless=1.0)
+
+
+from hypothesis import given, settings, strategies as st   # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.1, 1000.0), min_size=2 * 6 * 4, max_size=2 * 6 * 4),
+       st.floats(1.05, 4.0), st.floats(1.05, 5.0))
+def test_every_pair_is_decided_once_and_no_point_has_the_default_alone(times, behind, hopeless):
+    """The plan, whatever the times: every (point, candidate) pair measured or skipped exactly once in a measured
+    row, a method other than the default at every measured point, the default a candidate like the others."""
+    comms, msgs = [2, 4], [1, 2, 4, 8, 16, 32]
+    methods = [("default", 0), ("1", 0), ("2", 0), ("3", 0)]
+    value = {(c, m, k): times[(i * len(msgs) + j) * len(methods) + n]
+             for i, c in enumerate(comms) for j, m in enumerate(msgs) for n, k in enumerate(methods)}
+    plan = AdaptivePlan(comms, msgs, methods, Strategy(behind=behind, hopeless=hopeless))
+    while (c := plan.next_row()) is not None:
+        for m in msgs:
+            chosen = plan.point(c, m)
+            assert any(k != ("default", 0) for k in chosen), (c, m, chosen)
+            plan.record(c, m, {k: Result(value[(c, m, k)]) for k in chosen})
+        plan.row_finished(c)
+    for c in comms:
+        for m in msgs:
+            measured = {k for k in methods if (c, m, k) in plan.results}
+            skipped = [k for cc, mm, k, _ in plan.skips if (cc, mm) == (c, m)]
+            assert len(skipped) == len(set(skipped)) and measured.isdisjoint(skipped)
+            assert measured | set(skipped) == set(methods), (c, m)
