@@ -93,7 +93,10 @@ from ..measure.layouts import HAN_OFF
                    "each are within FRACTION of the best of the other at every message size.  [default: 0.05]")
 @click.option("--cheap", type=click.FloatRange(0, 1), default=None, metavar="FRACTION",
               help="--adaptive: a method far behind is still measured where its predicted cost is below FRACTION "
-                   "of the benchmarking time spent so far.  [default: 0.01]")
+                   "of the benchmarking time spent so far.  [default: 0.003]")
+@click.option("--hopeless", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
+              help="--adaptive: a method measured twice in a row and still FACTOR x the best by its ratio is "
+                   "pruned for good (no probe, no trend brings it back).  [default: 2]")
 @click.option("--sample", type=click.Choice(["model"]), default=None,
               help="Measure the sparse sample a model-based build (`build --model`) predicts the grid from: every "
                    "method at the cheapest points first (comm size x (1 + msg/32K)) until --budget is spent.")
@@ -121,7 +124,7 @@ from ..measure.layouts import HAN_OFF
 def measure(replay_files, collective, output, algorithms, segments, comm_sizes, msg_sizes, np_, mpiexec, mpiexec_args,
             layouts, precision,
             confidence, min_reps, max_reps, max_time, fence, warmup, batch, rounds, seed, datatype, timing,
-            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, sample, replay, alpha,
+            hang_timeout, resume, quiet, adaptive, budget, behind, agree, cheap, hopeless, sample, replay, alpha,
             alpha_depth, alpha_levels, sync, env_method):
     """Measure the installed MPI's own collective algorithms and write the CSV `build` reads.
 
@@ -222,7 +225,7 @@ def _adaptive_options(ctx, spec):
         _sample_options(params, spec)
         return
     if not params["adaptive"]:
-        for name in ("budget", "behind", "agree", "cheap"):
+        for name in ("budget", "behind", "agree", "cheap", "hopeless"):
             if params[name] is not None:
                 raise click.UsageError(f"--{name} needs --adaptive")
         return
@@ -232,7 +235,8 @@ def _adaptive_options(ctx, spec):
     spec.adaptive = True
     spec.strategy = Strategy(behind=params["behind"] or defaults.behind,
                              tolerance=defaults.tolerance if params["agree"] is None else params["agree"],
-                             cheap=defaults.cheap if params["cheap"] is None else params["cheap"])
+                             cheap=defaults.cheap if params["cheap"] is None else params["cheap"],
+                             hopeless=params["hopeless"] or defaults.hopeless)
     spec.budget = parse_budget(params["budget"]) if params["budget"] else None
     if spec.env_method is not None:
         raise QuadselError("--adaptive needs MPI_T forcing (all methods interleaved at a point); this MPI "
@@ -272,7 +276,7 @@ def _sample_options(params, spec):
     from ..sampling.budget import parse_budget
     if params["adaptive"]:
         raise click.UsageError("--sample and --adaptive are two different plans: give one")
-    for name in ("behind", "agree", "cheap"):
+    for name in ("behind", "agree", "cheap", "hopeless"):
         if params[name] is not None:
             raise click.UsageError(f"--{name} needs --adaptive")
     if params["budget"] is None:

@@ -50,7 +50,11 @@ def held_out_penalty(dmap, fn, test, cube):
 
 
 def scoring_cube(cube, dmap):
-    """The penalty cube with the library default as one more method (the worst where it was not measured)."""
+    """The penalty cube with the library default as one more method (the worst where it was not measured), and
+    a method not measured at a measured point between two sizes of its row where it was (a pair an adaptive
+    measurement skipped, docs/measure.md) charged its time interpolated there (`skipped_estimate`) instead of the
+    worst measured there: the held-out score of a tree that chooses it is then neither the slowest method's nor
+    its own luck (docs/methodology.md, "The leaf budget")."""
     worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
     if dmap.default_cost is None:
         default = worst
@@ -59,7 +63,31 @@ def scoring_cube(cube, dmap):
         with np.errstate(invalid="ignore", divide="ignore"):
             default = (dmap.default_cost - best) / best * 100.0
         default = np.where(np.isnan(default), worst, default)
-    return np.concatenate([cube, default[:, :, None]], axis=2)
+    out = np.concatenate([cube, default[:, :, None]], axis=2)
+    estimate = skipped_estimate(dmap)
+    return np.where(np.isnan(estimate), out, estimate)
+
+
+def skipped_estimate(dmap):
+    """(C, M, K + 1) penalty % of every method (and the library default, last) where it was not measured at a
+    measured point but was at a smaller and a larger message size of the same communicator size: its time
+    interpolated log-log along the message axis (as decision_map.interpolate_message_axis fills a point) against
+    the point's best measured choice; NaN elsewhere (measured, filled, or outside its measured sizes: no
+    extrapolation)."""
+    from .decision_map import interpolate_message_axis
+    default = dmap.default_cost if dmap.default_cost is not None else np.full(dmap.shape, np.nan)
+    cost = np.concatenate([dmap.cost, default[:, :, None]], axis=2)
+    known = ~np.isnan(cost)
+    index = np.arange(cost.shape[1])[None, :, None]
+    seen_below = np.maximum.accumulate(np.where(known, index, -1), axis=1) >= 0
+    seen_above = np.flip(np.maximum.accumulate(np.flip(known, axis=1), axis=1), axis=1)
+    skipped = ~known & seen_below & seen_above & ~dmap.filled[:, :, None]
+    if not skipped.any():
+        return np.full(cost.shape, np.nan)
+    best = dmap.reference_cost()[:, :, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.maximum((interpolate_message_axis(cost, dmap.msg_sizes) - best) / best * 100.0, 0.0)
+    return np.where(skipped, estimate, np.nan)
 
 
 class Ladder:

@@ -9,8 +9,14 @@ not measured, and the quadtree's floor rule gives its communicator sizes the dec
 Within a row, a method is measured at a point unless it is far behind: slower than `behind` × the best
 at the row's previous measured sizes, not closing the gap (the trend of its ratio to the best, over its
 last two measured sizes, extrapolated to this size), and not near the best at this message size in the
-neighbouring measured rows. A pruned method comes back as soon as its trend says it may be near the
-best. The library's `default` is never chosen by a decision, so the plan does not measure it.
+neighbouring measured rows. A pruned method comes back as soon as a prediction says it may be near the
+best, unless its ratio to the best is `hopeless`; and, while its ratio is below that, it is probed 2, 4,
+8, ... sizes after its last measurement where the probe costs less than `probe` of the time spent so far.
+
+The library's `default` is one more candidate (the default build keeps it where nothing beats it beyond
+the noise, and every penalty is measured against the best measured choice, the default included), but a
+point is never left with the default alone: the builder would fill such a point from its neighbours, so
+the method nearest the best by its ratio is measured beside it (issue 33, docs/measure.md).
 
 The plan holds no MPI and no clock: the MPI sweep and the replay of recorded sweeps ask it what to
 measure and tell it what they measured, so both run the very same strategy.
@@ -42,15 +48,20 @@ class Result:
 class Strategy:
     behind: float = 1.5          # a method this many times slower than the best is far behind
     tolerance: float = 0.05      # rows agree when each one's winners are within this of the other's best
-    cheap: float = 0.01          # a pair whose cost is below this share of the time spent so far is measured
+    cheap: float = 0.003         # a pair whose cost is below this share of the time spent so far is measured
+    hopeless: float = 2.0        # a method this many times the best by its last ratio is not probed
+    probe: float = 0.05          # a probe (a pruned method again, 2, 4, 8... sizes on) is measured below this share
+    default: bool = True         # measure the library default (when the grid has it) as one more candidate
 
     def __post_init__(self):
         if not self.behind > 1:
             raise ValueError("behind must be > 1")
         if not 0 <= self.tolerance < 1:
             raise ValueError("tolerance must be in [0, 1)")
-        if not 0 <= self.cheap < 1:
-            raise ValueError("cheap must be in [0, 1)")
+        if not 0 <= self.cheap < 1 or not 0 <= self.probe < 1:
+            raise ValueError("cheap and probe must be in [0, 1)")
+        if not self.hopeless > 1:
+            raise ValueError("hopeless must be > 1")
 
 
 def is_default(method):
@@ -68,6 +79,10 @@ class AdaptivePlan:
         self.methods = [k for k in methods if not is_default(k)]
         self.default = next((k for k in methods if is_default(k)), None)
         self.strategy = strategy or Strategy()
+        # what a point may measure: the methods, and the library default when the grid has it and the strategy
+        # measures it (the default build keeps it where nothing beats it: it is a decision like the others)
+        self.candidates = self.methods + ([self.default] if self.default is not None and self.strategy.default
+                                          else [])
         self.results = {}     # (c, m, method) -> Result
         self._winners = {}    # (c, m) -> the fastest measured method
         self._chosen = {}     # (c, m) -> what point(c, m) chose
@@ -78,9 +93,9 @@ class AdaptivePlan:
         self.rows_skipped = []
         last = len(self.comm_sizes) - 1
         self._first = [0] + ([last] if last > 0 else [])
-        if self.default is not None:   # never chosen by a decision: not the adaptive plan's business
-            self.skips.append(("*", "*", self.default, "the library default is never a decision; measure it "
-                               "with --algorithms default (resume adds its rows to this file)"))
+        if self.default is not None and not self.strategy.default:
+            self.skips.append(("*", "*", self.default, "the library default is not measured by this plan; "
+                               "measure it with --algorithms default (resume adds its rows to this file)"))
         self._gaps = [(0, last)] if last > 1 else []
 
     # -- rows ---------------------------------------------------------------------------------------
@@ -134,14 +149,18 @@ class AdaptivePlan:
         """The methods to measure at (c, m); the others are recorded in `skips` with the reason."""
         chosen, reasons = [], {}
         best = self.predicted_best(c, m)
-        for k in self.methods:
+        for k in self.candidates:
             reason = self._far_behind(c, m, k, best)
             if reason is None:
                 chosen.append(k)
             else:
                 reasons[k] = reason
-        if not chosen:   # never leave a point without a method: take the one predicted nearest the best
-            nearest = min(reasons, key=lambda k: min(t for t, _ in self.predicted_times(c, m, k, best)))
+        if not any(k in self.methods for k in chosen) and self.methods:
+            # never leave a point without a method the decision map holds (the library default alone is a hole
+            # there: the builder fills the point from its neighbours): the method nearest the best by its ratio to
+            # the best (not its own trend, which from a stale measurement can promise any method the point)
+            nearest = min((k for k in reasons if k in self.methods),
+                          key=lambda k: self.predicted_times(c, m, k, best)[0][0])
             chosen.append(nearest)
             del reasons[nearest]
         self.skips.extend((c, m, k, reason) for k, reason in reasons.items())
@@ -162,7 +181,7 @@ class AdaptivePlan:
             self.results[(c, m, k)] = result
             self._spent += result.cost
             bisect.insort(self._calls, result.reps or 1)
-        measured = [(self.results[(c, m, k)].mean, i, k) for i, k in enumerate(self.methods)
+        measured = [(self.results[(c, m, k)].mean, i, k) for i, k in enumerate(self.candidates)
                     if (c, m, k) in self.results]
         if measured:
             self._winners[(c, m)] = min(measured)[2]
@@ -203,7 +222,7 @@ class AdaptivePlan:
         if not before:
             return None
         out = []
-        for k in self.methods:
+        for k in self.candidates:
             history = self._history(c, m, k)
             if history and history[-1][0] == before[-1]:
                 out.append(_own_trend(history, m))
@@ -216,11 +235,28 @@ class AdaptivePlan:
         times = self.predicted_times(c, m, k, best)
         if not times:
             return None
-        if min(t for t, _ in times) < self.strategy.behind * best:
+        # hopeless: measured twice in this row and still `hopeless` x the best by its ratio (or its closing of the
+        # gap): no other prediction brings it back (one measurement says nothing of its growth: the latency-bound
+        # method that wins at large messages, the pipeline case, comes back on its flat own trend)
+        hopeless = len(self._history(c, m, k)) >= 2 and times[0][0] >= self.strategy.hopeless * best
+        if not hopeless and min(t for t, _ in times) < self.strategy.behind * best:
             return None
-        if times[0][0] * self._typical_calls() <= self.strategy.cheap * self.spent():
+        cost = times[0][0] * self._typical_calls()      # at its last ratio to the best
+        if not hopeless and self._probe(c, m, k) and cost <= self.strategy.probe * self.spent():
+            return None
+        if cost <= self.strategy.cheap * self.spent():
             return None
         return "far behind: " + "; ".join(f"{t / best:.2f}x the best by {why}" for t, why in times)
+
+    def _probe(self, c, m, k):
+        """Is (c, m) a probe of `k`: 2, 4, 8, ... message sizes after its last measurement in row c? A method
+        pruned after a step (a protocol switch that favours another method at one size) is then measured again
+        without a neighbouring row to show it, at doubling distances (its probes thin out as it keeps losing)."""
+        history = self._history(c, m, k)
+        if not history:
+            return False
+        gap = self.msg_sizes.index(m) - self.msg_sizes.index(history[-1][0])
+        return gap >= 2 and gap & (gap - 1) == 0
 
     def _typical_calls(self):
         return self._calls[len(self._calls) // 2] if self._calls else 1
@@ -238,16 +274,17 @@ class AdaptivePlan:
         return self._spent
 
     def summary(self):
-        points = {(c, m) for (c, m, k) in self.results if not is_default(k)}
-        pairs = [key for key in self.results if not is_default(key[2])]
+        measured = set(self.candidates)
+        pairs = [key for key in self.results if key[2] in measured]
         return {
             "strategy": {"behind": self.strategy.behind, "tolerance": self.strategy.tolerance,
-                         "cheap": self.strategy.cheap},
-            "points_measured": len(points),
+                         "cheap": self.strategy.cheap, "hopeless": self.strategy.hopeless,
+                         "probe": self.strategy.probe, "default": self.default in measured},
+            "points_measured": len({(c, m) for c, m, _ in pairs}),
             "points": len(self.comm_sizes) * len(self.msg_sizes),
             "pairs_measured": len(pairs),
-            "pairs_skipped": sum(len(self.methods) * (len(self.msg_sizes) if m == "*" else 1) if k is None
-                                 else (0 if is_default(k) else 1) for c, m, k, _ in self.skips),
+            "pairs_skipped": sum(len(self.candidates) * (len(self.msg_sizes) if m == "*" else 1) if k is None
+                                 else (1 if k in measured else 0) for c, m, k, _ in self.skips),
             "comm_sizes_measured": [self.comm_sizes[i] for i in sorted(self.rows_done)],
             "comm_sizes_skipped": [self.comm_sizes[i] for i in sorted(self.rows_skipped)],
             "benchmarking_time_us": round(self.spent(), 3),

@@ -13,7 +13,8 @@ def summary(library, wanted, built, judged, overall, budget_cut, measured, spec,
         "per_collective": {c: {"deploy": j.deploy, "why": j.why, "speedup": j.speedup, "low": j.low, "high": j.high,
                                "changed_points": j.changed, "points": j.points,
                                **(built[c][1] if c in built else {}),
-                               "measure_seconds": measured.get(c, {}).get("seconds")}
+                               "measure_seconds": measured.get(c, {}).get("seconds"),
+                               "measure_strategy": measured.get(c, {}).get("strategy")}
                            for c, j in judged.items()},
         "oversubscribed": spec.np > (os.cpu_count() or 1),
     }
@@ -53,7 +54,7 @@ def markdown(s, folder, built, figures, echo):
         lines += [f"The time budget cut the measurement of: {', '.join(s['budget_cut'])} (their trees are built "
                   "on what was measured, or they were not measured at all).", ""]
     lines += ["| collective | deployed | why | speed-up [95 %] on changed points | changed / verified points | "
-              "tree leaves | penalty on measured points (mean / max %) | measuring (s) |",
+              "tree leaves | penalty on measured points (mean / max %) | measuring (s, strategy) |",
               "|---|---|---|---|---|---|---|---|"]
     for coll in s["collectives"]:
         p = s["per_collective"].get(coll)
@@ -63,7 +64,7 @@ def markdown(s, folder, built, figures, echo):
         lines.append(f"| {coll} | {'**yes**' if p['deploy'] else 'no'} | {p['why']} | {_x(p['speedup'])} "
                      f"[{_x(p['low'])}, {_x(p['high'])}] | {p['changed_points']} / {p['points']} | "
                      f"{p.get('leaves', '—')} | {p.get('penalty_mean', '—')} / {p.get('penalty_max', '—')} | "
-                     f"{p.get('measure_seconds') or '—'} |")
+                     f"{p.get('measure_seconds') or '—'}{', ' + p['measure_strategy'] if p.get('measure_strategy') else ''} |")
     lines += ["", "Files: `tuned.env` (source it before mpiexec), the library's file, `trees/` (one tree per "
               "collective), `measurements/` (reusable by `quadsel build`), `verify/` (both verify runs as JSON).", ""]
     if figures:

@@ -19,7 +19,7 @@ class TuneSpec:
     msg_sizes: str
     collectives: Optional[List[str]] = None
     comm_sizes: Optional[str] = None
-    strategy: str = "full"
+    strategy: str = "auto"                    # auto: adaptive on grids of 64 points or more (tune/steps.py)
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
     measure_options: list = field(default_factory=list)

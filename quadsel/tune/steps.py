@@ -18,8 +18,9 @@ from ..output import write_text
 
 
 def measure(spec, folder, collective, seconds=None):
-    """Measure `collective` into folder.measurement(collective); stopped (Ctrl-C to the job, which keeps every row
-    finished) after `seconds`. Returns {"complete": bool, "seconds": wall time, "stopped": bool}."""
+    """Measure `collective` into folder.measurement(collective) with the strategy of `strategy_for`; stopped (Ctrl-C
+    to the job, which keeps every row finished) after `seconds`. Returns {"complete": bool, "seconds": wall time,
+    "stopped": bool, "strategy": "full" or "adaptive"}."""
     out = folder.measurement(collective)
     msg_sizes = "0" if collective == "barrier" else spec.msg_sizes    # a barrier carries no data
     from ..measure.launch import python_module     # not the working folder's modules (issue 31)
@@ -27,10 +28,36 @@ def measure(spec, folder, collective, seconds=None):
            "--msg-sizes", msg_sizes, "--quiet", "-o", out] + spec.measure_options
     if spec.comm_sizes:
         cmd += ["--comm-sizes", spec.comm_sizes]
-    if spec.strategy == "adaptive":
-        cmd.append("--adaptive")
     if spec.mpiexec:
         cmd += ["--mpiexec", spec.mpiexec]
+    strategy = strategy_for(spec, msg_sizes)
+    if strategy == "adaptive":
+        result = _measure(cmd + ["--adaptive"], out, collective, seconds, fallback=spec.strategy == "auto")
+        if result is not None:
+            return dict(result, strategy="adaptive")
+        strategy = "full"    # auto, and this library cannot force the collective in-process (MPI_T): the full sweep
+    return dict(_measure(cmd, out, collective, seconds), strategy=strategy)
+
+
+def strategy_for(spec, msg_sizes):
+    """The measuring strategy of one collective: `full` or `adaptive` as asked, or `auto` (the default): adaptive
+    on a grid of 64 points or more, the full sweep on a smaller one (docs/tune.md, *Strategy*: on the replayed
+    sweeps adaptive met the issue's bounds on every multi-row grid but mpich5-bcast's time, and lost up to 8.4 pp
+    on single-row grids of 21 points, which a full sweep measures in seconds)."""
+    if spec.strategy != "auto":
+        return spec.strategy
+    from ..decision.measured_floor import SMALL_POINTS
+    from ..measure.grid import parse_list
+    comms = parse_list(spec.comm_sizes, "communicator size") if spec.comm_sizes else range(2, spec.np + 1)
+    return "adaptive" if len(comms) * len(parse_list(msg_sizes, "message size")) >= SMALL_POINTS else "full"
+
+
+_NO_INPROCESS = ("--adaptive needs in-process forcing", "--adaptive and --sample need it")
+
+
+def _measure(cmd, out, collective, seconds, fallback=False):
+    """Run `quadsel measure` (cmd); with `fallback`, None when it refused --adaptive because this library cannot
+    force the collective in-process."""
     _wait_unlocked(out)
     started = time.monotonic()
     # A session of its own (the terminal's Ctrl-C reaches tune, which stops the job as below), and SIGINT when
@@ -56,6 +83,8 @@ def measure(spec, folder, collective, seconds=None):
     elapsed = time.monotonic() - started
     text = (err or b"").decode("utf-8", "replace")
     if proc.returncode not in (0, 130) and not (stopped and proc.returncode in (-signal.SIGINT, 130)):
+        if fallback and any(reason in text for reason in _NO_INPROCESS):
+            return None
         last = [line for line in text.splitlines() if line.strip()][-1:] or [f"exit status {proc.returncode}"]
         raise QuadselError(f"measuring {collective} failed: {one_line(last[0], 400)}")
     return {"complete": _complete(out), "seconds": round(elapsed, 1), "stopped": stopped}

@@ -136,12 +136,51 @@ def test_agree_tolerance_decides_which_rows_are_skipped(tmp_path):
 def test_plan_api_without_a_driver():
     plan = AdaptivePlan([2, 4], [1, 2, 4], [("default", 0), ("1", 0), ("6", 0)], Strategy(cheap=0))
     assert plan.default == ("default", 0) and plan.methods == [("1", 0), ("6", 0)]
-    assert plan.skips[0][2] == ("default", 0)            # the library default: one skip line, never measured
+    assert plan.candidates == [("1", 0), ("6", 0), ("default", 0)]     # the library default is measured too
+    assert plan.skips == []
     assert plan.next_row() == 2
-    assert plan.point(2, 1) == [("1", 0), ("6", 0)]       # a row starts with every method
-    plan.record(2, 1, {("1", 0): Result(10.0, 1.0, 5), ("6", 0): Result(40.0, 1.0, 5)})
-    assert plan.winner(2, 1) == ("1", 0) and plan.spent() == 250.0
-    assert plan.point(2, 2) == [("1", 0)]                 # 4x behind, flat: not measured
-    assert "far behind" in plan.skips[-1][3]
+    assert plan.point(2, 1) == [("1", 0), ("6", 0), ("default", 0)]   # a row starts with every candidate
+    plan.record(2, 1, {("1", 0): Result(10.0, 1.0, 5), ("6", 0): Result(40.0, 1.0, 5),
+                       ("default", 0): Result(11.0, 1.0, 5)})
+    assert plan.winner(2, 1) == ("1", 0) and plan.spent() == 305.0
+    assert plan.point(2, 2) == [("1", 0), ("default", 0)]             # 4x behind, flat: not measured
+    assert "far behind" in plan.skips[-1][3] and plan.skips[-1][2] == ("6", 0)
+    plan.record(2, 2, {("1", 0): Result(10.0, 1.0, 5), ("default", 0): Result(2.0, 1.0, 5)})
+    assert plan.winner(2, 2) == ("default", 0)                        # the default can win a point
+    # where the default is far ahead of every method, the method nearest the best by its last ratio (6: 4x at
+    # 1 B; 1: 5x at 2 B) is measured beside it: the default alone would leave a hole in the decision map
+    assert plan.point(2, 4) == [("default", 0), ("6", 0)]
+    unmeasured = AdaptivePlan([2], [1], [("default", 0), ("1", 0)], Strategy(default=False))
+    assert unmeasured.candidates == [("1", 0)] and unmeasured.skips[0][2] == ("default", 0)
     with pytest.raises(ValueError):
         Strategy(behind=1.0)
+    with pytest.raises(ValueError):
+        Strategy(hopeless=1.0)
+
+
+from hypothesis import given, settings, strategies as st   # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.1, 1000.0), min_size=2 * 6 * 4, max_size=2 * 6 * 4),
+       st.floats(1.05, 4.0), st.floats(1.05, 5.0))
+def test_every_pair_is_decided_once_and_no_point_has_the_default_alone(times, behind, hopeless):
+    """The plan, whatever the times: every (point, candidate) pair measured or skipped exactly once in a measured
+    row, a method other than the default at every measured point, the default a candidate like the others."""
+    comms, msgs = [2, 4], [1, 2, 4, 8, 16, 32]
+    methods = [("default", 0), ("1", 0), ("2", 0), ("3", 0)]
+    value = {(c, m, k): times[(i * len(msgs) + j) * len(methods) + n]
+             for i, c in enumerate(comms) for j, m in enumerate(msgs) for n, k in enumerate(methods)}
+    plan = AdaptivePlan(comms, msgs, methods, Strategy(behind=behind, hopeless=hopeless))
+    while (c := plan.next_row()) is not None:
+        for m in msgs:
+            chosen = plan.point(c, m)
+            assert any(k != ("default", 0) for k in chosen), (c, m, chosen)
+            plan.record(c, m, {k: Result(value[(c, m, k)]) for k in chosen})
+        plan.row_finished(c)
+    for c in comms:
+        for m in msgs:
+            measured = {k for k in methods if (c, m, k) in plan.results}
+            skipped = [k for cc, mm, k, _ in plan.skips if (cc, mm) == (c, m)]
+            assert len(skipped) == len(set(skipped)) and measured.isdisjoint(skipped)
+            assert measured | set(skipped) == set(methods), (c, m)
