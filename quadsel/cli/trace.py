@@ -150,7 +150,7 @@ def _identify_default(output, np_, mpiexec, python, quiet):
     echo = None if quiet else (lambda line: sys.stderr.write(line + "\n"))
     try:
         found = default_ran(doc["library"], doc["collective"], [(doc["comm_size"], r["msg_size"]) for r in runs],
-                            np_, sorted(algorithms), python=python, mpiexec=mpiexec, echo=echo)
+                            np_, sorted(algorithms), python=python, mpiexec=mpiexec, echo=echo, keep_selection=True)
     except QuadselError as exc:        # the trace stands; say why the default stays unnamed
         sys.stderr.write(f"note: which algorithm the library default ran is unknown: {exc}\n")
         return

@@ -213,11 +213,12 @@ def summary(checks):
 
 
 def default_ran(library, collective, points, np_, algorithms, python=None, mpiexec=None, timeout=900, probe=True,
-                echo=None):
+                echo=None, keep_selection=False):
     """{(comm, msg): DefaultRan} of what the library default runs at each point (comm <= np_).
 
     library: its quadsel name (openmpi, mpich, intelmpi); algorithms: the labels to force (every forcible one
-    of the collective: libraries' `algorithms(collective)`); python: the ranks' interpreter."""
+    of the collective: libraries' `algorithms(collective)`); python: the ranks' interpreter. keep_selection: the
+    launch keeps the selection files of this environment (trace: the default it traced ran with them)."""
     from ..libraries.base import is_reduction
     from .default_ran import DefaultRan, compare
     python = python or sys.executable
@@ -227,6 +228,8 @@ def default_ran(library, collective, points, np_, algorithms, python=None, mpiex
     with tempfile.TemporaryDirectory(prefix="quadsel-default-ran-") as workdir:
         extra, why = probe_environment(library, workdir, python) if probe else ({}, "not asked")
         extra = dict(extra or {})
+        if keep_selection:
+            extra.update({name: os.environ[name] for name in launch.selection_variables()})
         if why and echo and library in ("openmpi", "mpich"):
             echo(f"note: which algorithm the default ran is judged without the probe: {why}")
         if library == "openmpi":
