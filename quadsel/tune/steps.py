@@ -91,6 +91,11 @@ def _measure(cmd, out, collective, seconds, fallback=False):
 
 
 def _interrupt_with_parent():
+    """In measure's process before exec: SIGINT when tune dies, and SIGINT's default action back. An ignored SIGINT
+    survives exec (tune started from a non-interactive shell's `&`, or a parent that ignored it), and a Python
+    started with it ignored installs no KeyboardInterrupt: the orphaned measure would never end and keep its CSV
+    locked (docs/conventions.md, "Ctrl-C")."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)    # PR_SET_PDEATHSIG (Linux)
