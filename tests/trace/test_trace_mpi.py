@@ -113,7 +113,7 @@ def test_trace_of_default_names_the_algorithm_the_library_ran(tmp_path):
         assert ran["status"] == "identified", ran
         assert ran["algorithms"] == [{"label": "3", "name": "pipeline"}]
     assert run.stderr.count("the library default ran: pipeline (3)") == 2
-    assert "bcast library default, ran pipeline (3) on openmpi" in run.stderr
+    assert "bcast library default, ran 3 pipeline on openmpi" in run.stderr
 
 
 @needs_openmpi
