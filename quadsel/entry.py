@@ -8,7 +8,9 @@ the command line inside try/except KeyboardInterrupt. The phases:
   with status 1);
 - the command: its own handler says what it kept (cli/group.py), 130;
 - after it (SystemExit on its way out, the interpreter's exit handlers and shutdown): a Python handler ends the
-  process at once, quietly (cli/group.py, after_command).
+  process at once, quietly (cli/group.py, after_command);
+- in any phase, a Ctrl-C that Python could not raise where it landed (a weakref callback, a __del__: "Exception
+  ignored in ...") is raised again in the main thread (`_unraisable`).
 No signal is ever ignored: SIG_IGN survives exec into every child, and a Python started with SIGINT ignored never
 installs its KeyboardInterrupt (a `quadsel measure` started by tune would then outlive a killed tune, deaf to the
 SIGINT its parent's death sends it). A handler installed here is a Python function: exec gives every child the
@@ -17,6 +19,8 @@ default action back.
 
 
 def main():
+    import sys
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     try:
         from .cli import main as command_line
         from .cli.group import as_program
@@ -28,6 +32,19 @@ def main():
         from .cli.group import after_command
         after_command(exc.code)
         raise
+
+
+def _unraisable(default):
+    """A Ctrl-C that lands in code Python runs where it cannot raise (a weakref callback such as importlib's module
+    lock's, a __del__) is printed as "Exception ignored ... KeyboardInterrupt" and lost: raise it again, in the
+    main thread's own flow, where the phases above handle it."""
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            import _thread      # from another thread: here it would be raised in this hook, and lost again
+            _thread.start_new_thread(_thread.interrupt_main, ())
+        else:
+            default(unraisable)
+    return hook
 
 
 def interrupted():

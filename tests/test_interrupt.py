@@ -85,3 +85,17 @@ def test_python_m_quadsel_itself_never_shows_a_quadsel_frame(tmp_path):
         if kind == "traceback (python)":   # the interpreter's own start-up: site, .pth files, runpy
             frames = re.findall(r'File "([^"]+)"', err)
             assert not [f for f in frames if f"{os.sep}quadsel{os.sep}" in f and "site-packages" not in f], err
+
+
+def test_a_ctrl_c_python_could_not_raise_where_it_landed_is_raised_again():
+    """SIGINT in a weakref callback (importlib's module lock) or a __del__ was "Exception ignored ...
+    KeyboardInterrupt" and lost: the command went on (seen in this file's `build` runs)."""
+    import subprocess
+    code = ("import sys\nfrom quadsel import entry\nsys.unraisablehook = entry._unraisable(sys.unraisablehook)\n"
+            "class A:\n    def __del__(self):\n        raise KeyboardInterrupt\n"
+            "import time\nend = time.monotonic() + 5\n"
+            "try:\n    A()\n    while time.monotonic() < end:\n        pass\n    print('lost')\n"
+            "except KeyboardInterrupt:\n    print('raised again')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.stdout.strip() == "raised again" and "Exception ignored" not in done.stderr, done
