@@ -10,7 +10,8 @@ interpreter has started and found quadsel.__main__ before the child says it is r
 does (quadsel's own windows, without the interpreter's start-up). Each run is counted as one of:
   exit 130            status 130, no traceback, at most one line on stderr (or the command's notes, then it)
   complete            status 0, the command's whole output
-  killed by SIGINT    no output: the signal came before Python had a handler, or after it gave it back at exit
+  killed by SIGINT    no output: the signal came before Python had a handler (at the interpreter's start), or,
+                      "after its output", once the interpreter gave it back at its very end (130 to a shell)
   traceback (quadsel) a traceback with a frame of quadsel: a window of ours
   traceback (python)  a traceback with frames of the interpreter's start-up only (site, .pth files, runpy)
   traceback (harness) --from-first-line: the signal came while the harness still handed over to quadsel
@@ -47,7 +48,7 @@ def harness_only(err):
     return bool(frames) and all(f == "<string>" or f.startswith("<frozen runpy") for f in frames)
 
 
-def outcome(code, err, repo):
+def outcome(code, err, repo, out=""):
     frames = re.findall(r'File "([^"]+)"', err)
     if any(f.startswith(os.path.join(repo, "quadsel")) for f in frames):
         return "traceback (quadsel)"
@@ -61,7 +62,7 @@ def outcome(code, err, repo):
     if code == 0:
         return "complete"
     if code == -signal.SIGINT and not lines:
-        return "killed by SIGINT"
+        return "killed by SIGINT, after its output" if out.strip() else "killed by SIGINT"
     return f"other: status {code}, {err.strip()[:200]!r}"
 
 
@@ -105,8 +106,8 @@ def main(argv=None):
     counts = collections.Counter()
     for _ in range(opts.runs):
         mode = "script" if opts.script else "first-line" if opts.from_first_line else "-m"
-        code, _, err = run_once(args, rng.uniform(0, opts.max), repo, mode)
-        kind = outcome(code, err, repo)
+        code, out, err = run_once(args, rng.uniform(0, opts.max), repo, mode)
+        kind = outcome(code, err, repo, out)
         counts[kind] += 1
         if kind.startswith("traceback") and counts[kind] == 1:
             print(f"first {kind}:\n{err}", file=sys.stderr)
