@@ -1,13 +1,65 @@
-"""The `quadsel` console script and `python -m quadsel`: Ctrl-C while the command line is still being loaded
-(the first tenth of a second) ends quietly with exit status 130, as it does once a command runs."""
+"""The `quadsel` console script and `python -m quadsel`: Ctrl-C at any moment from quadsel's first line on ends
+quietly, status 130 and at most one line, never a traceback (docs/conventions.md, "Ctrl-C").
 
-import sys
+This module imports nothing at its top (its import is the script's first line, outside any handler) and loads
+the command line inside try/except KeyboardInterrupt. The phases:
+- loading Click and the commands: KeyboardInterrupt, caught here: `quadsel: interrupted`, 130;
+- parsing, `--help`, `--version`, Click's own lines: the same, in cli/group.py (where Click would say "Aborted!"
+  with status 1);
+- the command: its own handler says what it kept (cli/group.py), 130;
+- after it (SystemExit on its way out, the interpreter's exit handlers and shutdown): a Python handler ends the
+  process at once, quietly (cli/group.py, after_command);
+- in any phase, a Ctrl-C that Python could not raise where it landed (a weakref callback, a __del__: "Exception
+  ignored in ...") is raised again in the main thread (`_unraisable`).
+No signal is ever ignored: SIG_IGN survives exec into every child, and a Python started with SIGINT ignored never
+installs its KeyboardInterrupt (a `quadsel measure` started by tune would then outlive a killed tune, deaf to the
+SIGINT its parent's death sends it). A handler installed here is a Python function: exec gives every child the
+default action back.
+"""
 
 
 def main():
+    import sys
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     try:
         from .cli import main as command_line
+        from .cli.group import as_program
+        as_program()
+        command_line(prog_name="quadsel")     # QuadselGroup.main: ends with SystemExit, Ctrl-C included
     except KeyboardInterrupt:
-        sys.stderr.write("quadsel: interrupted\n")
-        sys.exit(130)
-    command_line(prog_name="quadsel")
+        interrupted()
+    except SystemExit as exc:
+        from .cli.group import after_command
+        after_command(exc.code)
+        raise
+
+
+def _unraisable(default):
+    """A Ctrl-C that lands in code Python runs where it cannot raise (a weakref callback such as importlib's module
+    lock's, a __del__) is printed as "Exception ignored ... KeyboardInterrupt" and lost: raise it again, in the
+    main thread's own flow, where the phases above handle it."""
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            import _thread      # from another thread: here it would be raised in this hook, and lost again
+            _thread.start_new_thread(_thread.interrupt_main, ())
+        else:
+            default(unraisable)
+    return hook
+
+
+def interrupted():
+    """Ctrl-C while the command line was loaded: nothing was written. One line, status 130."""
+    import os
+    import sys
+    group = sys.modules.get("quadsel.cli.group")
+    if group is not None:
+        group.after_command(130)
+    try:
+        sys.stderr.flush()
+    except Exception:   # a pipe gone, or the flush this signal interrupted
+        pass
+    try:
+        os.write(2, b"quadsel: interrupted\n")
+    except OSError:
+        pass
+    raise SystemExit(130)

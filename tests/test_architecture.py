@@ -183,3 +183,12 @@ def test_every_module_of_a_package_is_named_in_its_paragraph(folder):
                                                    os.path.join(PACKAGE, n) if not n.startswith("tests/") else
                                                    os.path.join(ROOT, n))]
     assert gone == [], f"modules the doc names in {folder}/ that do not exist"
+
+
+def test_the_command_line_loads_without_numpy():
+    # `quadsel --version` (and every command's start, and Ctrl-C's window before it) stays light (architecture.md)
+    import subprocess
+    import sys
+    code = "import sys, quadsel.cli; print(sorted(m for m in ('numpy', 'scipy', 'matplotlib', 'mpi4py') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

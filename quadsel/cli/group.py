@@ -1,5 +1,7 @@
 """The `quadsel` Click group: one line and exit status 2 for every QuadselError, 130 on Ctrl-C."""
 
+import sys
+
 import click
 
 from .. import __version__
@@ -23,17 +25,37 @@ def _usage_line(exc):
 
 
 class QuadselGroup(click.Group):
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        """Click's standalone main, but Ctrl-C in Click's own lines (parsing, `--help`, `--version`, the exit) is
+        `quadsel: interrupted` with status 130 instead of "Aborted!" with status 1 (docs/conventions.md)."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            try:
+                code = super().main(args, prog_name, complete_var, False, **extra)
+            except click.exceptions.Abort:    # Click's form of a KeyboardInterrupt (or of EOF at a prompt)
+                raise KeyboardInterrupt from None
+            except click.ClickException as exc:
+                exc.show()
+                code = exc.exit_code
+        except KeyboardInterrupt:
+            code = _interrupted("quadsel: interrupted")
+        sys.exit(code if isinstance(code, int) else 0)
+
     def make_context(self, info_name, args, parent=None, **extra):
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.UsageError as exc:
             raise _usage_line(exc) from None
+        except KeyboardInterrupt:   # parsing, --help, --version: nothing was written
+            raise click.exceptions.Exit(_interrupted("quadsel: interrupted")) from None
 
     def invoke(self, ctx):
-        from ..inputs import record_inputs
-        record_inputs()      # every file this command reads is an input no output may replace (quadsel/output.py)
         try:
-            return super().invoke(ctx)
+            from ..inputs import record_inputs
+            record_inputs()      # every file this command reads is an input no output may replace (quadsel/output.py)
+            super().invoke(ctx)
+            return None   # (main's status: an int only from click's Exit)
         except click.UsageError as exc:
             raise _usage_line(exc) from None
         except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
@@ -44,10 +66,51 @@ class QuadselGroup(click.Group):
         except KeyboardInterrupt:
             # Every other command writes its output whole at the end (quadsel.output): nothing partial exists.
             name = ctx.invoked_subcommand or "quadsel"
-            if not _quiet_rank():
-                click.echo(f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
-                           "run the command again", err=True)
-            raise click.exceptions.Exit(130) from None
+            raise click.exceptions.Exit(_interrupted(
+                f"quadsel {name}: interrupted; nothing was written (outputs are written whole at the end): "
+                "run the command again")) from None
+
+
+def _interrupted(line):
+    """Say `line` (rank 0 only) and return 130; a second Ctrl-C from here on ends the process quietly."""
+    after_command(130)
+    if not _quiet_rank():
+        click.echo(line, err=True)
+    return 130
+
+
+_program = False     # quadsel/entry.py runs: quadsel is the program, not a library use or Click's test runner
+
+
+def as_program():
+    global _program
+    _program = True
+
+
+def after_command(code):
+    """From here on a Ctrl-C ends the process at once, with status `code` (130 for 0): the output is whole and
+    what had to be said was said. Only in the program itself (quadsel/entry.py), on its main thread, outside an
+    MPI job (a rank's exit handlers, MPI_Finalize, must run). A Python function, not SIG_IGN: nothing is
+    ignored, and every child exec starts has the default action back (docs/conventions.md, "Ctrl-C")."""
+    import os
+    import signal
+    import threading
+    from ..measure.launch import inside_mpi_job
+    if not _program or threading.current_thread() is not threading.main_thread() or inside_mpi_job():
+        return
+    status = code if isinstance(code, int) and 0 < code < 256 else 130 if not code else 1
+
+    def end(signum, frame):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:   # a pipe gone, or the flush this signal interrupted
+                pass
+        os._exit(status)
+    try:
+        signal.signal(signal.SIGINT, end)
+    except (ValueError, OSError):
+        pass
 
 
 def _quiet_rank():

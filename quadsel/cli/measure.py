@@ -3,21 +3,17 @@
 import os
 import shlex
 import sys
-import tempfile
-import time
 
 import click
 
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
 from .options import input_library, library_option
-from ..libraries import COLLECTIVES, open_library
+from ..libraries import COLLECTIVES
 from ..measure import launch
 from ..measure.grid import DATATYPES, TIMINGS, parse_list
-from ..measure import output
-from ..measure.output import CONTINUED, interrupted_note
-from ..measure.progress import LAUNCH_ENV, START_ENV
-from ..measure.layouts import HAN_OFF
+from ..measure.output import interrupted_note
+from ..measure import self_launch
 
 
 @click.command("measure")
@@ -175,7 +171,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         _alpha_options(ctx, spec)
         _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
-            _check_job_size(np_)
+            self_launch.check_job_size(np_)
         check_output(output)     # before anything runs: no folder is created, a stream is written in place
     except (QuadselError, click.UsageError):
         if launch.inside_mpi_job() and launch.job_rank() != 0:
@@ -183,14 +179,14 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         raise
     try:
         if np_ is not None and not launch.inside_mpi_job():
-            code = _self_launch(ctx, spec, np_, mpiexec, mpiexec_args)
+            code = self_launch.self_launch(spec, np_, mpiexec, mpiexec_args, lambda skip: _child_args(ctx, skip))
             if code:
                 sys.exit(code)
             return
         planned = None
         if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
             from ..sampling.adaptive_run import sweep_adaptive as planned
-        runner.run(_with_default_sizes(spec), planned)
+        runner.run(self_launch.with_default_sizes(spec), planned)
     except KeyboardInterrupt:
         # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the
         # user started (rank 0, or the self-launcher, which waited for its job to stop).
@@ -355,22 +351,6 @@ def _env_method(text):
     return (label, int(seg))
 
 
-def _check_job_size(np_):
-    size = int(os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or 0)
-    if size and size != np_:
-        raise QuadselError(f"--np {np_} but this MPI job has {size} ranks; drop --np under a launcher")
-
-
-def _with_default_sizes(spec):
-    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
-    if spec.comm_sizes is None:
-        size = runner._import_mpi().COMM_WORLD.Get_size()
-        if size < 2:
-            raise QuadselError("this job has 1 rank: launch under mpiexec -n N or pass --np N")
-        spec.comm_sizes = list(range(2, size + 1))
-    return spec
-
-
 def _child_args(ctx, skip=()):
     """The options of this invocation as a command line again (for the launched copies)."""
     args = []
@@ -386,68 +366,3 @@ def _child_args(ctx, skip=()):
         elif value is not None:
             args += [param.opts[-1], str(value)]
     return args
-
-
-def _self_launch(ctx, spec, np_, mpiexec, mpiexec_args=None):
-    from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
-    if spec.comm_sizes is None:
-        if np_ < 2:
-            raise QuadselError("--np must be at least 2 to measure a collective")
-        spec.comm_sizes = list(range(2, np_ + 1))
-    runner.check_spec(spec, np_)
-    library = open_library(launch.library_without_init())
-    labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas   # unknown ones fail here, before mpiexec
-    # A file another run still writes, or one that cannot be resumed, is refused here: one line, no MPI job.
-    output.check_unlocked(spec.output)
-    if spec.resume:
-        from ..measure.metadata import resume_grid
-        grid = resume_grid(spec, library.methods(spec.collective, labels, spec.segments))
-        if getattr(library, "env_only", False):
-            grid["methods"] = None   # one launch per method: each launch's metadata names its own method only
-        output.check_resume(spec.output, spec.collective, library.name, grid)
-    exe = launch.find_mpiexec(mpiexec)
-    flavor = launch.mpiexec_flavor(exe)
-    passed = shlex.split(mpiexec_args) if mpiexec_args else []
-    extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
-    if passed and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
-        extra["OMPI_MCA_coll"] = "^han"    # on 2+ nodes coll/han would take the collective quadsel forces in tuned
-    args = _child_args(ctx, skip=("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
-        "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
-    if not spec.layouts:      # --layouts gives them
-        args += ["--comm-sizes", ",".join(map(str, spec.comm_sizes))]
-    if spec.progress and sys.stderr.isatty():
-        extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
-    runner.check_methods(library, spec.collective, labels, spec.algorithms)
-    methods = library.methods(spec.collective, labels, spec.segments)
-    if getattr(library, "env_only", False):   # read at start-up only (Intel MPI): no launch tries MPI_T first
-        if spec.adaptive:
-            raise QuadselError(f"{library.version}: --adaptive needs in-process forcing (MPI_T); this library reads "
-                               "its algorithm at start-up only: measure without --adaptive")
-        sys.stderr.write(f"quadsel measure: {library.version} reads its algorithm at start-up only: one launch per "
-                         f"method ({len(methods)} launches)\n")
-    else:
-        with tempfile.TemporaryDirectory(prefix="quadsel-measure-") as workdir:
-            status = os.path.join(workdir, "fallback")   # the ranks say here, quietly, that they cannot force (MPI_T)
-            env = launch.launch_env(flavor, dict(extra, **{runner.FALLBACK_STATUS: status}), spec.command)
-            code = launch.run(launch.launch_command(exe, flavor, np_, args, prefix=passed), env)
-            reason = None
-            if os.path.exists(status):
-                with open(status) as handle:
-                    reason = handle.read().strip()
-        if reason is None and code != runner.EXIT_NO_MPIT:
-            return code
-        # MPI_T cannot force here: one launch per method, each forced by the environment (no interleaving).
-        sys.stderr.write(f"quadsel measure: {reason or 'MPI_T cannot force here'}: measuring one launch per method, "
-                         "each forced through the environment\n")
-    start = f"{time.time():.3f}"      # one progress display over all launches (progress.py)
-    for i, (label, seg) in enumerate(methods):
-        forcing = {} if label in spec.alphas else library.env_for(spec.collective, label, seg)
-        forcing.update({LAUNCH_ENV: f"{i + 1}/{len(methods)}", START_ENV: start})
-        method_env = launch.launch_env(flavor, dict(extra, **forcing), spec.command)
-        if i:
-            method_env[CONTINUED] = "1"   # one stream (-o -): the first launch wrote the header
-        method_args = args + ["--env-method", f"{label}:{seg}"]
-        code = launch.run(launch.launch_command(exe, flavor, np_, method_args, prefix=passed), method_env)
-        if code:
-            return code
-    return 0

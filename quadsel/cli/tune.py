@@ -5,7 +5,6 @@ import os
 import click
 
 from ..errors import Interrupted, QuadselError, one_line
-from .group import MESSAGE_LIMIT
 
 DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
 
@@ -43,8 +42,11 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
                    "verify's --min-gain).")
 @click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
 @click.option("--no-figures", is_flag=True, help="No decision-map figures in report.md.")
+@click.option("--verbose", is_flag=True, help="A plain line per step, on a terminal too (the default there is one "
+                                               "line rewritten in place).")
+@click.option("--quiet", is_flag=True, help="No progress; messages, errors and the last line only.")
 def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
-         min_gain, mpiexec, no_figures):
+         min_gain, mpiexec, no_figures, verbose, quiet):
     """Tune every collective of the MPI library mpi4py loads, and write a folder ready to deploy.
 
     For each collective the library can force: measure it (`quadsel measure`), build the default tree; then
@@ -86,12 +88,12 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
                     strategy=strategy, budget=seconds, mpiexec=mpiexec,
                     measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
                                      "--rounds", str(rounds)],
-                    verify_rounds=verify_rounds, figures=not no_figures)
+                    verify_rounds=verify_rounds, figures=not no_figures,
+                    display="quiet" if quiet else "lines" if verbose else "auto")
     if min_gain is not None:
         spec.min_gain = min_gain
-    echo = lambda text: click.echo(one_line(text, MESSAGE_LIMIT), err=True)  # noqa: E731
     try:
-        summary = run_tune(spec, echo)
+        summary = run_tune(spec)
     except KeyboardInterrupt:
         raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
                           "same command again to continue") from None

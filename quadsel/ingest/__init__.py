@@ -6,20 +6,18 @@ One module per format; docs/formats-input.md describes each format and where eve
 import os
 
 from ..errors import QuadselError, one_line
-from . import csvfile, detail, identity, imb, metadata, occ, osu, skampi
+from . import detail, imb, metadata, occ, osu, skampi
 from .aggregate import aggregate
 from .columns import FIELDS
-from . import column_table
-from .column_table import ColumnTable, Columns, RowsNeeded
 from .common import Context, Extent, OtherCollective, read_content
 from .detect import detect_format
 from .names import COLLECTIVES, normalise_collective
-from .replaced import drop_replaced, replaced_rows
 from .table import DEFAULT_ALGORITHM, GENERIC_COLUMNS, META_COMMENT, Measurement, Table  # noqa: F401
 
+# The modules with NumPy (csvfile, column_table, identity, replaced) are imported where they are used: importing
+# quadsel.ingest (every command's options do) stays light, and `quadsel --version` with it (docs/architecture.md).
 FORMATS = ("auto", "csv", "skampi", "osu", "imb", "detail", "occ")
-READERS = {"csv": csvfile.read, "skampi": skampi.read, "osu": osu.read, "imb": imb.read,
-           "detail": detail.read, "occ": occ.read}
+READERS = {"skampi": skampi.read, "osu": osu.read, "imb": imb.read, "detail": detail.read, "occ": occ.read}
 
 __all__ = ["FORMATS", "Measurement", "DEFAULT_ALGORITHM", "GENERIC_COLUMNS", "Table",
            "read_measurements", "detect_format", "aggregate"]
@@ -64,6 +62,9 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
             raise QuadselError(f"no {wanted} measurements in any input file: {shown}")
         notes.append(f"note: left out {len(left_out)} file{'s' if len(left_out) > 1 else ''} of other collectives "
                      f"(--collective {wanted} selects files, it never relabels them): {shown}")
+    from . import identity
+    from .column_table import Columns, RowsNeeded
+    from .replaced import drop_replaced
     if all(isinstance(rows, Columns) for _, _, rows in files):
         try:
             return _columns_table(files, list(notes), library, columns)
@@ -80,6 +81,9 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
 
 def _columns_table(files, notes, library, as_columns):
     """read_measurements' last steps on columns (column_table.py): RowsNeeded where the rows must decide."""
+    from . import column_table, identity
+    from .column_table import ColumnTable
+    from .replaced import replaced_rows
     cols, library = identity.resolve_columns(files, notes, library)
     dropped, replaced = replaced_rows(cols, library, _own_files(files))
     cols = column_table.aggregate(cols, ~dropped)
@@ -96,6 +100,7 @@ def _own_files(files):
 
 
 def _matrix(cols):
+    from . import column_table
     keys, times, sources = column_table.method_matrix(cols)
     return {key: j for j, key in enumerate(keys)}, times, sources
 
@@ -115,12 +120,15 @@ def _read_file(path, fmt, collective, comm_size, column_map, extent=None, layout
         fmt = detect_format(path, text=text)
     ctx = Context(path, None, collective=collective, comm_size=comm_size, column_map=column_map, extent=extent,
                   text=text, layout=layout)
+    reader = READERS.get(fmt)
     if fmt == "csv":
+        from . import csvfile
+        reader = csvfile.read
         cols = csvfile.read_columns(ctx)
         seen = None if cols is None else ctx.extent.of_columns(cols)
         if cols is not None and ctx.extent.admits(seen):
             return _columns_of(ctx, cols, seen, collective)
-    rows = READERS[fmt](ctx)
+    rows = reader(ctx)
     if not rows:
         raise ctx.error(None, f"no data rows (read as {fmt})")
     if collective:
@@ -136,6 +144,7 @@ def _columns_of(ctx, cols, seen, collective):
     """_read_file's end for a file read as columns: its collective kept, its extent counted as the rows would
     count it (every CHECK_EVERY rows while reading, then the kept rows); its metadata lines for identity."""
     if collective and cols.collectives != [collective]:
+        from . import csvfile
         read = len(cols) - len(cols) % csvfile.CHECK_EVERY
         ctx.extent.add(ctx.extent.of_columns(cols.take(slice(0, read))))
         if collective not in cols.collectives:

@@ -97,7 +97,16 @@ def algorithm_name(library, collective, algorithm):
 def named_label(library, collective, label):
     """A method label for a person to read: the id with its name beside it ("6 binomial", "3 pipeline/seg8192");
     names, `default` and ids without a name as they are. Machine-read fields keep the bare label."""
+    match = re.match(r"(\d+)(?=$|[/ ])", str(label))
+    return with_name(label, algorithm_name(library, collective, match.group(1)) if match else None)
+
+
+def with_name(label, name):
+    """named_label's form from a label and its algorithm's name (None: unknown): "6 binomial",
+    "3 pipeline/seg8192"; a label that is no id (MPICH's names, `default`) as it is. Every text quadsel shows
+    (tables, trace, breakdown) writes an id with its name this way."""
     text = str(label)
     match = re.match(r"(\d+)(?=$|[/ ])", text)
-    name = algorithm_name(library, collective, match.group(1)) if match else None
-    return text if name is None else f"{match.group(1)} {name}{text[match.end():]}"
+    if not match or not name or name == text:
+        return text
+    return f"{match.group(1)} {name}{text[match.end():]}"

@@ -6,7 +6,11 @@ your own launcher if you like the bar).
 One display across launches: when a measurement is one launch per method (Intel MPI), the self-launcher sets
 QUADSEL_PROGRESS_LAUNCH="i/L" and QUADSEL_PROGRESS_START (its wall-clock start) in each launch: the bar then
 shows the share of the whole measurement (launch i of L, and this launch's share of its own points), the elapsed
-time since the first launch and an ETA from the whole run's rate, and only the last launch ends the line."""
+time since the first launch and an ETA from the whole run's rate, and only the last launch ends the line.
+
+For a program that shows its own display (`quadsel tune`, tune/progress.py): QUADSEL_PROGRESS_REPORT=1 replaces
+the bar and the lines by one machine line per visited point, `quadsel-progress DONE TOTAL FRACTION` (FRACTION of
+the whole measurement, launches included), on stderr."""
 
 import os
 import sys
@@ -14,6 +18,7 @@ import time
 
 LINE_EVERY = 30.0   # seconds between progress lines when not on a terminal
 LAUNCH_ENV, START_ENV = "QUADSEL_PROGRESS_LAUNCH", "QUADSEL_PROGRESS_START"
+REPORT_ENV, REPORT_PREFIX = "QUADSEL_PROGRESS_REPORT", "quadsel-progress "
 
 
 def launch_part(environ=None):
@@ -25,6 +30,17 @@ def launch_part(environ=None):
     except ValueError:
         return None
     return (i, total, start) if 1 <= i <= total else None
+
+
+def parse_report(line):
+    """(done, total, fraction) of a QUADSEL_PROGRESS_REPORT line, else None."""
+    if not line.startswith(REPORT_PREFIX):
+        return None
+    try:
+        done, total, fraction = line[len(REPORT_PREFIX):].split()
+        return int(done), int(total), float(fraction)
+    except ValueError:
+        return None
 
 
 def _clock(seconds):
@@ -52,6 +68,7 @@ class Progress:
         self._last_decile = -1
         self._last_line = self.start
         self.part = launch_part()            # (i, L, wall start): one display over L launches
+        self.report = os.environ.get(REPORT_ENV) == "1"
         if self.part is not None:
             self._wall_offset = time.time() - self.part[2]    # elapsed before this launch started
 
@@ -61,6 +78,12 @@ class Progress:
         if not self.enabled:
             return
         fraction = self.done / self.total
+        if self.report:
+            if self.part is not None:
+                fraction = (self.part[0] - 1 + fraction) / self.part[1]
+            self.stream.write(f"{REPORT_PREFIX}{self.done} {self.total} {fraction:.4f}\n")
+            self.stream.flush()
+            return
         now = self.clock()
         elapsed = now - self.start
         if self._first is None:
@@ -93,6 +116,6 @@ class Progress:
     def close(self):
         if self.part is not None and self.part[0] < self.part[1]:
             return                       # a later launch goes on drawing the same line
-        if self.enabled and self.tty:
+        if self.enabled and self.tty and not self.report:
             self.stream.write("\n")
             self.stream.flush()

@@ -67,7 +67,8 @@ def algorithm_title(config):
     if shape is None and ran.get("status") == "identified" and ran.get("algorithms"):
         alg = ran["algorithms"][0]
         label, alg_name = alg.get("label"), alg.get("name")
-        return f"{name}, ran {alg_name} ({label})" if alg_name not in (None, label) else f"{name}, ran {label}"
+        from ..libraries import with_name
+        return f"{name}, ran {with_name(label, alg_name)}"
     if shape is None:
         return f"{name} (no tree)"
     head, _, rest = shape.name.partition(" (")

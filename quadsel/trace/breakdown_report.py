@@ -72,8 +72,8 @@ def describe(b):
 
 def library_ran_text(ran):
     """What `library_ran` (verify/default_ran.py's DefaultRan.as_json) says, in words."""
-    algs = [f"{a.get('name')} ({a.get('label')})" if a.get("name") not in (None, a.get("label")) else str(a.get("label"))
-            for a in ran.get("algorithms") or [] if isinstance(a, dict)]
+    from ..libraries import with_name
+    algs = [with_name(a.get("label"), a.get("name")) for a in ran.get("algorithms") or [] if isinstance(a, dict)]
     evidence = printable(str(ran.get("evidence") or ""))
     status = ran.get("status")
     if status == "identified" and algs:

@@ -2,7 +2,7 @@
 again, and only what is worth it deployed (docs/tune.md)."""
 
 import os
-import time
+import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -10,6 +10,7 @@ from ..errors import QuadselError
 from ..output import write_text
 from . import deploy, report, steps, verdict
 from .folder import Folder, Journal
+from .progress import Display, Plan
 
 
 @dataclass
@@ -28,34 +29,12 @@ class TuneSpec:
     verify_max_time: float = 0.15
     min_gain: float = verdict.MIN_GAIN
     figures: bool = True
+    display: str = "auto"                     # auto (live on a terminal, lines elsewhere) | lines | quiet
 
 
-class Clock:
-    """One progress display for the whole job: a line per step with the elapsed time and an ETA."""
-
-    def __init__(self, echo, total):
-        self.echo, self.total, self.started, self.measured = echo, total, time.monotonic(), []
-
-    def elapsed(self):
-        return time.monotonic() - self.started
-
-    def step(self, index, collective, what):
-        eta = ""
-        if self.measured:
-            per = sum(self.measured) / len(self.measured)
-            left = per * (self.total - index) * 1.6      # measuring is ~60 % of the time: verify follows
-            eta = f", ETA {_clock(left)}"
-        self.echo(f"tune [{index + 1}/{self.total} {collective}] {what} ({_clock(self.elapsed())} elapsed{eta})")
-
-
-def _clock(seconds):
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
-        f"{seconds // 60}:{seconds % 60:02d}"
-
-
-def run_tune(spec, echo):
-    """Tune; returns the summary dict (also in the journal and report.md). `echo` prints one line on stderr."""
+def run_tune(spec, stream=None):
+    """Tune; returns the summary dict (also in the journal and report.md). Progress and messages go to `stream`
+    (default stderr) through one display (tune/progress.py)."""
     from ..libraries import COLLECTIVES, open_library
     from ..measure import launch
     if launch.inside_mpi_job():
@@ -67,6 +46,17 @@ def run_tune(spec, echo):
     unknown = [c for c in wanted if not library.algorithms(c)]
     if unknown:
         raise QuadselError(f"{library.name} cannot force {', '.join(unknown)}: nothing to tune there")
+    plan = Plan({c: len(library.algorithms(c)) + 1 for c in wanted})     # + 1: the library default
+    display = Display(stream or sys.stderr, plan, len(wanted), verbose=spec.display == "lines",
+                      quiet=spec.display == "quiet")
+    try:
+        return _run(spec, library, dep, wanted, plan, display)
+    finally:
+        display.close()
+
+
+def _run(spec, library, dep, wanted, plan, display):
+    echo = display.message
     folder = Folder(spec.folder)
     folder.make()
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
@@ -74,7 +64,6 @@ def run_tune(spec, echo):
     journal = Journal(folder, settings)
     if journal.resumed:
         echo(f"tune: continuing the run in {spec.folder} (finished steps are not run again)")
-    clock = Clock(echo, len(wanted))
     built, budget_cut, measured = {}, [], {}
     for i, coll in enumerate(wanted):
         name = f"measure:{coll}"
@@ -82,20 +71,24 @@ def run_tune(spec, echo):
         if done is None or not done.get("complete"):
             seconds = None
             if spec.budget is not None:
-                left = spec.budget * 0.6 - clock.elapsed()     # 60 % of the budget measures, the rest verifies
+                left = spec.budget * 0.6 - plan.elapsed()     # 60 % of the budget measures, the rest verifies
                 if left <= 0:
                     budget_cut.append(coll)
+                    plan.end_measure(coll, measured=False)
                     echo(f"tune [{i + 1}/{len(wanted)} {coll}] not measured: the budget is spent")
                     continue
                 seconds = left / (len(wanted) - i)
-            clock.step(i, coll, "measuring")
-            result = steps.measure(spec, folder, coll, seconds)
-            clock.measured.append(result["seconds"])
+            plan.start_measure(coll)
+            display.step(i, coll, "measuring")
+            result = steps.measure(spec, folder, coll, seconds, display.points_done)
+            plan.end_measure(coll)
             if result["stopped"]:
                 budget_cut.append(coll)
             journal.finish(name, [], **result)
+        else:
+            plan.end_measure(coll, measured=False)
         measured[coll] = journal.data["steps"][name]
-        clock.step(i, coll, "building")
+        display.step(i, coll, "building")
         fn, dmap, summary = steps.build(folder, coll)
         built[coll] = (fn, summary, dmap)
         journal.finish(f"build:{coll}", [folder.measurement(coll)], **summary)
@@ -104,9 +97,9 @@ def run_tune(spec, echo):
     fns = [fn for fn, _, _ in built.values()]
     measurements = [folder.measurement(c) for c in built]
     mpich_base = _mpich_base(library.name)
-    first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", echo, clock)
+    first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", display)
     pruned = steps.prune(fns, folder("verify", "first.json"), lambda text: echo(f"tune: prune: {text}"))
-    second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", echo, clock)
+    second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", display)
     judged = verdict.judge(second, spec.min_gain)
     for coll, j in verdict.judge(first, spec.min_gain).items():   # not followed before pruning: never deployed
         if any(d.get("collective") == coll for d in first["statistics"]["proof"]["differs"]) and coll in judged:
@@ -123,7 +116,7 @@ def run_tune(spec, echo):
                                                              f"{len(final)} of {len(wanted)} collectives tuned",
                                                              "source it before mpiexec: . tuned.env"]))
     overall = verdict.overall(judged)
-    summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, clock.elapsed())
+    summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed())
     write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo))
     journal.finish("summary", [], **summary)
     return summary
@@ -136,7 +129,7 @@ def _mpich_base(library):
     return mpich_library()
 
 
-def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, label, echo, clock):
+def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, label, display):
     """Write the deployment of `fns` to DIR/verify/LABEL.<file> and verify it (skipped when the journal has this
     same file verified); the verify document."""
     import json
@@ -146,9 +139,11 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
     write_text(path, texts[dep.file])
     result = folder("verify", f"{label}.json")
     if journal.done(f"verify:{label}", [path]) and os.path.exists(result):
+        display.plan.end_verify(ran=False)
         return json.loads(read_text(result, what="verify result"))
-    echo(f"tune: verifying the {label} deployment ({len(fns)} collectives, with the follow proof; "
-         f"{_clock(clock.elapsed())} elapsed)")
-    document = steps.verify(spec, [path], measurements, result, lambda text: echo(f"tune: verify: {text}"))
+    display.plan.start_verify()
+    display.step(None, "", f"verifying the {label} deployment of {len(fns)} collective{'s' if len(fns) != 1 else ''}")
+    document = steps.verify(spec, [path], measurements, result, lambda text: display.message(f"tune: verify: {text}"))
+    display.plan.end_verify()
     journal.finish(f"verify:{label}", [path], result=os.path.basename(result))
     return document

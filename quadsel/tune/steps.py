@@ -11,32 +11,35 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from ..errors import QuadselError, one_line
 from ..output import write_text
 
 
-def measure(spec, folder, collective, seconds=None):
+def measure(spec, folder, collective, seconds=None, on_progress=None):
     """Measure `collective` into folder.measurement(collective) with the strategy of `strategy_for`; stopped (Ctrl-C
-    to the job, which keeps every row finished) after `seconds`. Returns {"complete": bool, "seconds": wall time,
+    to the job, which keeps every row finished) after `seconds`. `on_progress(done, total, fraction)` at every
+    point measure reports (its QUADSEL_PROGRESS_REPORT lines). Returns {"complete": bool, "seconds": wall time,
     "stopped": bool, "strategy": "full" or "adaptive"}."""
     out = folder.measurement(collective)
     msg_sizes = "0" if collective == "barrier" else spec.msg_sizes    # a barrier carries no data
     from ..measure.launch import python_module     # not the working folder's modules (issue 31)
     cmd = python_module(sys.executable, "quadsel") + ["measure", "--np", str(spec.np), "-c", collective,
-           "--msg-sizes", msg_sizes, "--quiet", "-o", out] + spec.measure_options
+           "--msg-sizes", msg_sizes, "-o", out] + spec.measure_options
     if spec.comm_sizes:
         cmd += ["--comm-sizes", spec.comm_sizes]
     if spec.mpiexec:
         cmd += ["--mpiexec", spec.mpiexec]
     strategy = strategy_for(spec, msg_sizes)
     if strategy == "adaptive":
-        result = _measure(cmd + ["--adaptive"], out, collective, seconds, fallback=spec.strategy == "auto")
+        result = _measure(cmd + ["--adaptive"], out, collective, seconds, on_progress,
+                          fallback=spec.strategy == "auto")
         if result is not None:
             return dict(result, strategy="adaptive")
         strategy = "full"    # auto, and this library cannot force the collective in-process (MPI_T): the full sweep
-    return dict(_measure(cmd, out, collective, seconds), strategy=strategy)
+    return dict(_measure(cmd, out, collective, seconds, on_progress), strategy=strategy)
 
 
 def strategy_for(spec, msg_sizes):
@@ -55,33 +58,39 @@ def strategy_for(spec, msg_sizes):
 _NO_INPROCESS = ("--adaptive needs in-process forcing", "--adaptive and --sample need it")
 
 
-def _measure(cmd, out, collective, seconds, fallback=False):
+def _measure(cmd, out, collective, seconds, on_progress=None, fallback=False):
     """Run `quadsel measure` (cmd); with `fallback`, None when it refused --adaptive because this library cannot
     force the collective in-process."""
     _wait_unlocked(out)
     started = time.monotonic()
     # A session of its own (the terminal's Ctrl-C reaches tune, which stops the job as below), and SIGINT when
     # tune itself dies (kill -9, a job's time limit): measure then keeps its rows and releases its CSV.
+    from ..measure.progress import REPORT_ENV
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=_interrupt_with_parent)
+                            preexec_fn=_interrupt_with_parent, env=dict(os.environ, **{REPORT_ENV: "1"}))
+    said = []
+    reader = threading.Thread(target=_read_stderr, args=(proc.stderr, said, on_progress), daemon=True)
+    reader.start()
     stopped = False
     try:
         try:
-            _, err = proc.communicate(timeout=seconds)
+            proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
             stopped = True
             os.killpg(proc.pid, signal.SIGINT)     # measure keeps what it finished, as on Ctrl-C
             try:
-                _, err = proc.communicate(timeout=120)
+                proc.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-                _, err = proc.communicate()
+                proc.wait()
     except KeyboardInterrupt:
         os.killpg(proc.pid, signal.SIGINT)
         proc.wait()
         raise
+    finally:
+        reader.join(timeout=10)
     elapsed = time.monotonic() - started
-    text = (err or b"").decode("utf-8", "replace")
+    text = "\n".join(said)
     if proc.returncode not in (0, 130) and not (stopped and proc.returncode in (-signal.SIGINT, 130)):
         if fallback and any(reason in text for reason in _NO_INPROCESS):
             return None
@@ -90,7 +99,27 @@ def _measure(cmd, out, collective, seconds, fallback=False):
     return {"complete": _complete(out), "seconds": round(elapsed, 1), "stopped": stopped}
 
 
+def _read_stderr(stream, said, on_progress, keep=200):
+    """measure's stderr, line by line: its progress reports to `on_progress`, the last `keep` other lines to
+    `said` (the error message when it fails)."""
+    from ..measure.progress import parse_report
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        report = parse_report(line)
+        if report is None:
+            said.append(line)
+            del said[:-keep]
+        elif on_progress is not None:
+            on_progress(*report)
+    stream.close()
+
+
 def _interrupt_with_parent():
+    """In measure's process before exec: SIGINT when tune dies, and SIGINT's default action back. An ignored SIGINT
+    survives exec (tune started from a non-interactive shell's `&`, or a parent that ignored it), and a Python
+    started with it ignored installs no KeyboardInterrupt: the orphaned measure would never end and keep its CSV
+    locked (docs/conventions.md, "Ctrl-C")."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)    # PR_SET_PDEATHSIG (Linux)

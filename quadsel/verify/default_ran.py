@@ -12,7 +12,7 @@ trace of `default`), and `compare` judges each point the same way. The default r
   (`match: "functions"`: the same algorithm at a segment size the check did not force);
 - else nothing the check forced (`match: "none"`); Open MPI's probe still names the functions that ran.
 
-Names: Open MPI and Intel MPI ids with their names ("binomial (6)": an id means another algorithm in every
+Names: Open MPI and Intel MPI ids with their names ("6 binomial": an id means another algorithm in every
 collective), MPICH's names as they are.
 """
 
@@ -56,7 +56,7 @@ def identify(arms):
 
 
 def describe(library, collective, found):
-    """The table's words for `identify`'s result: "binomial (6)", "one of: a, b", "pipeline (3), other segment
+    """The table's words for `identify`'s result: "6 binomial", "one of: a, b", "3 pipeline, other segment
     size", "?"; "—" where the default was not fingerprinted."""
     if not found:
         return "—"
@@ -125,12 +125,13 @@ def _order(label):
 
 
 def describe_ran(ran, names=None):
-    """One line of what the default ran: "binomial (6)", "one of: binomial (6), knomial (7)", ..."""
+    """One line of what the default ran: "6 binomial", "one of: 6 binomial, 7 knomial", ..."""
     names = names or {}
 
+    from ..libraries import with_name
+
     def named(lab):
-        name = names.get(lab)
-        return f"{name} ({lab})" if name and name != lab else str(lab)
+        return with_name(lab, names.get(lab))
     if ran.status == "identified":
         return f"{named(ran.labels[0])}, told apart by {ran.evidence}"
     if ran.status == "ambiguous":

@@ -287,3 +287,17 @@ def test_titles_say_the_algorithm_once(library, collective, algorithm, name, tit
     finally:
         plt.Axes.set_title = original
     assert captured[0].splitlines()[0] == f"{collective} {title}"
+
+
+def test_what_the_default_ran_is_named_as_every_table_names_an_id(tmp_path):
+    """"3 pipeline" (libraries.named_label's form), not "pipeline (3)": one format across quadsel's texts."""
+    from quadsel.libraries import named_label
+    from quadsel.trace.breakdown_report import library_ran_text
+    doc = trace_doc([("default", [ENTRY] * 3, [EXIT] * 3)], collective="bcast", library="openmpi")
+    doc["runs"][0]["name"] = "library default"
+    ran = {"status": "identified", "algorithms": [{"label": "3", "name": "pipeline"}], "evidence": "the functions"}
+    doc["runs"][0]["library_ran"] = ran
+    c = bd.configs([("t.json", doc)])[0]
+    assert bd.algorithm_title(c) == "library default, ran " + named_label("openmpi", "bcast", "3") == \
+        "library default, ran 3 pipeline"
+    assert library_ran_text(ran).startswith("3 pipeline (told apart by")

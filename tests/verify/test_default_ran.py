@@ -63,7 +63,7 @@ def test_probe_part_names_the_algorithm_whatever_the_messages():
               "7": _probed([["bcast_intra_knomial", 1]], traffic=[[0, 1]])}
     ran = compare(default, forced, probed_functions=True)
     assert ran == DefaultRan("identified", ["6"], "the coll/base functions that ran")
-    assert describe_ran(ran, {"6": "binomial"}).startswith("binomial (6), told apart by")
+    assert describe_ran(ran, {"6": "binomial"}).startswith("6 binomial, told apart by")
     assert compare(default, forced, probed_functions=False).status == "unknown"
 
 
