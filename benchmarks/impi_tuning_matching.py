@@ -81,7 +81,7 @@ PPN_CASES = [   # (name, [(ppn key, preset)] in file order)
 def ppn_main():
     """The ppn level across hosts (module docstring, --ppn)."""
     from quadsel.cluster import NetnsCluster
-    from quadsel.cluster.fingerprints import layout_fingerprints, presets_that_ran
+    from quadsel.verify.cluster_fingerprints import layout_fingerprints, presets_that_ran
     python = sys.executable
     jobs = {(2, 3): [(PPN_LAYOUTS[k], m, k) for k in PPN_LAYOUTS for m in PPN_MSGS],
             (2, 1): [(2, m, "2x1") for m in PPN_MSGS]}

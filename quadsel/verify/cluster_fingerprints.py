@@ -1,6 +1,6 @@
-"""Fingerprints of collective calls on the layouts of a namespace-cluster job: which algorithm the library ran on
-each layout's communicator (quadsel.verify.fingerprint with [comm, msg, layout] points), with a tuning file or an
-algorithm forced through the launch's environment.
+"""Fingerprints of collective calls on the layouts of a multi-host job (e.g. on the namespace cluster,
+quadsel.cluster): which algorithm the library ran on each layout's communicator (quadsel.verify.fingerprint with
+[comm, msg, layout] points), with a tuning file or an algorithm forced through the launch's environment.
 
 The follow proof per layout (docs/cluster.md, "Intel MPI's ppn level"): a file launch's fingerprint at a point
 equals the forced launch's of the preset the file names there, and differs from the other presets'.
