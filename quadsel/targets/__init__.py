@@ -4,7 +4,7 @@ import importlib
 
 from ..errors import QuadselError
 
-TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json", "impi-adjust", "impi-json")
+TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json", "impi-adjust", "impi-json", "env-script")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
@@ -18,8 +18,10 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     large) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library` (openmpi, mpich, intelmpi)
     makes plain and table return that library's algorithm ids. impi-adjust: Intel MPI's I_MPI_ADJUST_<COLL>
     strings (impi_adjust.py); impi-json: Intel MPI's JSON tuning file
-    (I_MPI_TUNING, impi_json.py). ompi-han: coll/han's dynamic rules file (ompi_han.py), used with the
-    ompi-rules file of the same trees. blob (one tree): the node table as a binary file for templates/quadsel_blob.c
+    (I_MPI_TUNING, impi_json.py); env-script: a POSIX sh job-environment script exporting the I_MPI_ADJUST strings
+    of a layout forest's member picked from the job's layout (env_script.py). ompi-han: coll/han's dynamic rules
+    file (ompi_han.py), used with the ompi-rules file of the same trees. blob (one tree): the node table as a binary
+    file for templates/quadsel_blob.c
     (blob.py). ompi-rules / ompi-json: `max_requests` on every rule. mpich-json: `mpich_base` is MPICH's own
     selection (a dict, mpich_json.load_base) kept for the other collectives.
     """
@@ -113,7 +115,7 @@ def conversion_notes(target, fns):
     if target == "impi-json":          # JSON has no comments: its notes are printed
         from .impi_json import notes
         return [f"note: {note}" for note in notes(fns)]
-    if target == "impi-adjust":        # the file's own `# note:` lines say it
+    if target in ("impi-adjust", "env-script"):        # the file's own `# note:` lines say it
         return []
     if target in ("ompi-rules", "ompi-json", "ompi-han"):    # a layout forest: the layouts the file collapses
         from .layout_collapse import lost_line
