@@ -70,7 +70,7 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
 
 # What each output cannot say about a layout forest (decision/layouts.py) until its library's layout keys are written.
 _NO_LAYOUT = {"blob": "the blob's node table has no ppn level",
-              "impi-adjust": "I_MPI_ADJUST strings key on process count only",
+              "impi-adjust": "I_MPI_ADJUST strings key on process count only; -t env-script picks them per layout",
               "table": "the grid and node tables have no ppn level", "ompi-tuned": "coll/tuned's fixed decision "
               "is called with the communicator only"}
 
@@ -87,8 +87,8 @@ def _forests_expressible(target, flavor, fns):
     what = _NO_LAYOUT.get(target) or (_NO_LAYOUT.get(flavor) if target == "c" else None)
     if what:
         shown = f"--target {target}" + (f" --flavor {flavor}" if target == "c" else "")
-        raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain), -t mpich-json or "
-                           "-t impi-json, or --ppn P for the member a job of P ranks per node runs")
+        raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain), -t mpich-json, "
+                           "-t impi-json or the Open MPI files, or --ppn P for the member a job of P ranks per node runs")
 
 
 def _no_alpha_trees(target, fns):
