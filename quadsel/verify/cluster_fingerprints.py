@@ -1,6 +1,6 @@
 """Fingerprints of collective calls on the layouts of a multi-host job (e.g. on the namespace cluster,
 quadsel.cluster): which algorithm the library ran on each layout's communicator (quadsel.verify.fingerprint with
-[comm, msg, layout] points), with a tuning file or an algorithm forced through the launch's environment.
+[comm, msg, nodes, ppn] or [comm, msg, "r0,r1,..."] points), with a tuning file or an algorithm forced through the launch's environment.
 
 The follow proof per layout (docs/cluster.md, "Intel MPI's ppn level"): a file launch's fingerprint at a point
 equals the forced launch's of the preset the file names there, and differs from the other presets'.
@@ -11,6 +11,7 @@ import os
 import tempfile
 
 from ..errors import QuadselError
+from ..measure.layouts import LAYOUT
 
 
 def layout_fingerprints(cluster, flavor, python, ppn, points, collective="allreduce", env=None, nodes=None,
@@ -21,7 +22,7 @@ def layout_fingerprints(cluster, flavor, python, ppn, points, collective="allred
     from ..measure.launch import python_module
     mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
     argv, launch_env = cluster.launcher(flavor, mpiexec, ppn, nodes=nodes)
-    spec = {"collective": collective, "kind": "order", "points": [list(p) for p in points], "forced": None}
+    spec = {"collective": collective, "kind": "order", "points": [_point(*p) for p in points], "forced": None}
     with tempfile.TemporaryDirectory(prefix="quadsel-layout-fp-") as workdir:
         spec_path, out_path = os.path.join(workdir, "spec.json"), os.path.join(workdir, "out.json")
         with open(spec_path, "w") as handle:
@@ -37,7 +38,17 @@ def layout_fingerprints(cluster, flavor, python, ppn, points, collective="allred
             raise QuadselError(f"fingerprint launch on the cluster failed (exit {done.returncode}): {tail}")
         with open(out_path) as handle:
             rows = json.load(handle)["points"]
-    return {(r["comm"], r["msg"], r["layout"]): r["arms"].get("library") for r in rows}
+    return {(r["comm"], r["msg"], _name(r["layout"])): r["arms"].get("library") for r in rows}
+
+
+def _point(comm, msg, layout):
+    """quadsel.verify.fingerprint's point: [comm, msg, nodes, ppn] for "NxP", [comm, msg, "r0,r1,..."] else."""
+    match = LAYOUT.match(layout)
+    return [comm, msg, int(match.group(1)), int(match.group(2))] if match else [comm, msg, layout]
+
+
+def _name(layout):
+    return f"{layout[0]}x{layout[1]}" if len(layout) == 2 else layout[0]
 
 
 def presets_that_ran(by_file, by_preset):
