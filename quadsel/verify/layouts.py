@@ -12,10 +12,11 @@ from ..errors import QuadselError
 from ..measure.layouts import NodeGroups, format_layout, parse_layouts
 from .selection import ForestSelection
 
-# Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout).
-# TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets, Intel MPI's impi-json `ppn=`
-# level: add their library here once `codegen` writes the forest for them, with their emitter in run.emit_rules.
-ONE_FILE = {"mpich"}
+# Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout): MPICH's
+# comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
+# TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets: add openmpi here with their
+# emitter in run.emit_rules.
+ONE_FILE = {"mpich", "intelmpi"}
 
 
 def point_layout(point):
