@@ -6,6 +6,11 @@ launch's (forced: one launch per preset, I_MPI_ADJUST_ALLREDUCE=ID). Presets 3, 
 told apart at most points used here; where two share a fingerprint both are printed ("default/7").
 
 usage: QUADSEL_IMPI_PYTHON=... $QUADSEL_IMPI_PYTHON benchmarks/impi_tuning_matching.py   (about 2 minutes)
+
+--ppn: the ppn level across hosts, on the namespace cluster (root; quadsel.cluster, docs/cluster.md): jobs of
+2 hosts x 3 ranks and 2 hosts x 1 rank, the fingerprint taken on layout communicators (2x1 = one rank on each
+host, 1x2, 2x2, ..., and uneven ones given as world ranks: "0,1,3" = 2 ranks on node1 + 1 on node2), each file
+with one comm_size=-1 and msg_size=-1 entry per ppn block, so that only the ppn level decides (about 40 seconds, as root).
 """
 
 import json
@@ -61,7 +66,45 @@ CASES = [   # (name, ranks, file, communicator sizes, message sizes)
 ]
 
 
+# The layouts of a 2 x 3 job (ranks 0-2 on node1, 3-5 on node2): ranks per node of each, and of the uneven ones
+PPN_LAYOUTS = {"2x1": 2, "1x2": 2, "1x3": 3, "2x2": 4, "2x3": 6, "0,1,3": 3, "0,3,4": 3, "0,1,2,3": 4,
+               "0,3,4,5": 4, "0,1,2,3,4": 5}
+PPN_MSGS = (1024, 8192)
+PPN_CASES = [   # (name, [(ppn key, preset)] in file order)
+    ("ppn: 1:8, 2:3, -1:7", [(1, 8), (2, 3), (-1, 7)]),
+    ("ppn: 2:3, 1:8 (unsorted, no -1)", [(2, 3), (1, 8)]),
+    ("ppn: 2:3, -1:7", [(2, 3), (-1, 7)]),
+    ("ppn: 3:8, -1:3", [(3, 8), (-1, 3)]),
+]
+
+
+def ppn_main():
+    """The ppn level across hosts (module docstring, --ppn)."""
+    from quadsel.cluster import NetnsCluster
+    from quadsel.verify.cluster_fingerprints import layout_fingerprints, presets_that_ran
+    python = sys.executable
+    jobs = {(2, 3): [(PPN_LAYOUTS[k], m, k) for k in PPN_LAYOUTS for m in PPN_MSGS],
+            (2, 1): [(2, m, "2x1") for m in PPN_MSGS]}
+    with NetnsCluster(2) as cluster, tempfile.TemporaryDirectory(prefix="quadsel-impi-ppn-") as workdir:
+        for (nodes, ppn), points in jobs.items():
+            forced = {p: layout_fingerprints(cluster, "intelmpi", python, ppn, points, nodes=nodes,
+                                             env={} if p == "default" else {"I_MPI_ADJUST_ALLREDUCE": p})
+                      for p in PRESETS}
+            for name, blocks in PPN_CASES:
+                path = os.path.join(workdir, "tuning.json")
+                with open(path, "w") as handle:
+                    handle.write(tree([(key, [(-1, [(-1, preset)])]) for key, preset in blocks]))
+                got = layout_fingerprints(cluster, "intelmpi", python, ppn, points, nodes=nodes,
+                                          env={"I_MPI_TUNING": path})
+                ran = presets_that_ran(got, forced)
+                shown = " ".join(f"{layout}x{m}B={'/'.join(ran[(n, m, layout)]) or '?'}"
+                                 for n, m, layout in points)
+                print(f"{name} [{nodes}x{ppn} job]: {shown}", flush=True)
+
+
 def main():
+    if "--ppn" in sys.argv[1:]:
+        return ppn_main()
     mpiexec = launch.find_mpiexec()
     launch.library_without_init()
     forced = {}

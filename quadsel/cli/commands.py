@@ -126,10 +126,11 @@ def _readable_tree(text):
 @main.command()
 @click.argument("trees", metavar="TREE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-t", "--target", type=click.Choice(["c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json",
-                                                  "impi-adjust", "impi-json"]), default="c",
+                                                  "impi-adjust", "impi-json", "env-script"]), default="c",
               show_default=True, help="What to generate: C source, a loadable binary blob (for templates/quadsel_blob.c), "
                                       "Open MPI classic rules file, Open MPI JSON rules, Open MPI coll/han dynamic rules (with the ompi-rules file "
-                                      "of the same trees), MPICH csel JSON, Intel MPI I_MPI_ADJUST strings, Intel MPI JSON tuning file (I_MPI_TUNING).")
+                                      "of the same trees), MPICH csel JSON, Intel MPI I_MPI_ADJUST strings, Intel MPI JSON tuning file (I_MPI_TUNING), "
+                                      "a job-environment script exporting the I_MPI_ADJUST strings of the job's layout (env-script).")
 @click.option("--flavor", type=click.Choice(["plain", "table", "ompi-tuned"]), default="plain", show_default=True,
               help="C only: plain if/else-if function; table = the same function as a table searched at run "
                    "time (§3.3: the tree's regions as a grid, each size's band found branch-free; the node table "
@@ -174,6 +175,10 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     `ompi_coll_tuned_<coll>_intra_dec_fixed` instead. `blob` (one TREE): the node table as a versioned binary
     file that templates/quadsel_blob.c loads, checks and queries (docs/formats-tree.md). The rules-file
     targets take one TREE per collective and agree with `quadsel query` at every size (docs/formats-output.md).
+    `env-script` (trees or layout forests, one per collective): a POSIX sh file to source in a job script; it
+    exports the I_MPI_ADJUST_<COLL> strings of the forest member the job's ppn selects (QUADSEL_PPN, or
+    QUADSEL_NODES with QUADSEL_NP, or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE; none known: the
+    last member, said on stderr).
     """
     from ..targets import emit
     if runtime_dir is not None and target != "blob":

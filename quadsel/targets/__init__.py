@@ -4,7 +4,7 @@ import importlib
 
 from ..errors import QuadselError
 
-TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json", "impi-adjust", "impi-json")
+TARGETS = ("c", "blob", "ompi-rules", "ompi-json", "ompi-han", "mpich-json", "impi-adjust", "impi-json", "env-script")
 C_FLAVORS = ("plain", "table", "ompi-tuned")
 
 
@@ -18,8 +18,10 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     large) or ompi-tuned (Open MPI's fixed decision, ompi_tuned.py); `library` (openmpi, mpich, intelmpi)
     makes plain and table return that library's algorithm ids. impi-adjust: Intel MPI's I_MPI_ADJUST_<COLL>
     strings (impi_adjust.py); impi-json: Intel MPI's JSON tuning file
-    (I_MPI_TUNING, impi_json.py). ompi-han: coll/han's dynamic rules file (ompi_han.py), used with the
-    ompi-rules file of the same trees. blob (one tree): the node table as a binary file for templates/quadsel_blob.c
+    (I_MPI_TUNING, impi_json.py); env-script: a POSIX sh job-environment script exporting the I_MPI_ADJUST strings
+    of a layout forest's member picked from the job's layout (env_script.py). ompi-han: coll/han's dynamic rules
+    file (ompi_han.py), used with the ompi-rules file of the same trees. blob (one tree): the node table as a binary
+    file for templates/quadsel_blob.c
     (blob.py). ompi-rules / ompi-json: `max_requests` on every rule. mpich-json: `mpich_base` is MPICH's own
     selection (a dict, mpich_json.load_base) kept for the other collectives.
     """
@@ -68,8 +70,7 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
 
 # What each output cannot say about a layout forest (decision/layouts.py) until its library's layout keys are written.
 _NO_LAYOUT = {"blob": "the blob's node table has no ppn level",
-              "impi-adjust": "I_MPI_ADJUST strings key on process count only",
-              "impi-json": "quadsel's Intel MPI JSON does not write its ppn= level yet",
+              "impi-adjust": "I_MPI_ADJUST strings key on process count only; -t env-script picks them per layout",
               "table": "the grid and node tables have no ppn level", "ompi-tuned": "coll/tuned's fixed decision "
               "is called with the communicator only"}
 
@@ -86,8 +87,8 @@ def _forests_expressible(target, flavor, fns):
     what = _NO_LAYOUT.get(target) or (_NO_LAYOUT.get(flavor) if target == "c" else None)
     if what:
         shown = f"--target {target}" + (f" --flavor {flavor}" if target == "c" else "")
-        raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain) or -t mpich-json, or "
-                           "--ppn P for the member a job of P ranks per node runs")
+        raise QuadselError(f"{shown} cannot express a layout forest ({what}): use -t c (plain), -t mpich-json, "
+                           "-t impi-json or the Open MPI files, or --ppn P for the member a job of P ranks per node runs")
 
 
 def _no_alpha_trees(target, fns):
@@ -114,7 +115,7 @@ def conversion_notes(target, fns):
     if target == "impi-json":          # JSON has no comments: its notes are printed
         from .impi_json import notes
         return [f"note: {note}" for note in notes(fns)]
-    if target == "impi-adjust":        # the file's own `# note:` lines say it
+    if target in ("impi-adjust", "env-script"):        # the file's own `# note:` lines say it
         return []
     if target in ("ompi-rules", "ompi-json", "ompi-han"):    # a layout forest: the layouts the file collapses
         from .layout_collapse import lost_line

@@ -6,20 +6,26 @@ The format is the one Intel's tuner writes (Intel MPI Developer Guide, "MPI Tuni
                                                                   "msg_size=-1": {"ALLREDUCE=3": {}}}},
                                    "comm_size=-1": {...}}}}
 
-How Intel MPI 2021.18.1 matches it is not documented; measured with verify's follow proof (allreduce, 2-4 ranks
-on one node, reduction-order fingerprints; docs/deploy.md, "Intel MPI's JSON tuning file"), the rule is the
-same at the ppn, comm_size and msg_size levels (MATCHING):
+How Intel MPI 2021.18.1 matches it is not documented; measured with verify's follow proof (allreduce,
+reduction-order fingerprints; on one node and across the hosts of the namespace cluster; docs/deploy.md, "Intel
+MPI's JSON tuning file", and docs/cluster.md, "Intel MPI's ppn level"), the rule is the same at the ppn,
+comm_size and msg_size levels (MATCHING):
 
   - the entries of a level are tried **in file order**; the first whose value is -1 or **>= the call's value**
     (an inclusive upper bound) wins;
   - when none does, the **last** entry of the level applies;
-  - ppn is the communicator's own ranks per node (a 2-rank communicator of a 4-rank job on one node: 2);
+  - ppn is the communicator's own ranks per node, **comm_size // nodes** (integer division) with nodes the
+    hosts its ranks are on: a 2-rank communicator of a 4-rank job on one node has ppn 2, one rank on each of two
+    hosts ppn 1 whatever the job's ppn, 3 ranks as 2 + 1 ppn 1 (intel_ppn);
   - msg_size is bytes (count x datatype size), not elements; names (`coll=`, `<COLL>=`) in any case.
 
 So the writer emits every level in ascending order with -1 last, each key the inclusive upper end of its range.
-The tree has no ranks-per-node axis yet: one ppn block, `ppn=-1` (every layout), holding the tree's
-communicator sizes. On one node ppn = comm size and the file answers exactly as the tree does; on several
-nodes a communicator of N ranks gets the rules the tree has for N ranks on one node (docs/deploy.md).
+A 2-D tree is one ppn block, `ppn=-1` (every layout), holding the tree's communicator sizes: on one node ppn =
+comm size and the file answers exactly as the tree does; on several nodes a communicator of N ranks gets the
+rules the tree has for N ranks. A layout forest (decision/layouts.py) is one block `ppn=P` per member, its bound,
+the last `ppn=-1`: the forest's own query rule (first bound >= ppn, else the last) wherever the communicator's
+ranks are spread evenly (comm size a multiple of its nodes: every layout measure forms); on an uneven one Intel
+takes the block of comm_size // nodes, where the forest's `--nodes` query takes the ceiling (docs/formats-output.md).
 
 Neither this file nor I_MPI_ADJUST can name the library's own default (preset 0 is Intel's basic logic): the
 file covers the tree's measured range, the sizes outside it take the nearest measured size's rules
@@ -35,6 +41,7 @@ from ..libraries import DEFAULT_ALGORITHM, intelmpi
 from .impi_adjust import message_size, preset_of
 from ..json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, Pick
+from ..decision.layouts import member_label
 from .rule_list import inside_rule_list
 
 MAX_VALUE = intelmpi.MAX_VALUE   # keys are C ints ("msg_size=%d")
@@ -57,6 +64,18 @@ def _key(hi):
 
 def collective_tree(rule_list):
     """{"ppn=-1": {"comm_size=N": {"comm_id=-1": {"msg_size=M": {"<COLL>=ID": {}}}}}} of one RuleList."""
+    return {f"ppn={ANY}": comm_levels(rule_list)}
+
+
+def forest_tree(forest):
+    """{"ppn=P": comm levels, ..., "ppn=-1": ...} of a layout forest: one block per member, in its order."""
+    last = len(forest.members) - 1
+    return {f"ppn={ANY if i == last else m.ppn}": comm_levels(inside_rule_list(m.fn, intelmpi.NAME))
+            for i, m in enumerate(forest.members)}
+
+
+def comm_levels(rule_list):
+    """{"comm_size=N": {"comm_id=-1": {"msg_size=M": {"<COLL>=ID": {}}}}} of one RuleList."""
     name = rule_list.collective.upper()
     comms = {}
     for comm_lo, comm_hi, msgs in rule_list.ranges():
@@ -75,7 +94,7 @@ def collective_tree(rule_list):
     last = list(comms)[-1]
     if last != f"comm_size={ANY}":
         comms[f"comm_size={ANY}"] = comms.pop(last)
-    return {f"ppn={ANY}": comms}
+    return comms
 
 
 def emit(fns, max_requests=None):
@@ -86,20 +105,28 @@ def emit(fns, max_requests=None):
         seen.add(fn.collective)
         if fn.collective not in NAMES:
             raise QuadselError(f"collective {fn.collective!r} has no Intel MPI tuning-file name")
-        lists.append(inside_rule_list(fn, intelmpi.NAME))
-    doc = {f"coll={NAMES[rl.collective]}": collective_tree(rl) for rl in lists}
+        lists.append(fn if hasattr(fn, "members") else inside_rule_list(fn, intelmpi.NAME))
+    doc = {f"coll={NAMES[x.collective]}": forest_tree(x) if hasattr(x, "members") else collective_tree(x)
+           for x in lists}
     return json.dumps(doc, indent=1) + "\n"
 
 
 def notes(fns):
     """What the file cannot say as the tree does (printed by codegen: JSON has no comments)."""
     out = []
-    for fn in fns:
-        rl = inside_rule_list(fn, intelmpi.NAME)
-        out += rl.notes
-        if any(r.method.algorithm == DEFAULT_ALGORITHM for c in rl.comm_rules for r in c.msg_rules):
-            out.append(f"{fn.collective}: preset 0 (Intel's basic selection logic) stands where the tree keeps the "
-                       "library default inside its measured range, which the tuning file cannot name")
+    for whole in fns:
+        members = whole.members if hasattr(whole, "members") else [None]
+        for i, member in enumerate(members):
+            fn = member.fn if member else whole
+            where = f"{member_label(members, i)}: " if member and len(members) > 1 else ""
+            rl = inside_rule_list(fn, intelmpi.NAME)
+            out += [where + n for n in rl.notes]
+            if any(r.method.algorithm == DEFAULT_ALGORITHM for c in rl.comm_rules for r in c.msg_rules):
+                out.append(f"{where}{fn.collective}: preset 0 (Intel's basic selection logic) stands where the tree keeps the "
+                           "library default inside its measured range, which the tuning file cannot name")
+    if any(hasattr(fn, "members") and len(fn.members) > 1 for fn in fns):
+        out.append("ppn blocks: Intel MPI takes a communicator's ppn as comm_size // nodes; where the ranks are spread "
+                   "unevenly over the nodes that can be below the --nodes query's ceil(comm_size / nodes)")
     return out
 
 
@@ -178,10 +205,17 @@ def first_match(entries, value):
     return entries[-1]
 
 
-def lookup(ppns, comm, msg, ppn=None):
-    """(preset, line) for a call of `comm` ranks, `ppn` of them per node (None: one node, ppn = comm) and Intel's
-    message size `msg`."""
-    _, _, comms = first_match(ppns, comm if ppn is None else ppn)
+def intel_ppn(comm, nodes):
+    """The ppn Intel MPI matches for a communicator of `comm` ranks on `nodes` hosts (measured, MATCHING)."""
+    return max(int(comm) // int(nodes), 1)
+
+
+def lookup(ppns, comm, msg, ppn=None, nodes=None):
+    """(preset, line) for a call of `comm` ranks and Intel's message size `msg`, the ranks `ppn` per node or on
+    `nodes` hosts (intel_ppn); neither: one node, ppn = comm."""
+    if ppn is None:
+        ppn = comm if nodes is None else intel_ppn(comm, nodes)
+    _, _, comms = first_match(ppns, ppn)
     _, _, msgs = first_match(comms, comm)
     return first_match(msgs, msg)[2]
 

@@ -9,7 +9,7 @@ from ..libraries import alphatree, intelmpi, mpich, openmpi
 from .c_common import library_of, tree_library
 
 TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "ompi-han": openmpi.NAME, "mpich-json": mpich.NAME,
-                  "impi-adjust": intelmpi.NAME, "impi-json": intelmpi.NAME}
+                  "impi-adjust": intelmpi.NAME, "impi-json": intelmpi.NAME, "env-script": intelmpi.NAME}
 
 
 def check_library(target, fns):

@@ -6,7 +6,8 @@ the environment variables that make the library use it (`tuned.env`, sourced bef
 - MPICH: one csel JSON over MPICH's own selection, read from the libmpi mpi4py loads (`-t mpich-json`); MPICH
   replaces its whole selection with the file, so the other collectives keep MPICH's own choice;
 - Intel MPI: its JSON tuning file (`-t impi-json`, `I_MPI_TUNING`), which expresses every tree; the
-  `I_MPI_ADJUST_<COLL>` strings cannot when a tree changes with both sizes (targets/impi_adjust.py).
+  `I_MPI_ADJUST_<COLL>` strings (`-t impi-adjust`) are written beside it, for sites that set the environment only,
+  when every deployed tree can be one (not when a tree changes with both sizes: targets/impi_adjust.py).
 """
 
 import os
@@ -28,7 +29,7 @@ class Deployment:
 DEPLOYMENTS = {
     "openmpi": Deployment("openmpi", "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json")),
     "mpich": Deployment("mpich", "tuned-mpich.json", "mpich-json"),
-    "intelmpi": Deployment("intelmpi", "tuned-impi.json", "impi-json"),
+    "intelmpi": Deployment("intelmpi", "tuned-impi.json", "impi-json", ("tuned-impi-adjust.env", "impi-adjust")),
 }
 
 
@@ -40,8 +41,9 @@ def deployment(library):
                            "files quadsel cannot write (measure and build it with the separate commands)") from None
 
 
-def emit(dep, fns, mpich_base=None):
-    """{file name: text} of the deployment of the trees `fns` (one per collective; none: nothing to write)."""
+def emit(dep, fns, mpich_base=None, notes=None):
+    """{file name: text} of the deployment of the trees `fns` (one per collective; none: nothing to write).
+    The extra file is left out, with a line in `notes` (a list), when its target cannot express the trees."""
     from ..targets import emit as emit_target
     if not fns:
         return {}
@@ -51,7 +53,13 @@ def emit(dep, fns, mpich_base=None):
         base = load_base(mpich_base)
     out = {dep.file: emit_target(dep.target, fns, mpich_base=base)}
     if dep.extra:
-        out[dep.extra[0]] = emit_target(dep.extra[1], fns)
+        try:
+            out[dep.extra[0]] = emit_target(dep.extra[1], fns)
+        except QuadselError as exc:
+            if dep.extra[1] != "impi-adjust":
+                raise
+            if notes is not None:
+                notes.append(f"{dep.extra[0]} not written: {exc}")
     return out
 
 

@@ -105,7 +105,10 @@ def _run(spec, library, dep, wanted, plan, display):
         if any(d.get("collective") == coll for d in first["statistics"]["proof"]["differs"]) and coll in judged:
             judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
     final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
-    files = deploy.emit(dep, final, mpich_base)
+    skipped = []
+    files = deploy.emit(dep, final, mpich_base, notes=skipped)
+    for line in skipped:
+        echo(f"tune: note: {line}")
     for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()):
         if stale not in files and os.path.lexists(folder(stale)):
             os.unlink(folder(stale))    # nothing deployed: no file the environment could still point at
@@ -114,12 +117,20 @@ def _run(spec, library, dep, wanted, plan, display):
     env = deploy.environment(dep, spec.folder, final)
     write_text(folder("tuned.env"), deploy.env_text(env, [f"quadsel tune for {library.version}: "
                                                              f"{len(final)} of {len(wanted)} collectives tuned",
-                                                             "source it before mpiexec: . tuned.env"]))
+                                                             "source it before mpiexec: . tuned.env"]
+                                             + _alternative(dep, files)))
     overall = verdict.overall(judged)
     summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed())
     write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo))
     journal.finish("summary", [], **summary)
     return summary
+
+
+def _alternative(dep, files):
+    """Intel MPI: the I_MPI_ADJUST strings beside the tuning file, for sites that set the environment only."""
+    if dep.library != "intelmpi" or not dep.extra or dep.extra[0] not in files:
+        return []
+    return [f"or, through the environment only (no I_MPI_TUNING): . {dep.extra[0]} (I_MPI_ADJUST_<COLL>)"]
 
 
 def _mpich_base(library):

@@ -12,10 +12,11 @@ from ..errors import QuadselError
 from ..measure.layouts import NodeGroups, format_layout, parse_layouts
 from .selection import ForestSelection
 
-# Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout).
-# TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets, Intel MPI's impi-json `ppn=`
-# level: add their library here once `codegen` writes the forest for them, with their emitter in run.emit_rules.
-ONE_FILE = {"mpich"}
+# Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout): MPICH's
+# comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
+# TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets: add openmpi here with their
+# emitter in run.emit_rules.
+ONE_FILE = {"mpich", "intelmpi"}
 
 
 def point_layout(point):
@@ -28,17 +29,24 @@ def point_layout(point):
 def units_of(MPI, world, points, hostname):
     """([(comm size, layout or ())] in order, NodeGroups or None): the communicators of a job's points. Layouts are
     checked against the job's node groups (QuadselError naming the first that does not fit)."""
-    units = sorted({(int(p["comm"] if isinstance(p, dict) else p[0]), point_layout(p)) for p in points})
-    if not any(layout for _, layout in units):
+    units = sorted({(int(p["comm"] if isinstance(p, dict) else p[0]), point_layout(p)) for p in points},
+                   key=lambda unit: (unit[0], [str(v) for v in unit[1]]))
+    if not any(len(layout) == 2 for _, layout in units):
         return units, None
     groups = NodeGroups(MPI, world, hostname)
-    groups.check([layout for _, layout in units if layout])
+    groups.check([layout for _, layout in units if len(layout) == 2])
     return units, groups
 
 
 def split_unit(MPI, world, n, layout, groups):
-    """(member?, communicator or None) of one unit: the first n ranks, or the layout's ranks in node-major order."""
-    member, order = groups.place(layout) if layout else (world.Get_rank() < n, world.Get_rank())
+    """(member?, communicator or None) of one unit: the first n ranks, the layout's ranks in node-major order, or
+    for a layout ("r0,r1,...",) those world ranks (quadsel.verify.cluster_fingerprints)."""
+    rank = world.Get_rank()
+    if len(layout) == 1:      # ("0,1,3",): those world ranks in that order (an uneven spread, benchmarks)
+        ranks = [int(r) for r in str(layout[0]).split(",")]
+        member, order = rank in ranks, ranks.index(rank) if rank in ranks else rank
+    else:
+        member, order = groups.place(layout) if layout else (rank < n, rank)
     base = world.Split(0 if member else MPI.UNDEFINED, order)
     return member, base
 

@@ -93,7 +93,6 @@ def test_a_single_layout_forest_ignores_ppn_without_a_warning(gcc, tmp_path):
     ("c", "ompi-tuned", "--flavor ompi-tuned cannot express"),
     ("blob", "plain", "--target blob cannot express a layout forest"),
     ("impi-adjust", "plain", "I_MPI_ADJUST strings key on process count only"),
-    ("impi-json", "plain", "--target impi-json cannot express a layout forest"),
 ])
 def test_targets_without_a_ppn_key_refuse_a_forest_in_one_line(target, flavor, words):
     from quadsel.errors import QuadselError
