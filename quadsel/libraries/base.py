@@ -45,7 +45,9 @@ class Library:
     carries_forcing = False   # True: forced values are bound at communicator creation
 
     def __init__(self, version_string, mpit=None):
-        self.version = version_string.strip().splitlines()[0] if version_string.strip() else ""
+        # the first line, printable: Open MPI's string ends in a NUL byte, which reached tune's report.md and tuned.env
+        text = "".join(ch for ch in version_string if ch.isprintable() or ch == "\n").strip()
+        self.version = text.splitlines()[0].strip() if text else ""
         self.mpit = mpit
         self.forcing = "mpit" if mpit is not None else "env"
 

@@ -86,3 +86,13 @@ def test_docs_hold_the_generated_tables():
     spec.loader.exec_module(module)
     assert module.text() in (REPO / "docs" / "collectives.md").read_text(), \
         "docs/collectives.md: run python scripts/collectives_tables.py and paste its output"
+
+
+def test_library_version_is_one_printable_line():
+    # Open MPI's MPI_Get_library_version() ends in a NUL byte: it reached tune's report.md and tuned.env
+    from quadsel.libraries import open_library
+    ompi = open_library("Open MPI v5.0.11, package: Open MPI user@localhost Distribution, ident: 5.0.11\x00")
+    assert ompi.version == "Open MPI v5.0.11, package: Open MPI user@localhost Distribution, ident: 5.0.11"
+    mpich = open_library("MPICH Version:      5.0.2\nMPICH Release date: x\x1b[31m\n")
+    assert mpich.version == "MPICH Version:      5.0.2"
+    assert open_library("\x00\n").version == ""

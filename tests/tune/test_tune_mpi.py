@@ -54,6 +54,8 @@ def test_tune_writes_a_folder_whose_deployed_file_the_library_follows(tmp_path):
     assert deployed == sorted(c for c, p in journal["steps"]["summary"]["per_collective"].items() if p["deploy"])
     report = (out / "report.md").read_text()
     assert "| allreduce |" in report and "| reduce |" in report
+    for text_file in ("report.md", "tuned.env"):     # Open MPI's version string ends in a NUL byte
+        assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", (out / text_file).read_text()), text_file
     env = subprocess.run(["sh", "-c", f". '{out / 'tuned.env'}' && env"], capture_output=True, text=True,
                          check=True).stdout
     assert ("OMPI_MCA_coll_tuned_dynamic_rules_filename=" in env) == bool(deployed)
