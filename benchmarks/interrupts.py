@@ -66,6 +66,12 @@ def outcome(code, err, repo, out=""):
     return f"other: status {code}, {err.strip()[:200]!r}"
 
 
+def sigint_default():
+    """In the child before exec: SIGINT to its default. A harness started with SIGINT ignored (a non-interactive
+    shell's `&`, as a CI job may be) passes SIG_IGN on, and Python then never raises KeyboardInterrupt at all."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_once(args, delay, repo, mode="-m", cwd=None):
     """Run quadsel ARGS (mode "-m", "script" or "first-line"), SIGINT after `delay` s (None: never):
     (status, stdout, stderr)."""
@@ -77,7 +83,7 @@ def run_once(args, delay, repo, mode="-m", cwd=None):
     else:
         cmd = [sys.executable, "-m", "quadsel", *args]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                            cwd=cwd or repo)
+                            cwd=cwd or repo, preexec_fn=sigint_default)
     if mode == "first-line":
         assert proc.stdout.read(1) == b"R"
         proc.stdin.write(b"g")

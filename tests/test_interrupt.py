@@ -98,5 +98,5 @@ def test_a_ctrl_c_python_could_not_raise_where_it_landed_is_raised_again():
             "try:\n    A()\n    while time.monotonic() < end:\n        pass\n    print('lost')\n"
             "except KeyboardInterrupt:\n    print('raised again')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=interrupts.sigint_default)
     assert done.stdout.strip() == "raised again" and "Exception ignored" not in done.stderr, done
