@@ -14,7 +14,8 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
               help="Folder of the deployment (made if missing; its parent must exist). Run the same command again "
                    "to continue an interrupted tuning there.")
 @click.option("--np", "np_", type=click.IntRange(2, 1 << 20), required=True,
-              help="Ranks of the jobs tune starts on this host (more than the cores: oversubscribed, and said).")
+              help="Ranks of the jobs tune starts: on this host (more than the cores: oversubscribed, and said), or "
+                   "on the hosts of --mpiexec-args.")
 @click.option("-c", "--collectives", metavar="LIST", default=None,
               help="Comma list of collectives (default: every collective the library can force).")
 @click.option("--comm-sizes", metavar="LIST", default=None, help="Communicator sizes (default 2 to --np).")
@@ -41,12 +42,21 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
                    "the whole interval of its speed-up on the points its selection changes above this (default: "
                    "verify's --min-gain).")
 @click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
+@click.option("--mpiexec-args", default=None, metavar="ARGS",
+              help="Across hosts: your launcher's host options (split like a shell, put before -n in every job tune "
+                   "starts, as measure and verify --mpiexec-args): every layout is measured, one layout forest per "
+                   "collective is built, verified per layout and deployed per library (docs/tune.md, Clusters).")
+@click.option("--layouts", metavar="LIST", default=None,
+              help="With --mpiexec-args: the NODESxPPN layouts to tune (default: every layout the job can form, "
+                   "as measure's).")
+@click.option("--sync", type=click.Choice(["auto", "barrier", "ring", "start"]), default=None,
+              help="With --mpiexec-args: measure's clock synchronisation (docs/measure.md, Across hosts).")
 @click.option("--no-figures", is_flag=True, help="No decision-map figures in report.md.")
 @click.option("--verbose", is_flag=True, help="A plain line per step, on a terminal too (the default there is one "
                                                "line rewritten in place).")
 @click.option("--quiet", is_flag=True, help="No progress; messages, errors and the last line only.")
 def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
-         min_gain, mpiexec, no_figures, verbose, quiet):
+         min_gain, mpiexec, mpiexec_args, layouts, sync, no_figures, verbose, quiet):
     """Tune every collective of the MPI library mpi4py loads, and write a folder ready to deploy.
 
     For each collective the library can force: measure it (`quadsel measure`), build the default tree; then
@@ -70,6 +80,11 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         if bad:
             raise QuadselError(f"unknown collective {bad[0]!r} (known: {', '.join(COLLECTIVES)})")
     parse_list(msg_sizes, "message size")     # a bad list fails here, before any job
+    if (layouts or sync) and not mpiexec_args:
+        raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
+    if layouts:
+        from ..measure.layouts import parse_layouts
+        parse_layouts(layouts)
     if comm_sizes:
         comms = parse_list(comm_sizes, "communicator size")
         if min(comms) < 2 or max(comms) > np_:
@@ -85,7 +100,8 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise QuadselError(f"{one_line(folder)} exists and is not a folder")
     spec = TuneSpec(folder=folder, np=np_, msg_sizes=msg_sizes, collectives=wanted, comm_sizes=comm_sizes,
-                    strategy=strategy, budget=seconds, mpiexec=mpiexec,
+                    strategy=strategy, budget=seconds, mpiexec=mpiexec, mpiexec_args=mpiexec_args, layouts=layouts,
+                    sync=sync,
                     measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
                                      "--rounds", str(rounds)],
                     verify_rounds=verify_rounds, figures=not no_figures,

@@ -16,7 +16,8 @@ def summary(library, wanted, built, judged, overall, budget_cut, measured, spec,
                                "measure_seconds": measured.get(c, {}).get("seconds"),
                                "measure_strategy": measured.get(c, {}).get("strategy")}
                            for c, j in judged.items()},
-        "oversubscribed": spec.np > (os.cpu_count() or 1),
+        "oversubscribed": spec.np > (os.cpu_count() or 1) and not getattr(spec, "mpiexec_args", None),
+        "across_hosts": bool(getattr(spec, "mpiexec_args", None)),
     }
 
 
@@ -37,12 +38,14 @@ def _x(value):
     return "—" if value is None else f"{value:.3f}"
 
 
-def markdown(s, folder, built, figures, echo):
+def markdown(s, folder, built, figures, echo, layouts=None):
     """The report: per collective the tree, the verify verdict and why, the decision maps as figures."""
     lines = [f"# quadsel tune: {s['library_version']}", "",
              f"{len(s['deployed'])} of {len(s['collectives'])} collectives deployed; "
-             f"{s['np']} ranks on {os.cpu_count()} cores"
-             + (" (**oversubscribed**: times of more ranks than cores are the scheduler's as much as the "
+             + (f"{s['np']} ranks across hosts (--mpiexec-args; this host has {os.cpu_count()} cores: on hosts that "
+                "share them, as the namespace cluster's, the times are oversubscribed)" if s.get("across_hosts") else
+                f"{s['np']} ranks on {os.cpu_count()} cores")
+             + ("" if s.get("across_hosts") else " (**oversubscribed**: times of more ranks than cores are the scheduler's as much as the "
                 "algorithms')" if s["oversubscribed"] else " (not oversubscribed)")
              + f"; {s['seconds']:.0f} s.", ""]
     o = s["overall"]
@@ -67,6 +70,10 @@ def markdown(s, folder, built, figures, echo):
                      f"{p.get('measure_seconds') or '—'}{', ' + p['measure_strategy'] if p.get('measure_strategy') else ''} |")
     lines += ["", "Files: `tuned.env` (source it before mpiexec), the library's file, `trees/` (one tree per "
               "collective), `measurements/` (reusable by `quadsel build`), `verify/` (both verify runs as JSON).", ""]
+    if layouts:     # across hosts: the second verify per layout (verify/layouts.py)
+        from ..verify.layouts import format_layout_lines
+        lines += ["## Per layout (the second verify, nodes x ranks per node)", ""]
+        lines += [f"- {line}" for line in format_layout_lines(layouts)] + [""]
     if figures:
         lines += _figures(folder, built, echo)
     return "\n".join(lines) + "\n"
@@ -83,6 +90,9 @@ def _figures(folder, built, echo):
     out = ["## Decision maps of the built trees (every collective, before pruning; only the deployed ones are in the file)", ""]
     make_folder(os.path.join(folder, "figures"))
     for coll, (fn, summary, dmap) in built.items():
+        if hasattr(fn, "members"):     # a layout forest: no single map (quadsel report FOREST --tree draws per layout)
+            out += [f"({coll}: a layout forest of {len(fn.members)} trees; `quadsel report` draws it per layout.)", ""]
+            continue
         path = os.path.join(folder, "figures", f"{coll}.png")
         panel = (f"{summary['leaves']} leaves", choice_on(QuadtreeSelector.of(fn), dmap))
         decision_maps(dmap, [panel], path, f"{coll}: the default build")

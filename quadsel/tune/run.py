@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from ..errors import QuadselError
 from ..output import write_text
-from . import deploy, report, steps, verdict
+from . import cluster, deploy, report, steps, verdict
 from .folder import Folder, Journal
 from .progress import Display, Plan
 
@@ -23,6 +23,9 @@ class TuneSpec:
     strategy: str = "auto"                    # auto: adaptive on grids of 64 points or more (tune/steps.py)
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
+    mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/cluster.py)
+    layouts: Optional[str] = None             # NODESxPPN list (default: every layout the job can form)
+    sync: Optional[str] = None                # measure --sync (across hosts)
     measure_options: list = field(default_factory=list)
     verify_rounds: int = 5
     verify_max_reps: int = 30
@@ -38,8 +41,11 @@ def run_tune(spec, stream=None):
     from ..libraries import COLLECTIVES, open_library
     from ..measure import launch
     if launch.inside_mpi_job():
-        raise QuadselError("quadsel tune starts its own jobs on this host (--np N): run it outside mpiexec/srun; "
-                           "tuning across hosts waits for the layouts of the cluster work (docs/tune.md)")
+        raise QuadselError("quadsel tune starts its own jobs: run it outside mpiexec/srun, and give your hosts with "
+                           "--np N --mpiexec-args \"HOST OPTIONS\" (docs/tune.md, Clusters)")
+    if spec.mpiexec_args:
+        from .cluster import check_spec
+        check_spec(spec)
     library = open_library(launch.library_without_init())
     dep = deploy.deployment(library.name)
     wanted = spec.collectives or [c for c in COLLECTIVES if library.algorithms(c)]
@@ -61,6 +67,8 @@ def _run(spec, library, dep, wanted, plan, display):
     folder.make()
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
                 "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
+    if spec.mpiexec_args:     # a run on other hosts or layouts is another run (one-host journals stay as they were)
+        settings.update(mpiexec_args=spec.mpiexec_args, layouts=spec.layouts, sync=spec.sync)
     journal = Journal(folder, settings)
     if journal.resumed:
         echo(f"tune: continuing the run in {spec.folder} (finished steps are not run again)")
@@ -106,22 +114,29 @@ def _run(spec, library, dep, wanted, plan, display):
             judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
     final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
     skipped = []
-    files = deploy.emit(dep, final, mpich_base, notes=skipped)
+    header = [f"quadsel tune for {library.version}: {len(final)} of {len(wanted)} collectives tuned",
+              "source it before mpiexec: . tuned.env"]
+    ompi_hosts = bool(spec.mpiexec_args) and library.name == "openmpi"
+    if ompi_hosts:      # one coll/tuned file per ppn, as verify proved them (tune/cluster.py)
+        files = cluster.ompi_files(final)
+    else:
+        files = deploy.emit(dep, final, mpich_base, notes=skipped)
     for line in skipped:
         echo(f"tune: note: {line}")
-    for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()):
+    for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()) + cluster.ppn_files(folder.path):
         if stale not in files and os.path.lexists(folder(stale)):
             os.unlink(folder(stale))    # nothing deployed: no file the environment could still point at
     for name, text in files.items():
         write_text(folder(name), text)
-    env = deploy.environment(dep, spec.folder, final)
-    write_text(folder("tuned.env"), deploy.env_text(env, [f"quadsel tune for {library.version}: "
-                                                             f"{len(final)} of {len(wanted)} collectives tuned",
-                                                             "source it before mpiexec: . tuned.env"]
-                                             + _alternative(dep, files)))
+    if ompi_hosts:
+        write_text(folder("tuned.env"), cluster.ompi_env_text(spec.folder, final, header))
+    else:
+        env = deploy.environment(dep, spec.folder, final)
+        write_text(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))
     overall = verdict.overall(judged)
     summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed())
-    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo))
+    layouts = (second.get("statistics") or {}).get("layouts")
+    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo, layouts))
     journal.finish("summary", [], **summary)
     return summary
 
@@ -145,16 +160,19 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
     same file verified); the verify document."""
     import json
     from ..inputs import read_text
-    texts = deploy.emit(dep, fns, mpich_base)
-    path = folder("verify", f"{label}.{dep.file}")
-    write_text(path, texts[dep.file])
+    if spec.mpiexec_args:    # across hosts: the forests, whose files verify writes per layout as tune deploys them
+        paths = cluster.verify_inputs(folder, fns, label)
+    else:
+        texts = deploy.emit(dep, fns, mpich_base)
+        paths = [folder("verify", f"{label}.{dep.file}")]
+        write_text(paths[0], texts[dep.file])
     result = folder("verify", f"{label}.json")
-    if journal.done(f"verify:{label}", [path]) and os.path.exists(result):
+    if journal.done(f"verify:{label}", paths) and os.path.exists(result):
         display.plan.end_verify(ran=False)
         return json.loads(read_text(result, what="verify result"))
     display.plan.start_verify()
     display.step(None, "", f"verifying the {label} deployment of {len(fns)} collective{'s' if len(fns) != 1 else ''}")
-    document = steps.verify(spec, [path], measurements, result, lambda text: display.message(f"tune: verify: {text}"))
+    document = steps.verify(spec, paths, measurements, result, lambda text: display.message(f"tune: verify: {text}"))
     display.plan.end_verify()
-    journal.finish(f"verify:{label}", [path], result=os.path.basename(result))
+    journal.finish(f"verify:{label}", paths, result=os.path.basename(result))
     return document

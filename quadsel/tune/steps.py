@@ -32,6 +32,9 @@ def measure(spec, folder, collective, seconds=None, on_progress=None):
         cmd += ["--comm-sizes", spec.comm_sizes]
     if spec.mpiexec:
         cmd += ["--mpiexec", spec.mpiexec]
+    if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/cluster.py)
+        from .cluster import measure_options
+        cmd += measure_options(spec)
     strategy = strategy_for(spec, msg_sizes)
     if strategy == "adaptive":
         result = _measure(cmd + ["--adaptive"], out, collective, seconds, on_progress,
@@ -47,6 +50,8 @@ def strategy_for(spec, msg_sizes):
     on a grid of 64 points or more, the full sweep on a smaller one (docs/tune.md, *Strategy*: on the replayed
     sweeps adaptive met the issue's bounds on every multi-row grid but mpich5-bcast's time, and lost up to 8.4 pp
     on single-row grids of 21 points, which a full sweep measures in seconds)."""
+    if spec.mpiexec_args:
+        return "full"     # --adaptive is not done across hosts (docs/cluster.md)
     if spec.strategy != "auto":
         return spec.strategy
     from ..decision.measured_floor import SMALL_POINTS
@@ -160,6 +165,13 @@ def build(folder, collective):
     from ..ingest.metadata import meta_path
     csv = folder.measurement(collective)
     rows = read_measurements([csv], collective=collective, columns=True)
+    if getattr(rows, "columns", None) is None:      # rows with layouts (measured across hosts): a layout forest
+        from ..decision.layouts import layout_groups
+        groups = layout_groups(rows)
+        if groups is not None:
+            from .cluster import build as build_forest
+            forest, dmap, summary = build_forest(folder, collective, rows, groups, csv)
+            return forest, dmap, summary
     dmap = build_decision_map(rows, collective)
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
     fn = build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
@@ -184,9 +196,10 @@ def _identity(path, meta):
 def verify(spec, files, measurements, result_path, echo):
     """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
     from ..verify.run import run_verify
-    outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, measurements, spec.verify_rounds,
-                         spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo, progress=False,
-                         min_gain=spec.min_gain)
+    hosts = {"mpiexec_args": spec.mpiexec_args, "layouts": spec.layouts} if spec.mpiexec_args else {}
+    outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, None if hosts else measurements,
+                         spec.verify_rounds, spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo,
+                         progress=False, min_gain=spec.min_gain, **hosts)
     write_text(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

@@ -53,7 +53,8 @@ def judge(document, min_gain=MIN_GAIN):
             at_changed[status] = at_changed.get(status, 0) + 1
         own = dict(evidence, differs=[d for d in evidence.get("differs", []) if d.get("collective") == coll],
                    at_changed_points=at_changed,
-                   collectives_without_proof=[c for c in evidence.get("collectives_without_proof", []) if c == coll])
+                   collectives_without_proof=[c for c in evidence.get("collectives_without_proof", [])
+                                             if c == coll or c.startswith(f"{coll} layout ")])
         decision, why = decide(mine, overall, own, min_gain)
         why = why.split("; prune them:")[0]     # tune has pruned once already: what is still slower stays out
         out[coll] = Judgement(coll, decision == "deploy", why, decision, overall["geomean_speedup"],

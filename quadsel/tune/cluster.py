@@ -1,0 +1,143 @@
+"""`quadsel tune` across hosts (`--mpiexec-args`): every layout measured, one layout forest per collective, verified
+per layout, deployed per library (docs/tune.md, "Clusters").
+
+What differs from one host, and nothing else:
+- measure gets `--mpiexec-args`, `--layouts` and `--sync` (the full sweep: `--adaptive` is not done across hosts);
+- build makes a layout forest (one tree per ppn, `quadsel build`'s default settings);
+- verify gets the forests themselves (`verify FOREST --mpiexec-args … --layouts …`), so the follow check loads the
+  files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:
+  - MPICH `tuned-mpich.json` (`comm_avg_ppn<=P`) and Intel MPI `tuned-impi.json` (`ppn=P` blocks): one file;
+  - Open MPI: one classic rules file per measured ppn, `tuned-ppnP.rules`, each with every forest's member for that
+    ppn, and coll/han off (`OMPI_MCA_coll=^han`): what verify proves for Open MPI today. tuned.env picks the file
+    from the job's ppn (QUADSEL_PPN, QUADSEL_NODES + QUADSEL_NP, Slurm's variables; env_script's rule). The
+    coll/han + coll/tuned pair (`-t ompi-han` + `-t ompi-rules`) is not deployed: verify cannot prove it yet
+    (verify/layouts.py ONE_FILE), and a file that is not proved is never deployed.
+"""
+
+import os
+import shlex
+
+from ..errors import QuadselError
+from ..output import write_text
+
+OMPI_PPN_FILE = "tuned-ppn{}.rules"
+
+
+def check_spec(spec):
+    """The one-line refusals of a multi-host tune (before any job)."""
+    if spec.comm_sizes:
+        raise QuadselError("--comm-sizes does not apply across hosts: the layouts decide the communicators (--layouts)")
+    if spec.strategy == "adaptive":
+        raise QuadselError("--strategy adaptive is not done across hosts yet: tune measures every layout in full")
+
+
+def measure_options(spec):
+    """The measure options of a multi-host tune: the launcher's host options, the layouts, the clock sync."""
+    out = ["--mpiexec-args", spec.mpiexec_args]
+    if spec.layouts:
+        out += ["--layouts", spec.layouts]
+    if spec.sync:
+        out += ["--sync", spec.sync]
+    return out
+
+
+def build(folder, collective, rows, groups, csv):
+    """The layout forest of a collective's rows (decision/layouts.py), `quadsel build`'s default settings per ppn:
+    (forest, {ppn: dmap}, summary)."""
+    from ..decision.decision_function import build_decision_function
+    from ..decision.forest_file import dumps
+    from ..decision.layouts import build_forest
+    from ..decision.options import DEFAULT_BUILD
+    from ..evaluate.comparators import QuadtreeSelector, choice_on
+    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
+    from ..ingest.metadata import meta_path
+    from .steps import _identity
+    settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
+    provenance = {"sources": [os.path.basename(csv)], "inputs": [_identity(csv, meta_path(csv))]}
+
+    def build_one(dmap):
+        return build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
+                                       outside="default", provenance=provenance)
+
+    groups = {ppn: [m for m in group if m.collective == collective] for ppn, group in groups.items()}
+    forest, maps = build_forest({p: g for p, g in groups.items() if g}, collective, build_one, rows, provenance)
+    write_text(folder.tree(collective), dumps(forest))
+    means, worst = [], 0.0
+    for ppn, dmap in maps.items():
+        member = forest.members[int(forest.member_of([ppn])[0])].fn
+        score = summarize(penalty_grid(dmap, choice_on(QuadtreeSelector.of(member), dmap)), dmap,
+                          charged=charged_grid(dmap, choice_on(QuadtreeSelector.of(member), dmap)))
+        means.append(score.mean)
+        worst = max(worst, score.max)
+    leaves = sum(m.fn.stats()["leaves"] for m in forest.members)
+    layouts = sorted({(n, p) for m in forest.members for p in m.measured_ppn for n in m.nodes})
+    summary = {"leaves": leaves, "penalty_mean": round(sum(means) / len(means), 3), "penalty_max": round(worst, 3),
+               "comm_sizes": len({n * p for n, p in layouts}), "msg_sizes": len({s for d in maps.values()
+                                                                               for s in d.msg_sizes.tolist()}),
+               "methods": len(set().union(*(d.methods for d in maps.values()))), "constraint": None,
+               "layouts": [f"{n}x{p}" for n, p in layouts], "members": len(forest.members)}
+    return forest, next(iter(maps.values())), summary
+
+
+def verify_inputs(folder, fns, label):
+    """The forests verify checks, written to DIR/verify/LABEL.COLL.qt.json: [paths]."""
+    from ..decision.forest_file import dumps
+    paths = []
+    for fn in fns:
+        path = folder("verify", f"{label}.{fn.collective}.qt.json")
+        write_text(path, dumps(fn) if hasattr(fn, "members") else fn.dumps())
+        paths.append(path)
+    return paths
+
+
+def ppns_of(fns):
+    """The measured ppn of the forests, ascending: Open MPI's one file per ppn."""
+    return sorted({p for fn in fns for m in fn.members for p in m.measured_ppn})
+
+
+def ppn_files(folder):
+    """The tuned-ppnP.rules files a former run left in the folder (removed when not deployed again)."""
+    import re
+    names = os.listdir(folder) if os.path.isdir(folder) else []
+    return tuple(n for n in names if re.fullmatch(r"tuned-ppn[0-9]+\.rules", n))
+
+
+def ompi_files(fns):
+    """{tuned-ppnP.rules: text}: for each measured ppn, the classic rules file of every forest's member for that
+    ppn — the file verify's follow check loads for those layouts (verify/layouts.py forest_rules, run.emit_rules)."""
+    from ..targets import ompi_rules
+    if not fns:
+        return {}
+    return {OMPI_PPN_FILE.format(ppn): ompi_rules.emit([fn.members[int(fn.member_of([ppn])[0])].fn for fn in fns])
+            for ppn in ppns_of(fns)}
+
+
+def ompi_env_text(folder, fns, header):
+    """tuned.env of an Open MPI multi-host deployment: the file of the job's ppn (the forest query's rule: the first
+    measured ppn >= the job's, else the largest), coll/tuned's rules variables, and coll/han off."""
+    from ..targets.env_script import _LAYOUT, _UNSET, _UNSET_FN
+    lines = [f"# {line}" for line in header]
+    ppns = ppns_of(fns)
+    if not fns:
+        return "\n".join(lines + [": # nothing to set: every collective keeps the library's own choice"]) + "\n"
+    lines += ["# shellcheck shell=sh",
+              "# Open MPI across hosts: one coll/tuned rules file per ranks-per-node, chosen from the job's layout:",
+              "# QUADSEL_PPN, or QUADSEL_NODES with QUADSEL_NP, or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE.",
+              "# coll/han is switched off (OMPI_MCA_coll=^han), as verify proved the files (docs/tune.md, Clusters)."]
+    lines.append(_LAYOUT.replace("FALLBACK", f"ppn {ppns[-1]}"))
+    path = lambda p: shlex.quote(os.path.abspath(os.path.join(folder, OMPI_PPN_FILE.format(p))))  # noqa: E731
+    for i, ppn in enumerate(ppns):
+        if i == len(ppns) - 1:
+            lines += ["else" if len(ppns) > 1 else "", f"  quadsel_file={path(ppn)}"]
+        else:
+            test = "if" if i == 0 else "elif"
+            lines += [f'{test} [ -n "$quadsel_ppn" ] && [ "$quadsel_ppn" -le {int(ppn)} ]; then',
+                      f"  quadsel_file={path(ppn)}"]
+    if len(ppns) > 1:
+        lines.append("fi")
+    lines = [line for line in lines if line != ""]
+    lines += ["export OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+              'export OMPI_MCA_coll_tuned_dynamic_rules_filename="$quadsel_file"',
+              "export OMPI_MCA_coll=^han",
+              "unset quadsel_file", _UNSET, _UNSET_FN]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,104 @@
+"""`quadsel tune --mpiexec-args` on the 2-host namespace cluster (issue 33, "Clusters"): every layout measured, one
+layout forest per collective, the deployment verified per layout with the follow proof, pruned, verified again.
+
+4 ranks on this machine's 2 cores: oversubscribed, so no speed-up and no deploy decision is asserted. What is checked
+is what the run must prove whatever the timing: the folder (forest trees, per-layout verify rows of both rounds,
+tuned.env and the deployment files consistent with what was deployed), and that the library follows the verified
+files at every layout (`follows` seen at every layout the forest changes, no `differs`).
+"""
+
+import json
+import os
+import re
+import shlex
+
+import pytest
+
+from netns_helpers import job_env, library_python, needs_netns
+from quadsel.cluster import launcher_command
+
+pytestmark = needs_netns
+MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+LAYOUTS = [(2, 1), (1, 2), (2, 2)]
+TUNE = ["--msg-sizes", "1K,16K", "--layouts", "2x1,1x2,2x2", "--sync", "barrier", "--rounds", "1", "--max-reps", "5",
+        "--max-time", "0.05", "--verify-rounds", "2", "--no-figures", "--verbose"]
+COLLECTIVES = {"openmpi": "allreduce", "mpich": "allreduce"}
+
+
+def hosts(cluster, flavor):
+    python = library_python(flavor)
+    if python is None:
+        pytest.skip(f"no Python with mpi4py on {flavor}")
+    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
+    argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], 2, cluster.agent,
+                                 cluster.interface, network=str(cluster.network))
+    prefix = argv[1:]
+    at = prefix.index("-n")
+    del prefix[at:at + 2]
+    return python, mpiexec, shlex.join(prefix), env
+
+
+def tune_across_hosts(cluster, flavor, tmp):
+    python, mpiexec, options, env = hosts(cluster, flavor)
+    out = tmp / "deploy"
+    coll = COLLECTIVES[flavor]
+    done = cluster.run(1, [python, "-m", "quadsel", "tune", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args",
+                           options, "-c", coll, *TUNE, "-o", str(out)], env=job_env(env), timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith(("deploy:", "do not deploy:")), last
+
+    forest = json.load(open(out / "trees" / f"{coll}.qt.json"))
+    assert forest["format"] == "quadsel-layout-forest"
+    rows = open(out / "measurements" / f"{coll}.csv").read()
+    assert "nodes" in rows.splitlines()[0] and "ppn" in rows.splitlines()[0]
+    for label in ("first", "pruned"):
+        doc = json.load(open(out / "verify" / f"{label}.json"))
+        assert doc["hosts"]["mpiexec_args"], label
+        assert {(r["nodes"], r["ppn"], r["msg_size"]) for r in doc["points"]} == {
+            (n, p, m) for n, p in LAYOUTS for m in (1024, 16384)}, label
+        proof = doc["statistics"]["proof"]
+        assert proof["ran"] and not proof["failed"] and not proof["differs"], (label, proof)
+        layouts = {x["layout"]: x for x in doc["statistics"]["layouts"]}
+        assert set(layouts) == {"2x1", "1x2", "2x2"}, label
+        for name, x in layouts.items():   # every point checked; none where the library runs something else
+            assert sum(x["followed"].values()) == x["points"] == 2, (label, name, x)
+            assert set(x["followed"]) <= {"follows", "indistinguishable"}, (label, name, x)
+        if flavor == "openmpi":   # the function probe sees the forest's choice run (MPICH: UCX between hosts only)
+            assert sum(x["followed"].get("follows", 0) for x in layouts.values()) >= 1, (label, layouts)
+    assert (out / "verify" / f"pruned.{coll}.qt.json").exists()
+    summary = json.load(open(out / "tune.json"))["steps"]["summary"]
+    deployed = summary["deployed"]
+    final = {x["layout"]: x for x in json.load(open(out / "verify" / "pruned.json"))["statistics"]["layouts"]}
+    for name, x in final.items():     # deployed: verify's rule, the file's choice seen to run in every changed layout
+        if deployed and x["changed"]:
+            assert x["followed"].get("follows", 0) >= 1, (name, x)
+    env_text = open(out / "tuned.env").read()
+    report = open(out / "report.md").read()
+    assert "Per layout" in report and "layout 2x2" in report
+    if flavor == "openmpi":
+        files = sorted(n for n in os.listdir(out) if re.fullmatch(r"tuned-ppn[0-9]+\.rules", n))
+        if deployed:
+            assert files == ["tuned-ppn1.rules", "tuned-ppn2.rules"], files
+            for name in ("OMPI_MCA_coll_tuned_use_dynamic_rules=1", "OMPI_MCA_coll_tuned_dynamic_rules_filename=",
+                         "OMPI_MCA_coll=^han", "tuned-ppn1.rules", "tuned-ppn2.rules"):
+                assert name in env_text, (name, env_text)
+        else:
+            assert not files and "export" not in env_text, env_text
+    else:
+        if deployed:
+            assert "comm_avg_ppn<=" in open(out / "tuned-mpich.json").read()
+            assert "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=" in env_text
+        else:
+            assert not (out / "tuned-mpich.json").exists() and "export" not in env_text, env_text
+    return deployed
+
+
+def test_openmpi_tune_across_two_hosts(cluster2, tmp_path):
+    tune_across_hosts(cluster2, "openmpi", tmp_path)
+
+
+@needs_mpich
+def test_mpich_tune_across_two_hosts(cluster2, tmp_path):
+    tune_across_hosts(cluster2, "mpich", tmp_path)
