@@ -51,9 +51,9 @@ def build(folder, collective, rows, groups, csv):
     from ..evaluate.comparators import QuadtreeSelector, choice_on
     from ..evaluate.penalty import charged_grid, penalty_grid, summarize
     from ..ingest.metadata import meta_path
-    from .steps import _identity
+    from .folder import input_identity
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
-    provenance = {"sources": [os.path.basename(csv)], "inputs": [_identity(csv, meta_path(csv))]}
+    provenance = {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]}
 
     def build_one(dmap):
         return build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,

@@ -85,6 +85,12 @@ class Journal:
         write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
 
+def input_identity(path, meta):
+    """A measurement file as a tree's provenance names it: its name, SHA-256 and metadata file."""
+    return {"path": os.path.basename(path), "sha256": _digests([path])[os.path.basename(path)],
+            "metadata": os.path.basename(meta)}
+
+
 def _digests(paths):
     out = {}
     for path in paths:

@@ -16,6 +16,7 @@ import time
 
 from ..errors import QuadselError, one_line
 from ..output import write_text
+from .folder import input_identity
 
 
 def measure(spec, folder, collective, seconds=None, on_progress=None):
@@ -176,7 +177,7 @@ def build(folder, collective):
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
     fn = build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
                                  outside="default", provenance={"sources": [os.path.basename(csv)],
-                                                                "inputs": [_identity(csv, meta_path(csv))]})
+                                                                "inputs": [input_identity(csv, meta_path(csv))]})
     write_text(folder.tree(collective), fn.dumps())
     choice = choice_on(QuadtreeSelector.of(fn), dmap)
     score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
@@ -184,13 +185,6 @@ def build(folder, collective):
     return fn, dmap, {"leaves": stats["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
                 "comm_sizes": len(dmap.comm_sizes), "msg_sizes": len(dmap.msg_sizes), "methods": len(dmap.methods),
                 "constraint": fn.constraint}
-
-
-def _identity(path, meta):
-    import hashlib
-    with open(path, "rb") as handle:
-        digest = hashlib.sha256(handle.read()).hexdigest()
-    return {"path": os.path.basename(path), "sha256": digest, "metadata": os.path.basename(meta)}
 
 
 def verify(spec, files, measurements, result_path, echo):
