@@ -29,7 +29,7 @@ from .rule_list import header_lines, inside_rule_list
 
 # POSIX sh, sourced: every helper variable is quadsel_* and unset at the end; no `local`, no arrays, no $(( )) on
 # an unchecked value: quadsel_digits accepts 1 to 999999999 written without a leading zero (an octal in $(( ))).
-_LAYOUT = r'''quadsel_ppn=
+LAYOUT_SH = r'''quadsel_ppn=
 quadsel_digits() { case $1 in ''|0*|*[!0-9]*|??????????*) return 1 ;; esac; }
 if [ -n "${QUADSEL_PPN:-}" ]; then
   quadsel_ppn=$QUADSEL_PPN
@@ -75,8 +75,8 @@ if ! quadsel_digits "$quadsel_ppn"; then
 exporting the last layout's settings (FALLBACK)" >&2
   quadsel_ppn=
 fi'''
-_UNSET = "unset quadsel_ppn quadsel_np quadsel_tasks quadsel_nodes quadsel_rest quadsel_item quadsel_count quadsel_times"
-_UNSET_FN = "unset -f quadsel_digits"
+UNSET_SH = "unset quadsel_ppn quadsel_np quadsel_tasks quadsel_nodes quadsel_rest quadsel_item quadsel_count quadsel_times"
+UNSET_FUNCTIONS_SH = "unset -f quadsel_digits"
 
 
 def members_of(fn):
@@ -134,8 +134,8 @@ def emit(fns, max_requests=None):
             "# or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE (docs/formats-output.md, env-script)."]
     layered = any(hasattr(fn, "members") and len(fn.members) > 1 for fn in fns)
     if layered:
-        out.append(_LAYOUT.replace("FALLBACK", ", ".join(fallback)))
+        out.append(LAYOUT_SH.replace("FALLBACK", ", ".join(fallback)))
     out += blocks
     if layered:
-        out += [_UNSET, _UNSET_FN]
+        out += [UNSET_SH, UNSET_FUNCTIONS_SH]
     return "\n".join(out) + "\n"

@@ -115,7 +115,7 @@ def ompi_files(fns):
 def ompi_env_text(folder, fns, header):
     """tuned.env of an Open MPI multi-host deployment: the file of the job's ppn (the forest query's rule: the first
     measured ppn >= the job's, else the largest), coll/tuned's rules variables, and coll/han off."""
-    from ..targets.env_script import _LAYOUT, _UNSET, _UNSET_FN
+    from ..targets.env_script import LAYOUT_SH, UNSET_SH, UNSET_FUNCTIONS_SH
     lines = [f"# {line}" for line in header]
     ppns = ppns_of(fns)
     if not fns:
@@ -124,7 +124,7 @@ def ompi_env_text(folder, fns, header):
               "# Open MPI across hosts: one coll/tuned rules file per ranks-per-node, chosen from the job's layout:",
               "# QUADSEL_PPN, or QUADSEL_NODES with QUADSEL_NP, or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE.",
               "# coll/han is switched off (OMPI_MCA_coll=^han), as verify proved the files (docs/tune.md, Clusters)."]
-    lines.append(_LAYOUT.replace("FALLBACK", f"ppn {ppns[-1]}"))
+    lines.append(LAYOUT_SH.replace("FALLBACK", f"ppn {ppns[-1]}"))
     path = lambda p: shlex.quote(os.path.abspath(os.path.join(folder, OMPI_PPN_FILE.format(p))))  # noqa: E731
     for i, ppn in enumerate(ppns):
         if i == len(ppns) - 1:
@@ -139,5 +139,5 @@ def ompi_env_text(folder, fns, header):
     lines += ["export OMPI_MCA_coll_tuned_use_dynamic_rules=1",
               'export OMPI_MCA_coll_tuned_dynamic_rules_filename="$quadsel_file"',
               "export OMPI_MCA_coll=^han",
-              "unset quadsel_file", _UNSET, _UNSET_FN]
+              "unset quadsel_file", UNSET_SH, UNSET_FUNCTIONS_SH]
     return "\n".join(lines) + "\n"
