@@ -11,8 +11,6 @@ Each library is self-launched (`quadsel measure --np 4 --mpiexec-args "<its laun
 import argparse
 import json
 import os
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from netns_helpers import job_env, library_python  # noqa: E402
-from quadsel.cluster import NetnsCluster, launcher_command  # noqa: E402
+from quadsel.cluster import NetnsCluster, host_options  # noqa: E402
 
 ALGORITHM = {"openmpi": "6", "mpich": "binomial", "intelmpi": "1"}
 
@@ -29,12 +27,8 @@ ALGORITHM = {"openmpi": "6", "mpich": "binomial", "intelmpi": "1"}
 def run(cluster, flavor, sync, out):
     python = library_python(flavor)
     mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-    argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], 2, cluster.agent,
-                                 cluster.interface, network=str(cluster.network))
-    prefix = argv[1:]
-    at = prefix.index("-n")
-    del prefix[at:at + 2]
-    cmd = [python, "-m", "quadsel", "measure", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", shlex.join(prefix),
+    options, env = host_options(flavor, mpiexec, cluster, 2)
+    cmd = [python, "-m", "quadsel", "measure", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options,
            "-c", "bcast", "--algorithms", f"default,{ALGORITHM[flavor]}", "--segments", "0", "--msg-sizes", "8,64K",
            "--layouts", "2x1,1x2,2x2", "--sync", sync, "--rounds", "1", "--quiet", "--no-resume", "-o", out]
     started = time.time()

@@ -13,14 +13,13 @@ shared, so the times move between runs: read them as orders of magnitude, the fo
 
 import argparse
 import os
-import shlex
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from quadsel.cluster import NetnsCluster, launcher_command, unavailable  # noqa: E402
+from quadsel.cluster import NetnsCluster, host_options, unavailable  # noqa: E402
 
 PYTHONS = {"openmpi": sys.executable, "mpich": os.environ.get("QUADSEL_MPICH_PYTHON")}
 ALGORITHMS = {"openmpi": "2,3", "mpich": "nb,scatter_ring_allgather"}
@@ -43,11 +42,8 @@ def main():
                 print(f"## {flavor}: no Python given, left out\n")
                 continue
             mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-            argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], 2, cluster.agent,
-                                         cluster.interface, network=str(cluster.network))
-            prefix = argv[1:]
-            del prefix[prefix.index("-n"):prefix.index("-n") + 2]
-            hosts = ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", shlex.join(prefix)]
+            options, env = host_options(flavor, mpiexec, cluster, 2)
+            hosts = ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options]
             out = os.path.join(folder, flavor)
             os.makedirs(out, exist_ok=True)
             csv, forest, result = (os.path.join(out, f) for f in ("bcast.csv", "bcast.qt.json", "verify.json"))
@@ -60,7 +56,7 @@ def main():
             ]
             print(f"## {flavor} (2 hosts x 2 ranks = 4 ranks on {os.cpu_count()} cores: oversubscribed)\n")
             for step in steps:
-                shown = [a if a != shlex.join(prefix) else "'<launcher options>'" for a in step]
+                shown = [a if a != options else "'<launcher options>'" for a in step]
                 print("$ quadsel " + " ".join(shown).replace(folder, "DIR"))
                 done = cluster.run(1, [python, "-m", "quadsel", *step], env=dict(env0, **env), timeout=900)
                 text = (done.stdout + ("" if step[0] in ("measure", "verify") else done.stderr)).strip()

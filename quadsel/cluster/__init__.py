@@ -2,8 +2,8 @@
 across hosts: the test fixture of the multi-host work (docs/cluster.md, "A cluster on one machine")."""
 
 from .agent import KEEP_ENV, agent_script, remote_command, write_agent
-from .launchers import FLAVORS, launcher_command
+from .launchers import FLAVORS, host_options, launcher_command
 from .netns import Host, NetnsCluster, down_all, netns_list, sweep_stale, unavailable
 
-__all__ = ["FLAVORS", "KEEP_ENV", "Host", "NetnsCluster", "agent_script", "down_all", "launcher_command",
+__all__ = ["FLAVORS", "KEEP_ENV", "Host", "NetnsCluster", "agent_script", "down_all", "host_options", "launcher_command",
            "netns_list", "remote_command", "sweep_stale", "unavailable", "write_agent"]

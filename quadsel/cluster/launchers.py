@@ -56,3 +56,15 @@ def launcher_command(flavor, mpiexec, hosts, ppn, agent, interface, network=None
     if not bind:
         env["I_MPI_PIN"] = "0"
     return [str(mpiexec), *hydra, "-bootstrap", "ssh", "-bootstrap-exec", str(agent), "-iface", interface], env
+
+
+def host_options(flavor, mpiexec, cluster, ppn):
+    """(the host options of a job of `ppn` ranks on each of the cluster's hosts, without `-n N`, as one shell-quoted
+    string for quadsel's --mpiexec-args; the job's environment)."""
+    import shlex
+    argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], ppn, cluster.agent,
+                                 cluster.interface, network=str(cluster.network))
+    options = argv[1:]
+    at = options.index("-n")
+    del options[at:at + 2]
+    return shlex.join(options), env

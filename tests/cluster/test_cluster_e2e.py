@@ -17,14 +17,12 @@ fingerprint of a bcast (the reduction order is the only one it gives).
 
 import json
 import os
-import shlex
 import subprocess
-import sys
 
 import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.cluster import launcher_command
+from quadsel.cluster import host_options
 
 pytestmark = needs_netns
 TIMEOUT = 240
@@ -55,12 +53,8 @@ def launcher(cluster, flavor):
     if python is None:
         pytest.skip(f"no Python with mpi4py on {flavor}")
     mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-    argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], 2, cluster.agent,
-                                 cluster.interface, network=str(cluster.network))
-    prefix = argv[1:]
-    at = prefix.index("-n")
-    del prefix[at:at + 2]
-    return python, mpiexec, shlex.join(prefix), env
+    options, env = host_options(flavor, mpiexec, cluster, 2)
+    return python, mpiexec, options, env
 
 
 def quadsel(cluster, python, args, env, timeout=TIMEOUT):

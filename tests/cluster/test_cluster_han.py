@@ -11,7 +11,6 @@ check fails: the test proves the file is followed, not only parsed."""
 
 import json
 import os
-import sys
 
 import pytest
 

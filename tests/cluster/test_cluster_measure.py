@@ -6,7 +6,6 @@ and Intel MPI self-launched with --mpiexec-args. 4 ranks on this machine's 2 cor
 import csv
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import time
 import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.cluster import launcher_command
+from quadsel.cluster import host_options, launcher_command
 
 pytestmark = needs_netns
 TIMEOUT = 240
@@ -38,10 +37,8 @@ def command(cluster, flavor, out):
     if flavor == "openmpi":
         env["OMPI_MCA_coll"] = "^han"
         return argv + measure, env
-    prefix = argv[1:]
-    at = prefix.index("-n")
-    del prefix[at:at + 2]
-    return measure[:4] + ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", shlex.join(prefix)] + measure[4:], env
+    options, env = host_options(flavor, mpiexec, cluster, 2)
+    return measure[:4] + ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options] + measure[4:], env
 
 
 def rows(path):

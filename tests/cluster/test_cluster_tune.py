@@ -10,12 +10,11 @@ files at every layout (`follows` seen at every layout the forest changes, no `di
 import json
 import os
 import re
-import shlex
 
 import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.cluster import launcher_command
+from quadsel.cluster import host_options
 
 pytestmark = needs_netns
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
@@ -31,12 +30,8 @@ def hosts(cluster, flavor):
     if python is None:
         pytest.skip(f"no Python with mpi4py on {flavor}")
     mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-    argv, env = launcher_command(flavor, mpiexec, [h.address for h in cluster.hosts], 2, cluster.agent,
-                                 cluster.interface, network=str(cluster.network))
-    prefix = argv[1:]
-    at = prefix.index("-n")
-    del prefix[at:at + 2]
-    return python, mpiexec, shlex.join(prefix), env
+    options, env = host_options(flavor, mpiexec, cluster, 2)
+    return python, mpiexec, options, env
 
 
 def tune_across_hosts(cluster, flavor, tmp):
