@@ -55,8 +55,7 @@ def judge(document, min_gain=MIN_GAIN):
                    at_changed_points=at_changed,
                    collectives_without_proof=[c for c in evidence.get("collectives_without_proof", [])
                                              if c == coll or c.startswith(f"{coll} layout ")])
-        decision, why = decide(mine, overall, own, min_gain)
-        why = why.split("; prune them:")[0]     # tune has pruned once already: what is still slower stays out
+        decision, why = decide(mine, overall, own, min_gain, prune_advice=False)   # tune has pruned already
         out[coll] = Judgement(coll, decision == "deploy", why, decision, overall["geomean_speedup"],
                               overall["geomean_low"], overall["geomean_high"], len(changed), len(mine),
                               stats["log_mean"], stats["log_se"], stats["dof"])

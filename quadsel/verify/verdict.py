@@ -80,11 +80,12 @@ def _where(points, limit=4):
     return text + (f" and {len(points) - limit} more" if len(points) > limit else "")
 
 
-def decide(rows, overall, evidence, min_gain=MIN_GAIN):
+def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True):
     """("deploy" | "do not deploy" | "unproven", the reason in one line).
 
     rows: verify's points (verdict per point); overall: statistics.overall_statistics (on the changed points);
-    evidence: `proof(...)`; min_gain: the smallest geometric-mean speed-up worth deploying (> 1)."""
+    evidence: `proof(...)`; min_gain: the smallest geometric-mean speed-up worth deploying (> 1); prune_advice:
+    the reason for slower points ends with how to prune them (not for tune, which has pruned already)."""
     changed, total = overall.get("changed", 0), overall.get("points", len(rows))
     gm, lo, hi = overall.get("geomean_speedup"), overall.get("geomean_low"), overall.get("geomean_high")
     gain = ("—" if gm is None else f"{gm:.3f}x [{_num(lo)}, {_num(hi)}]") + f" on the {changed} of {total} " \
@@ -96,7 +97,7 @@ def decide(rows, overall, evidence, min_gain=MIN_GAIN):
     slower = [r for r in rows if r.get("verdict") == "slower"]
     if slower:
         return "do not deploy", (f"{len(slower)} point(s) significantly slower than the default ({_where(slower)}); "
-                                 f"{gain}; prune them: quadsel codegen --verified THIS.json")
+                                 f"{gain}" + ("; prune them: quadsel codegen --verified THIS.json" if prune_advice else ""))
     if not changed:
         return "do not deploy", f"the selection keeps the library default at all {total} points: nothing to deploy"
     if gm is None or gm < min_gain:
