@@ -173,6 +173,9 @@ class ResultFile:
             pass   # a stream whose last flush failed: that write reported it
 
 
+LOCKED = "is being written by another quadsel measure"
+
+
 def lock(handle, path):
     """An exclusive lock on the open output for as long as it is open (released when the process dies)."""
     import fcntl
@@ -180,8 +183,8 @@ def lock(handle, path):
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.close()
-        raise QuadselError(f"{one_line(path)} is being written by another quadsel measure (still running, or the MPI "
-                           "ranks of one that was killed): wait for it to end, or use another -o") from None
+        raise QuadselError(f"{one_line(path)} {LOCKED} (still running, or the MPI ranks of one that was killed): "
+                           "wait for it to end, or use another -o") from None
     except OSError:
         pass   # a file system without locks: nothing to guard with
 

@@ -7,6 +7,8 @@ DIR/tuned.env                              the variables to set before mpiexec (
 DIR/verify/first.json, DIR/verify/pruned.json   verify's results on the deployed file, before and after pruning
 DIR/report.md, DIR/figures/                the report and the decision maps
 DIR/tune.json                              the journal: the run's settings and every finished step
+DIR/.tune.lock                             locked (flock) while a tune runs there: a second one is refused
+
 
 Every file is written whole (quadsel.output: atomic replace); the journal after each finished step, so that a
 rerun after Ctrl-C, kill -9 or a job's time limit continues where the last run stopped: `quadsel measure`
@@ -23,6 +25,7 @@ from ..inputs import own_folder, read_text
 from ..output import make_folder, write_text
 
 JOURNAL = "tune.json"
+LOCK = ".tune.lock"
 VERSION = 1
 # The settings a rerun must share with the run it continues (anything else is a different tuning).
 SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "strategy")
@@ -43,8 +46,12 @@ class Folder:
         return self("trees", f"{collective}.qt.json")
 
     def make(self):
-        """The folder and its subfolders (the folder's parent must exist, as for every quadsel output)."""
+        """The folder and its subfolders (the folder's parent must exist, as for every quadsel output), locked for
+        this process's life: a second tune on the same folder is refused in one line. The lock dies with the
+        process (kill -9 included), so a rerun takes it at once; what still holds a measurement's CSV then is the
+        ranks of the killed run, which end on their own (steps.py waits for them)."""
         make_folder(self.path)
+        self._lock = _lock(self(LOCK), self.path)
         for sub in ("measurements", "trees", "verify"):
             make_folder(self(sub))
 
@@ -83,6 +90,24 @@ class Journal:
 
     def save(self):
         write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+
+
+def _lock(path, folder):
+    """The open, flock-ed lock file (kept open by the caller); QuadselError when another process holds it."""
+    import fcntl
+    try:
+        handle = open(path, "a")
+    except OSError as exc:
+        raise QuadselError(f"cannot write in {one_line(folder)}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise QuadselError(f"{one_line(folder)} is being tuned by another quadsel tune (still running): wait for it "
+                           "to end, or give another -o folder") from None
+    except OSError:
+        pass    # a file system without locks: nothing to guard with
+    return handle
 
 
 def input_identity(path, meta):

@@ -64,10 +64,24 @@ def strategy_for(spec, msg_sizes):
 _NO_INPROCESS = ("--adaptive needs in-process forcing", "--adaptive and --sample need it")
 
 
-def _measure(cmd, out, collective, seconds, on_progress=None, fallback=False):
+def _measure(cmd, out, collective, seconds, on_progress=None, fallback=False, wait=60):
     """Run `quadsel measure` (cmd); with `fallback`, None when it refused --adaptive because this library cannot
-    force the collective in-process."""
-    _wait_unlocked(out)
+    force the collective in-process. tune holds its folder's lock (folder.py), so a measurement whose CSV is locked
+    is the leftover of a killed run whose ranks are still ending (they may take the lock only after the check
+    below): measure is started again once they have, for up to `wait` seconds."""
+    from ..measure.output import LOCKED
+    deadline = time.monotonic() + wait
+    while True:
+        _wait_unlocked(out, max(1.0, deadline - time.monotonic()))
+        try:
+            return _measure_once(cmd, out, collective, seconds, on_progress, fallback)
+        except QuadselError as exc:
+            if LOCKED not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def _measure_once(cmd, out, collective, seconds, on_progress, fallback):
     started = time.monotonic()
     # A session of its own (the terminal's Ctrl-C reaches tune, which stops the job as below), and SIGINT when
     # tune itself dies (kill -9, a job's time limit): measure then keeps its rows and releases its CSV.

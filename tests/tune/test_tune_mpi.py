@@ -103,3 +103,15 @@ def test_tune_refuses_bad_options_in_one_line(tmp_path):
         done = _tune(["--np", "2", "-o", str(tmp_path / "x"), *args], timeout=60)
         assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "x").exists()
+
+
+def test_a_second_tune_on_a_folder_another_tune_holds_is_refused_in_one_line(tmp_path):
+    import fcntl
+    out = tmp_path / "deploy"
+    out.mkdir()
+    with open(out / ".tune.lock", "a") as held:     # what a running tune holds for its whole life (folder.py)
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        done = _tune([*TINY, "-c", "barrier", "-o", str(out)], timeout=60)
+    assert done.returncode == 2 and "being tuned by another quadsel tune" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (out / "measurements").exists()
