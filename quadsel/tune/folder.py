@@ -34,6 +34,7 @@ SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "stra
 class Folder:
     def __init__(self, path):
         self.path = path
+        self._lock = None
         own_folder(path)     # tune replaces what it wrote there on a rerun: its own outputs, not inputs
 
     def __call__(self, *parts):
@@ -54,6 +55,12 @@ class Folder:
         self._lock = _lock(self(LOCK), self.path)
         for sub in ("measurements", "trees", "verify"):
             make_folder(self(sub))
+
+    def release(self):
+        """The folder's lock released (the end of the run)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
 
 class Journal:

@@ -55,16 +55,17 @@ def run_tune(spec, stream=None):
     plan = Plan({c: len(library.algorithms(c)) + 1 for c in wanted})     # + 1: the library default
     display = Display(stream or sys.stderr, plan, len(wanted), verbose=spec.display == "lines",
                       quiet=spec.display == "quiet")
+    folder = Folder(spec.folder)
     try:
-        return _run(spec, library, dep, wanted, plan, display)
+        folder.make()
+        return _run(spec, library, dep, wanted, plan, display, folder)
     finally:
+        folder.release()
         display.close()
 
 
-def _run(spec, library, dep, wanted, plan, display):
+def _run(spec, library, dep, wanted, plan, display, folder):
     echo = display.message
-    folder = Folder(spec.folder)
-    folder.make()
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
                 "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
     if spec.mpiexec_args:     # a run on other hosts or layouts is another run (one-host journals stay as they were)
