@@ -22,9 +22,9 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
 @click.option("--msg-sizes", metavar="LIST", default=DEFAULT_MSG_SIZES, show_default=True,
               help="Message sizes in bytes per rank, measured and verified (e.g. 1-1M:pow2, 8,1K,64K).")
 @click.option("--strategy", type=click.Choice(["auto", "full", "adaptive"]), default="auto", show_default=True,
-              help="How each collective is measured: auto = `measure --adaptive` on grids of 64 points or more "
-                   "where the library forces in-process (MPI_T), the full sweep otherwise (chosen on replayed "
-                   "sweeps, docs/tune.md); full; adaptive (MPI_T forcing only).")
+              help="How each collective is measured: auto = `measure --adaptive` where the library forces "
+                   "in-process (MPI_T), the full sweep otherwise and across hosts (chosen on replayed sweeps, "
+                   "docs/tune.md); full; adaptive (MPI_T forcing only).")
 @click.option("--budget", metavar="TIME", default=None,
               help="Time limit of the whole run (90m, 1h30m, 600s): 60 %% measures, shared over the collectives "
                    "(a collective's measurement is stopped, keeping its rows, when its share is spent); the "

@@ -12,6 +12,8 @@ last two measured sizes, extrapolated to this size), and not near the best at th
 neighbouring measured rows. A pruned method comes back as soon as a prediction says it may be near the
 best, unless its ratio to the best is `hopeless`; and, while its ratio is below that, it is probed 2, 4,
 8, ... sizes after its last measurement where the probe costs less than `probe` of the time spent so far.
+A method that falls behind at one size after being near the best at the size before is measured once
+more before any of this applies: one size behind is a step (a protocol switch), two in a row a trend.
 
 The library's `default` is one more candidate (the default build keeps it where nothing beats it beyond
 the noise, and every penalty is measured against the best measured choice, the default included), but a
@@ -233,7 +235,7 @@ class AdaptivePlan:
         time (`predicted_times`) is at least `behind` × the best expected there, and measuring it is
         not cheap (its cost at its last ratio to the best above `cheap` × the benchmarking time so far)."""
         times = self.predicted_times(c, m, k, best)
-        if not times:
+        if not times or self._stepped(c, m, k):
             return None
         # hopeless: measured twice in this row and still `hopeless` x the best by its ratio (or its closing of the
         # gap): no other prediction brings it back (one measurement says nothing of its growth: the latency-bound
@@ -247,6 +249,19 @@ class AdaptivePlan:
         if cost <= self.strategy.cheap * self.spent():
             return None
         return "far behind: " + "; ".join(f"{t / best:.2f}x the best by {why}" for t, why in times)
+
+    def _stepped(self, c, m, k):
+        """Did `k` fall behind (`behind` x the winner) at its last measured size in row c, having been near the best
+        at the one before? That is a step — a protocol switch: at Open MPI's 4 KiB eager limit the segmented
+        bcasts stay eager and are 2x the others' speed at that size alone (examples/two-ranks) — and says nothing
+        yet of the sizes after it: `k` is measured once more. Behind at both, it is a trend, and pruned."""
+        history = self._history(c, m, k)[-2:]
+        if len(history) < 2:
+            return False
+        (s0, t0), (s1, t1) = history
+        behind = self.strategy.behind
+        return (t1 >= behind * self.results[(c, s1, self.winner(c, s1))].mean
+                and t0 < behind * self.results[(c, s0, self.winner(c, s0))].mean)
 
     def _probe(self, c, m, k):
         """Is (c, m) a probe of `k`: 2, 4, 8, ... message sizes after its last measurement in row c? A method

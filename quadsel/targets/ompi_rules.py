@@ -242,3 +242,20 @@ def pick(collective, alg, faninout, segsize, maxreq, where):
         params.append(("max_requests", int(maxreq)))
     seg = 0 if alg in openmpi.UNSEGMENTED.get(collective, ()) else int(segsize)
     return Pick(str(alg), seg, tuple(params), where)
+
+
+def one_collective(text, path, coll_id):
+    """The classic file `text` cut down to the rules of collective `coll_id` alone (the follow check: a nested call,
+    e.g. the reduce inside reduce_scatter_block's basic_linear, then runs the library's own choice, as in the
+    forced launches it is compared with). None when the file has no rules for it, or when Open MPI drops the whole
+    file (the cut would be read where the file is not)."""
+    version, collectives, ignored, _ = read(text, path)
+    comms = collectives.get(coll_id)
+    if comms is None or ignored:
+        return None
+    lines = ([f"rule-file-version-{version}"] if version > 1 else []) + ["1", str(coll_id), str(len(comms))]
+    for comm in comms:
+        lines.append(f"{comm.comm} {len(comm.rules)}")
+        lines += [" ".join(str(v) for v in (r.msg, r.alg, r.faninout, r.segsize, r.maxreq) if v is not None)
+                  for r in comm.rules]
+    return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ class TuneSpec:
     msg_sizes: str
     collectives: Optional[List[str]] = None
     comm_sizes: Optional[str] = None
-    strategy: str = "auto"                    # auto: adaptive on grids of 64 points or more (tune/steps.py)
+    strategy: str = "auto"                    # auto: adaptive where MPI_T forces in-process (tune/steps.py)
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
     mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/cluster.py)

@@ -36,7 +36,7 @@ def measure(spec, folder, collective, seconds=None, on_progress=None):
     if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/cluster.py)
         from .cluster import measure_options
         cmd += measure_options(spec)
-    strategy = strategy_for(spec, msg_sizes)
+    strategy = strategy_for(spec)
     if strategy == "adaptive":
         result = _measure(cmd + ["--adaptive"], out, collective, seconds, on_progress,
                           fallback=spec.strategy == "auto")
@@ -46,19 +46,14 @@ def measure(spec, folder, collective, seconds=None, on_progress=None):
     return dict(_measure(cmd, out, collective, seconds, on_progress), strategy=strategy)
 
 
-def strategy_for(spec, msg_sizes):
-    """The measuring strategy of one collective: `full` or `adaptive` as asked, or `auto` (the default): adaptive
-    on a grid of 64 points or more, the full sweep on a smaller one (docs/tune.md, *Strategy*: on the replayed
-    sweeps adaptive met the issue's bounds on every multi-row grid but mpich5-bcast's time, and lost up to 8.4 pp
-    on single-row grids of 21 points, which a full sweep measures in seconds)."""
+def strategy_for(spec):
+    """The measuring strategy of one collective: `full` or `adaptive` as asked, or `auto` (the default): adaptive,
+    which falls back to the full sweep where the library cannot force the collective in-process (docs/tune.md,
+    *Strategy*: on every replayed sweep, single rows included, adaptive stays within +0.5 pp of the full sweep's
+    penalty, at 6-37 % of its time; docs/benchmarks.md, *Measuring strategies*)."""
     if spec.mpiexec_args:
         return "full"     # --adaptive is not done across hosts (docs/cluster.md)
-    if spec.strategy != "auto":
-        return spec.strategy
-    from ..decision.measured_floor import SMALL_POINTS
-    from ..measure.grid import parse_list
-    comms = parse_list(spec.comm_sizes, "communicator size") if spec.comm_sizes else range(2, spec.np + 1)
-    return "adaptive" if len(comms) * len(parse_list(msg_sizes, "message size")) >= SMALL_POINTS else "full"
+    return "adaptive" if spec.strategy == "auto" else spec.strategy
 
 
 _NO_INPROCESS = ("--adaptive needs in-process forcing", "--adaptive and --sample need it")

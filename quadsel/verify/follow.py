@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import QuadselError
 from ..measure import launch
+from ..output import write_text
 from .forcing import DEFAULT_ARM, arm_key, json_arm, norm_arm
 from .probe import environment as probe_environment
 
@@ -122,7 +123,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
-            by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, rules_path)),
+            own = _own_rules(library, rules_path, coll, workdir)
+            by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, own)),
                               python, mpiexec, timeout, workdir)
             if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
@@ -153,6 +155,30 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
                                          identify_default(arms) if identify else None, list(p[2:4]) or None))
     return checks
+
+
+def _own_rules(library, rules_path, collective, workdir):
+    """The rules file the follow check loads for `collective`: an Open MPI classic file cut down to that collective's
+    rules (targets/ompi_rules.py `one_collective`), else the file itself. The forced launches it is compared with
+    load no file, so with every collective's rules loaded a nested call (the reduce of reduce_scatter_block's
+    basic_linear, the bcast of a composed allreduce) would follow another collective's rules in one launch and not
+    in the other, and a followed rule would read "differs". Whether the whole file is loaded at all is the
+    reader's finding (rules_file.RulesFile.ignored, Open MPI's own conditions)."""
+    if library != "openmpi":
+        return rules_path
+    from ..inputs import read_text
+    from ..libraries import openmpi
+    from ..targets import ompi_rules
+    from ..targets.rules_file import detect_format
+    text = read_text(rules_path, what="rules file")
+    if detect_format(text) != "ompi-rules":
+        return rules_path
+    cut = ompi_rules.one_collective(text, rules_path, openmpi.COLLECTIVE_IDS[collective])
+    if cut is None:
+        return rules_path
+    path = os.path.join(workdir, f"{collective}.rules")
+    write_text(path, cut)
+    return path
 
 
 def _kind(library, sel, grid, probed):

@@ -7,9 +7,13 @@ tuned.env and the deployment files consistent with what was deployed), and that 
 files at every layout (`follows` seen at every layout the forest changes, no `differs`).
 """
 
+import csv
 import json
 import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -34,13 +38,52 @@ def hosts(cluster, flavor):
     return python, mpiexec, options, env
 
 
-def tune_across_hosts(cluster, flavor, tmp):
+def _rows(path):
+    """The data rows of a measurement; a last line torn by a kill (no newline yet) is not one."""
+    with open(path, newline="") as handle:
+        lines = handle.read().splitlines(keepends=True)
+    return list(csv.DictReader(line for line in lines if line.endswith("\n") and not line.startswith("#")))
+
+
+def _kill_during_measure(cluster, argv, env, csv_path, timeout=200):
+    """Start tune on host 1, SIGKILL its whole group once its measurement has a few rows (a job's time limit);
+    returns the rows it kept. The ranks it left are not ended here: the rerun must cope with them."""
+    child = subprocess.Popen(cluster.on_host(1, argv), env=job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0.4")),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and child.poll() is None:
+            if os.path.exists(csv_path) and len(_rows(csv_path)) >= 3:
+                break
+            time.sleep(0.1)
+        assert child.poll() is None, child.stderr.read().decode()[-3000:]
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait(30)
+    return _rows(csv_path)
+
+
+def tune_across_hosts(cluster, flavor, tmp, killed=False):
+    """`killed`: the first run is killed with SIGKILL mid-measurement, and the same command again must finish it
+    without measuring a finished point again (issue 33, "Time"), whatever the first run's ranks still do."""
     python, mpiexec, options, env = hosts(cluster, flavor)
     out = tmp / "deploy"
     coll = COLLECTIVES[flavor]
-    done = cluster.run(1, [python, "-m", "quadsel", "tune", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args",
-                           options, "-c", coll, *TUNE, "-o", str(out)], env=job_env(env), timeout=300)
+    argv = [python, "-m", "quadsel", "tune", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options, "-c",
+            coll, *TUNE, "-o", str(out)]
+    kept = _kill_during_measure(cluster, argv, env, out / "measurements" / f"{coll}.csv") if killed else []
+    done = cluster.run(1, argv, env=job_env(env), timeout=300)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    if killed:
+        assert "continuing the run" in done.stderr, done.stderr[-2000:]
+        after = _rows(out / "measurements" / f"{coll}.csv")
+        assert after[:len(kept)] == kept                       # the finished rows kept as they were
+        keys = [(r["algorithm"], r["segsize"], r["nodes"], r["ppn"], r["msg_size"]) for r in after]
+        assert len(keys) == len(set(keys))                     # no point measured twice
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith(("deploy:", "do not deploy:")), last
 
@@ -90,8 +133,8 @@ def tune_across_hosts(cluster, flavor, tmp):
     return deployed
 
 
-def test_openmpi_tune_across_two_hosts(cluster2, tmp_path):
-    tune_across_hosts(cluster2, "openmpi", tmp_path)
+def test_openmpi_tune_across_two_hosts_killed_then_continued(cluster2, tmp_path):
+    tune_across_hosts(cluster2, "openmpi", tmp_path, killed=True)
 
 
 @needs_mpich

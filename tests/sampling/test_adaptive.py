@@ -85,6 +85,21 @@ def test_a_method_closing_the_gap_comes_back_where_it_wins(tmp_path):
         assert alg == min(times, key=lambda k: times[k](c, m)), (c, m)
 
 
+def test_a_method_that_steps_behind_at_one_size_is_measured_again_and_wins_after_it(tmp_path):
+    # a wins everywhere but at 4 KiB, where it is 3x the best (a protocol switch that favours b at that size
+    # alone, as Open MPI's eager limit does at two ranks); b is near a below 4 KiB and 2.5x behind above it.
+    # One size behind is a step, not a trend: a is measured again after it and wins
+    comms = [2]
+    times = {"a": lambda c, m: (3 if m == 4096 else 1) * (1 + m / 100),
+             "b": lambda c, m: (1 if m == 4096 else 1.2 if m < 4096 else 2.5) * (1 + m / 100)}
+    sweep = write_sweep(tmp_path / "full.csv", times, comms)
+    out, _ = replay(tmp_path, sweep, "--adaptive", "--cheap", "0")
+    assert ("a", 2, 8192) in measured(out)
+    chosen = choices(tmp_path, out, comms)
+    for (c, m), alg in chosen.items():
+        assert alg == min(times, key=lambda k: times[k](c, m)), (c, m)
+
+
 def test_a_lone_survivor_that_degrades_brings_the_others_back(tmp_path):
     # a wins small messages by 3x, then grows 100x faster than b: ratios relative to a alone would
     # never notice (the others are not measured), the others' own flat trend does
@@ -134,7 +149,7 @@ def test_agree_tolerance_decides_which_rows_are_skipped(tmp_path):
 
 
 def test_plan_api_without_a_driver():
-    plan = AdaptivePlan([2, 4], [1, 2, 4], [("default", 0), ("1", 0), ("6", 0)], Strategy(cheap=0))
+    plan = AdaptivePlan([2, 4], [1, 2, 4, 8], [("default", 0), ("1", 0), ("6", 0)], Strategy(cheap=0))
     assert plan.default == ("default", 0) and plan.methods == [("1", 0), ("6", 0)]
     assert plan.candidates == [("1", 0), ("6", 0), ("default", 0)]     # the library default is measured too
     assert plan.skips == []
@@ -147,9 +162,12 @@ def test_plan_api_without_a_driver():
     assert "far behind" in plan.skips[-1][3] and plan.skips[-1][2] == ("6", 0)
     plan.record(2, 2, {("1", 0): Result(10.0, 1.0, 5), ("default", 0): Result(2.0, 1.0, 5)})
     assert plan.winner(2, 2) == ("default", 0)                        # the default can win a point
-    # where the default is far ahead of every method, the method nearest the best by its last ratio (6: 4x at
-    # 1 B; 1: 5x at 2 B) is measured beside it: the default alone would leave a hole in the decision map
-    assert plan.point(2, 4) == [("default", 0), ("6", 0)]
+    # 1 won at 1 B and is 5x behind at 2 B: a step (a protocol switch), measured once more
+    assert plan.point(2, 4) == [("1", 0), ("default", 0)]
+    plan.record(2, 4, {("1", 0): Result(10.0, 1.0, 5), ("default", 0): Result(2.0, 1.0, 5)})
+    # behind twice, 1 is pruned; where the default is far ahead of every method, the method nearest the best by
+    # its last ratio (6: 4x at 1 B; 1: 5x at 4 B) is measured beside it: the default alone would leave a hole
+    assert plan.point(2, 8) == [("default", 0), ("6", 0)]
     unmeasured = AdaptivePlan([2], [1], [("default", 0), ("1", 0)], Strategy(default=False))
     assert unmeasured.candidates == [("1", 0)] and unmeasured.skips[0][2] == ("default", 0)
     with pytest.raises(ValueError):

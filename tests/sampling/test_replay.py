@@ -180,13 +180,23 @@ def test_orfeo_replay_meets_the_issue_goal(orfeo, tmp_path, coll):
     assert share <= 0.30 and gap <= 0.5, (coll, share, gap)
 
 
-@pytest.mark.parametrize("name", ["ompi5-bcast", "ompi5-reduce", "second-run/ompi5-reduce"])
+@pytest.mark.parametrize("name", ["ompi5-bcast", "ompi5-reduce", "second-run/ompi5-reduce", "two-ranks/bcast",
+                                  "two-ranks/reduce"])
 def test_example_replays_meet_the_issue_goal(tmp_path, name):
-    """The same bounds on the examples where they hold (mpich5-bcast spends 31.8 % and the single-row two-ranks
-    grids lose up to 8.4 pp: docs/benchmarks.md says why, and tune measures such small grids in full)."""
+    """The same bounds on the examples where they hold, single rows included (two-ranks/bcast lost 8.4 pp before
+    the step rule). mpich5-bcast (32.8 %) and two-ranks/allreduce (36.7 %) spend more than 30 %:
+    docs/benchmarks.md says why; their penalty bound is checked below."""
     coll = next(c for c in ("bcast", "reduce") if c in name)
     share, gap = _goal([str(EXAMPLES / f"{name}.csv")], coll, tmp_path)
     assert share <= 0.30 and gap <= 0.5, (name, share, gap)
+
+
+@pytest.mark.parametrize("name", ["mpich5-bcast", "two-ranks/allreduce"])
+def test_every_example_replay_keeps_the_full_sweeps_penalty(tmp_path, name):
+    """Where the time bound is not met, the penalty bound still is: adaptive loses nothing that matters."""
+    coll = next(c for c in ("allreduce", "bcast", "reduce") if c in name)
+    share, gap = _goal([str(EXAMPLES / f"{name}.csv")], coll, tmp_path)
+    assert gap <= 0.5 and share < 0.40, (name, share, gap)
 
 
 def test_the_default_is_a_candidate_the_build_can_keep(tmp_path):

@@ -1,5 +1,5 @@
-"""tune's measuring strategy (docs/tune.md, *Strategy*): auto = adaptive on grids of 64 points or more, the full
-sweep on smaller ones, and the full sweep where the library refuses --adaptive for a collective."""
+"""tune's measuring strategy (docs/tune.md, *Strategy*): auto = adaptive on every grid on one host, the full sweep
+where the library refuses --adaptive for a collective and across hosts."""
 
 import sys
 
@@ -12,18 +12,17 @@ from quadsel.tune.run import TuneSpec
 EIGHT = "1,8,64,512,4K,32K,256K,1M"
 
 
-@pytest.mark.parametrize("np_, comm_sizes, msg_sizes, strategy, expected", [
-    (2, None, EIGHT, "auto", "full"),             # tune's default run here: 1 x 8 points
-    (8, None, EIGHT, "auto", "full"),             # 7 x 8 = 56 < 64
-    (9, None, EIGHT, "auto", "adaptive"),         # 8 x 8 = 64
-    (64, "2,4,8,16,32,64", "1-1M:pow2", "auto", "adaptive"),
-    (64, None, "0", "auto", "full"),              # a barrier: one message size, 63 points
-    (2, None, EIGHT, "adaptive", "adaptive"),     # asked for: as asked
-    (64, None, EIGHT, "full", "full"),
+@pytest.mark.parametrize("np_, comm_sizes, strategy, hosts, expected", [
+    (2, None, "auto", None, "adaptive"),            # tune's default run here: 1 x 8 points
+    (64, "2,4,8,16,32,64", "auto", None, "adaptive"),
+    (2, None, "adaptive", None, "adaptive"),         # asked for: as asked
+    (64, None, "full", None, "full"),
+    (4, None, "auto", "--host a:2,b:2", "full"),     # across hosts: --adaptive is not done there
 ])
-def test_the_strategy_of_a_grid(np_, comm_sizes, msg_sizes, strategy, expected):
-    spec = TuneSpec(folder="x", np=np_, msg_sizes=EIGHT, comm_sizes=comm_sizes, strategy=strategy)
-    assert steps.strategy_for(spec, msg_sizes) == expected
+def test_the_strategy_of_a_run(np_, comm_sizes, strategy, hosts, expected):
+    spec = TuneSpec(folder="x", np=np_, msg_sizes=EIGHT, comm_sizes=comm_sizes, strategy=strategy,
+                    mpiexec_args=hosts)
+    assert steps.strategy_for(spec) == expected
 
 
 def _refusing(message):

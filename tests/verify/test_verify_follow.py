@@ -220,3 +220,18 @@ def test_mpich_built_in_op_algorithms_are_checked_with_verify_s_own_call(tmp_pat
     statuses = {(c.comm, c.msg): c.status for c in checks}
     assert statuses.pop((2, 8)) == ("follows" if probe else "indistinguishable"), checks
     assert set(statuses.values()) == {"indistinguishable"}, checks
+
+
+@needs_openmpi
+def test_a_nested_call_following_another_collectives_rule_is_not_a_difference(tmp_path):
+    # reduce_scatter_block's basic_linear (Open MPI's own choice at 2 ranks x 1 MiB) calls reduce, whose rule in the
+    # same file is binary there: loaded with the whole file the nested reduce follows it, while the forced launches
+    # (no file) run the default's pipeline. The check loads each collective's rules alone (follow.py _own_rules).
+    rules = _rules(tmp_path / "two.rules", "2\n11\n2\n1 1\n0 0 0 0\n2 2\n0 0 0 0\n262144 4 0 0\n"
+                                           "13\n2\n1 1\n0 0 0 0\n2 3\n0 0 0 0\n2 3 0 0\n524290 0 0 0\n")
+    checks = check_follows(rules.selections(), rules.path, "openmpi", 2,
+                           points={"reduce": [(2, 1048576)], "reduce_scatter_block": [(2, 1048576)]})
+    by_coll = {c.collective: c for c in checks}
+    assert by_coll["reduce"].status == "follows", checks
+    assert by_coll["reduce_scatter_block"].method == "default"
+    assert by_coll["reduce_scatter_block"].status == "indistinguishable", checks
