@@ -28,7 +28,8 @@ JOURNAL = "tune.json"
 LOCK = ".tune.lock"
 VERSION = 1
 # The settings a rerun must share with the run it continues (anything else is a different tuning).
-SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "strategy")
+SETTINGS = ("library", "library_version", "np", "comm_sizes", "msg_sizes", "strategy",
+            "mpiexec_args", "layouts", "sync")      # the last three: None on one host
 
 
 class Folder:
@@ -78,7 +79,10 @@ class Journal:
                                                for k in differ)
                                    + "): give another -o folder, or the same settings to continue it")
             self.data["steps"] = old["steps"]
-        self.resumed = bool(self.data["steps"])
+            self.resumed = True
+        else:       # written at once: a run killed in its first measurement is continued (and its settings kept)
+            self.resumed = False
+            self.save()
 
     def done(self, name, inputs=()):
         """The recorded result of step `name` when it finished with these same input files, else None."""
