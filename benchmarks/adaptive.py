@@ -10,13 +10,15 @@ examples/two-ranks/ (allreduce: a collective no choice was made on):
 2. the default build of each CSV — `quadsel build CSV -o TREE` with no option, the build `quadsel tune` deploys
    (the library default kept where nothing beats it, when the CSV has its times);
 3. every tree scored on the full data: mean penalty (quadsel.evaluate.penalty) of the tree's choice at every
-   measured point of the full decision map, against the best measured choice, the library default included.
+   measured point of the full decision map, against the best measured choice, the library default included;
+4. (`--noise SEEDS`) the gap again with each CSV's measuring noise put back (`with_noise`): a replay answers a
+   pair stopped after n calls with the mean of the full sweep's N calls, which flatters any early stop.
 
 Benchmarking time = sum over the measured (method, point) pairs of time per call × repetitions (the recorded
 repetitions for the full sweep; the replayed decision-aware stopping for --adaptive; one call per pair where a file
 records no repetitions). Run from the project root:
 
-    python benchmarks/adaptive.py [--seeds 5] [-- ADAPTIVE OPTIONS, e.g. --behind 2 --hopeless 3]
+    python benchmarks/adaptive.py [--seeds 5] [--noise 5] [--indifference D] [-- ADAPTIVE OPTIONS, e.g. --behind 2]
     python benchmarks/adaptive.py --grid          # time share / penalty gap for --behind x --hopeless x --cheap
     python benchmarks/adaptive.py --diagnose orfeo-bcast [-- OPTIONS]   # where its time goes, what its tree loses
 """
@@ -27,9 +29,11 @@ import glob
 import itertools
 import json
 import os
+import math
 import random
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 from click.testing import CliRunner
@@ -115,9 +119,52 @@ def random_sample(rows, budget, seed, out):
     return cost, len(taken)
 
 
-def evaluate(name, collective, files, options, seeds, workdir, sample=None):
+def with_noise(src, dst, recorded, seed):
+    """`src` (a replayed CSV) with every time re-drawn as a measurement of its repetitions would give it: the
+    recorded mean + N(0, stddev / sqrt(reps)) (deterministic per seed and pair). A replay answers a pair stopped
+    after n calls with the recorded mean of all the full sweep's calls, which no real run of n calls gets; this
+    puts back the error of n calls (the full sweep's CSV gets the same treatment with its own repetitions, an
+    independent draw: both are one run against the recorded means taken as the truth)."""
+    with open(src, newline="") as handle:
+        lines = handle.read().splitlines()
+    header, out = None, []
+    for line in lines:
+        if line.startswith("#") or not line.strip() or header is None:
+            header = header or (None if line.startswith("#") else line.split(","))
+            out.append(line)
+            continue
+        row = dict(zip(header, line.split(",")))
+        key = (row["algorithm"], int(row["segsize"]), int(row["comm_size"]), int(row["msg_size"]))
+        truth = recorded.get(key)
+        if truth is not None and truth.stddev and row.get("reps"):
+            z = random.Random(zlib.crc32(f"{seed}/{key}".encode())).gauss(0.0, 1.0)
+            row["time_us"] = f"{max(float(row['time_us']) + truth.stddev / math.sqrt(int(row['reps'])) * z, 1e-3):.4f}"
+        out.append(",".join(row[k] for k in header))
+    with open(dst, "w", newline="") as handle:
+        handle.write("\n".join(out) + "\n")
+
+
+def noisy_gap(files, collective, full_csv, adaptive_csv, full_map, seeds, workdir):
+    """Mean and max over `seeds` of (adaptive's penalty - the full sweep's), each CSV with its measuring noise put
+    back (`with_noise`); None where no pair records a stddev and repetitions (ORFEO: no noise to put back)."""
+    recorded = {(r.algorithm, r.segsize, r.comm_size, r.msg_size): r
+                for r in read_measurements(files, collective=collective)}
+    if not any(r.stddev and r.reps for r in recorded.values()):
+        return None
+    gaps = []
+    for seed in range(seeds):
+        pair = []
+        for label, path in (("full", full_csv), ("adaptive", adaptive_csv)):
+            noisy = path[:-4] + f"-noise{seed}.csv"
+            with_noise(path, noisy, recorded, f"{label}{seed}")
+            pair.append(default_build_penalty(noisy, full_map, workdir))
+        gaps.append(pair[1] - pair[0])
+    return float(np.mean(gaps)), float(np.max(gaps))
+
+
+def evaluate(name, collective, files, options, seeds, workdir, sample=None, noise=0):
     """One data set: the full sweep and `--adaptive OPTIONS` (with `sample`: `--sample model --budget SAMPLE`
-    too) replayed, built and scored on the full data."""
+    too) replayed, built and scored on the full data (with `noise`: also `noisy_gap` over that many seeds)."""
     rows = read_measurements(files, collective=collective)
     full_map = build_decision_map(rows, collective)
     slug = name.replace("/", "-")
@@ -135,6 +182,7 @@ def evaluate(name, collective, files, options, seeds, workdir, sample=None):
            "adaptive_penalty": default_build_penalty(adaptive_csv, full_map, workdir),
            "full_check": full_meta["benchmarking_time_us"] == full_meta["full_sweep_benchmarking_time_us"]}
     out["gap"] = out["adaptive_penalty"] - out["full_penalty"]
+    out["noisy"] = noisy_gap(files, collective, full_csv, adaptive_csv, full_map, noise, workdir) if noise else None
     if sample:
         sample_csv = os.path.join(workdir, f"{slug}-sample.csv")
         smeta = replay(files, collective, sample_csv, ["--sample", "model", "--budget", sample])
@@ -240,35 +288,45 @@ def main_(argv=None):
     parser.add_argument("--grid", action="store_true", help="vary --behind, --hopeless and --cheap instead")
     parser.add_argument("--real", metavar="OUTDIR", help="summarise benchmarks/adaptive_real.sh's OUTDIR instead")
     parser.add_argument("--diagnose", metavar="DATA", help="where DATA's adaptive run spends and loses (e.g. orfeo-bcast)")
+    parser.add_argument("--noise", type=int, default=5, metavar="SEEDS",
+                        help="the gap again with each CSV's measuring noise put back, mean/max over SEEDS (0: not)")
+    parser.add_argument("--indifference", type=float, default=None, metavar="DELTA",
+                        help="the stopping rule's indifference zone (quadsel.measure.timing.INDIFFERENCE) for this run")
     parser.add_argument("options", nargs=argparse.REMAINDER, help="-- then options for --adaptive")
     args = parser.parse_args(argv)
     if args.real:
         return real(args.real)
     options = [o for o in args.options if o != "--"]
+    if args.indifference is not None:
+        from quadsel.measure import timing
+        timing.INDIFFERENCE = args.indifference
     if args.diagnose:
         return diagnose(args.diagnose, options)
     if args.grid:
         return grid()
     sample = None if args.sample == "none" else args.sample
-    print(f"adaptive options: {' '.join(options) or '(defaults)'}; random samples of the adaptive run's time: "
-          f"{args.seeds} seeds; sampled: --sample model --budget {sample}\n")
+    from quadsel.measure import timing
+    print(f"adaptive options: {' '.join(options) or '(defaults)'}; indifference {timing.INDIFFERENCE}; random "
+          f"samples of the adaptive run's time: {args.seeds} seeds; sampled: --sample model --budget {sample}; "
+          f"noise put back: {args.noise} seeds\n")
     print("| data | held out | points × methods | adaptive: time share | point share | pairs measured | "
-          "penalty: full sweep | penalty: adaptive | gap (pp) | bounds | sampled: share / gap | "
-          "random, same time: gap (mean) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+          "penalty: full sweep | penalty: adaptive | gap (pp) | bounds | with noise: gap mean / max | "
+          "sampled: share / gap | random, same time: gap (mean) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     missed = []
     with tempfile.TemporaryDirectory() as workdir:
         for name, collective, files, held in datasets():
-            r = evaluate(name, collective, files, options, args.seeds, workdir, sample)
+            r = evaluate(name, collective, files, options, args.seeds, workdir, sample, args.noise)
             assert r["full_check"], "the full replay must spend exactly the full sweep's time"
             ok = r["time_share"] <= MAX_SHARE and r["gap"] <= MAX_GAP
             if not ok:
                 missed.append(name)
             sampled = f"{r['sample_share']:.1%} / {r['sample_gap']:+.2f}" if sample else "-"
             randoms = f"{r['random_mean'] - r['full_penalty']:+.2f}" if args.seeds else "-"
+            noisy = f"{r['noisy'][0]:+.2f} / {r['noisy'][1]:+.2f}" if r["noisy"] else "-"
             print(f"| {name} | {'yes' if held else 'no'} | {r['points']} × {r['methods']} | {r['time_share']:.1%} | "
                   f"{r['point_share']:.0%} | {r['pairs']} | {r['full_penalty']:.2f} % | {r['adaptive_penalty']:.2f} % | "
-                  f"{r['gap']:+.2f} | {'met' if ok else 'NOT met'} | {sampled} | {randoms} |", flush=True)
+                  f"{r['gap']:+.2f} | {'met' if ok else 'NOT met'} | {noisy} | {sampled} | {randoms} |", flush=True)
     print(f"\nadaptive within {MAX_SHARE:.0%} of the full sweep's time and +{MAX_GAP} pp of its penalty: "
           + ("every case" if not missed else "not on " + ", ".join(missed)))
 

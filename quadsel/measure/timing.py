@@ -139,14 +139,23 @@ class StoppingRule:
         return (float(np.mean(kept)) if len(kept) else math.inf), self.half_width(kept)
 
 
+# Adaptive measurement's indifference zone: two methods whose 95 % intervals lie within 15 % of each other (the
+# upper end of both at most 1.15 x the lower end of both) are a tie, and stop. Chosen on the replayed sweeps with
+# their measuring noise put back (docs/benchmarks.md, *Measuring strategies*): the same penalty as without it,
+# mpich5-bcast's time 32.8 -> 26.3 % of the full sweep. 0 turns it off (benchmarks/adaptive.py --indifference).
+INDIFFERENCE = 0.15
+
+
 def ranking_settled(intervals, candidates=None):
     """The methods at one point whose place in the decision is clear (adaptive measurement).
 
     `intervals` maps every method at the point to (mean, CI half-width). The leader is the candidate
     with the lowest mean (`candidates`: the methods a decision may choose; default all). Another
-    method is settled once its interval lies wholly above the leader's (it cannot be the best); the
-    leader is settled once every other candidate is. A method not among the candidates (the library's
-    `default`) is settled once its interval is clear of the leader's on either side.
+    method is settled once its interval lies wholly above the leader's (it cannot be the best), or once both
+    intervals lie within INDIFFERENCE of each other (a tie: whichever the decision takes loses little; without it
+    near-ties within the noise run to the full precision or the caps); the leader is settled once every other
+    candidate is. A method not among the candidates (the library's `default`) is settled once its interval is
+    clear of the leader's on either side, or tied with it.
     """
     names = list(intervals)
     candidates = names if candidates is None else [n for n in names if n in candidates]
@@ -161,6 +170,9 @@ def ranking_settled(intervals, candidates=None):
         if name != leader and mean - half > top:
             settled.add(name)
         elif name not in candidates and mean + half < bottom:
+            settled.add(name)
+        elif INDIFFERENCE and name != leader and 0 < bottom and 0 < mean - half and max(
+                mean + half, top) <= (1 + INDIFFERENCE) * min(mean - half, bottom):
             settled.add(name)
     if all(n in settled for n in candidates if n != leader):
         settled.add(leader)

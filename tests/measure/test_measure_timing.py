@@ -200,6 +200,13 @@ def test_ranking_settled_needs_disjoint_intervals():
     assert ranking_settled({"a": (10, 1), "b": (30, math.inf)}) == set()
 
 
+def test_ranking_settled_ties_within_the_indifference_zone():
+    # a (9.8-10.2) and c (10.3-10.7): overlapping, but both within 15 % of each other: a tie, all settled
+    assert ranking_settled({"a": (10, 0.2), "c": (10.5, 0.2)}) == {"a", "c"}
+    # wide intervals are no tie (9-11 and 10-13: 13 > 1.15 x 9)
+    assert ranking_settled({"a": (10, 1), "c": (11.5, 1.5)}) == set()
+
+
 def test_ranking_settled_default_is_not_a_candidate():
     # the library default faster than every candidate does not lead; it is settled once clear of the leader
     intervals = {"default": (5, 0.5), "a": (10, 1), "b": (20, 1)}
@@ -207,14 +214,22 @@ def test_ranking_settled_default_is_not_a_candidate():
     assert ranking_settled({"default": (10.5, 1), "a": (10, 1)}, candidates=["a"]) == {"a"}
 
 
-def test_decisive_loop_stops_clear_losers_at_min_reps_and_keeps_near_ties():
+def test_decisive_loop_stops_clear_losers_at_min_reps_and_near_ties_once_tied(monkeypatch):
     rule = StoppingRule(min_reps=5, max_reps=60, precision=0.001, fence=0)
     costs = {"fast": 1e-6, "tie": 1e-6, "slow": 3e-6}
     plain, _, _ = _run(costs, rule, noise=0.2)
     decisive, _, _ = _run(costs, rule, noise=0.2, decisive=True)
     assert all(len(s) >= 60 for s in plain.values())          # the precision is out of reach: max_reps
     assert len(decisive["slow"]) == 6                          # separated after the first two batches
-    assert len(decisive["fast"]) >= 60 and len(decisive["tie"]) >= 60   # within noise: keep measuring
+    # a tie: both intervals within the indifference zone (15 %) of each other, well before max_reps
+    assert 6 < len(decisive["fast"]) < 60 and 6 < len(decisive["tie"]) < 60
+    intervals = {k: rule.interval(v) for k, v in decisive.items()}
+    tied = [intervals["fast"], intervals["tie"]]
+    assert max(m + h for m, h in tied) <= 1.15 * min(m - h for m, h in tied)
+    from quadsel.measure import timing
+    monkeypatch.setattr(timing, "INDIFFERENCE", 0.0)           # without the zone: within noise, keep measuring
+    kept, _, _ = _run(costs, rule, noise=0.2, decisive=True)
+    assert len(kept["fast"]) >= 60 and len(kept["tie"]) >= 60 and len(kept["slow"]) == 6
     clear, _, _ = _run({"fast": 1e-6, "slow": 3e-6}, rule, noise=0.2, decisive=True)
     assert len(clear["fast"]) == len(clear["slow"]) == 6      # ranking clear: both stop
 
