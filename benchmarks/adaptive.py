@@ -197,7 +197,7 @@ def evaluate(name, collective, files, options, seeds, workdir, sample=None, nois
     return out
 
 
-GRID = [(behind, hopeless, cheap) for behind in ("1.25", "1.5", "2") for hopeless in ("2", "3")
+GRID = [(behind, hopeless, cheap) for behind in ("1.25", "1.3", "1.5", "2") for hopeless in ("2", "3")
         for cheap in ("0.003", "0.01", "0.03")]
 
 

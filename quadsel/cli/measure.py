@@ -83,7 +83,7 @@ from ..measure import self_launch
                    "the full sweep's benchmarking time (25%; estimated in a real run, exact in a replay; --sample "
                    "takes a share only in a replay).")
 @click.option("--behind", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
-              help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.5]")
+              help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.3]")
 @click.option("--agree", type=click.FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
               help="--adaptive: communicator sizes between two measured ones are skipped when the winners of "
                    "each are within FRACTION of the best of the other at every message size.  [default: 0.05]")

@@ -48,7 +48,7 @@ class Result:
 
 @dataclass(frozen=True)
 class Strategy:
-    behind: float = 1.5          # a method this many times slower than the best is far behind
+    behind: float = 1.3          # a method this many times slower than the best is far behind
     tolerance: float = 0.05      # rows agree when each one's winners are within this of the other's best
     cheap: float = 0.003         # a pair whose cost is below this share of the time spent so far is measured
     hopeless: float = 2.0        # a method this many times the best by its last ratio is not probed
