@@ -23,6 +23,8 @@ Prints
           median, what quadsel did when the layout was not recorded), queried by comm size alone,
       (c) the forest with other rules for an unseen ppn: the nearest lower member, the nearest in log2(ppn).
 Every tree is the default build with --extrapolate (the synthetic data have no library default to hand back to).
+ (iii) the time of every Open MPI multi-node target and the C function on that forest, the methods relabelled
+      with Open MPI bcast ids (`quadsel codegen FOREST -t T`, each its own process, start-up included).
 """
 
 import argparse
@@ -152,6 +154,39 @@ def build_time(csv, folder):
     return base, build
 
 
+# -- codegen of the forest ---------------------------------------------------------------------------------------
+OMPI_IDS = {("binomial", 0): ("6", 0), ("knomial4", 0): ("7", 0), ("linear", 0): ("1", 0),
+            ("scatter_rd_allgather", 0): ("8", 0), ("scatter_ring_allgather", 0): ("9", 0),
+            ("pipeline", 8192): ("3", 8192), ("pipeline", 65536): ("3", 65536), ("binary_tree", 32768): ("5", 32768),
+            ("binomial_seg", 32768): ("6", 32768), ("smp_binomial", 0): ("2", 0),
+            ("smp_scatter_allgather", 0): ("4", 0), ("smp_pipeline", 65536): ("2", 65536)}
+TARGETS = ("c", "ompi-rules", "ompi-json", "ompi-han")
+
+
+def codegen_times(csv, folder):
+    """(build seconds, leaves line, {target: seconds}) of the sweep relabelled with Open MPI bcast ids (a model's
+    names are no library's: the library targets need its ids)."""
+    ompi = os.path.join(folder, "sweep-ompi.csv")
+    with open(csv) as src, open(ompi, "w") as out:
+        out.write(next(src))
+        for line in src:
+            cells = line.split(",")
+            cells[1], seg = OMPI_IDS[(cells[1], int(cells[2]))]
+            cells[2] = str(seg)
+            out.write(",".join(cells))
+    with open(ompi[:-4] + ".meta.json", "w") as out:
+        out.write('{"library": "openmpi"}\n')
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    tree = os.path.join(folder, "sweep-ompi.qt.json")
+    build = timed([sys.executable, "-m", "quadsel", "build", ompi, "--extrapolate", "-o", tree], env)
+    from quadsel.decision.forest_file import load
+    out = {}
+    for target in TARGETS:
+        out[target] = timed([sys.executable, "-m", "quadsel", "codegen", tree, "-t", target, "-o",
+                             os.path.join(folder, f"sweep-ompi.{target}.out")], env)
+    return build, load(tree).leaf_line(), out
+
+
 # -- held-out layouts ----------------------------------------------------------------------------------------------
 def settings():
     from quadsel.decision.options import DEFAULT_BUILD
@@ -244,6 +279,10 @@ def main(argv=None):
         print(f"  {split} ({next(iter(scores.values()))[2]} points):")
         for name, (mean, worst, _) in scores.items():
             print(f"    {name:38s} {mean:7.2f}  ({worst:.1f})")
+    build, leaves, times = codegen_times(csv, folder)
+    print(f"(iii) codegen of the forest relabelled with Open MPI ids (built in {build:.2f} s, {leaves}): "
+          + ", ".join(f"-t {t} {v:.2f} s" for t, v in times.items())
+          + f"; `quadsel --version` alone {timed([sys.executable, '-m', 'quadsel', '--version']):.2f} s")
 
 
 if __name__ == "__main__":
