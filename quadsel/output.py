@@ -139,6 +139,20 @@ def make_folder(path, create=True):
     return True
 
 
+def lock_exclusive(handle):
+    """An exclusive lock (flock) on an open file for as long as it stays open, released when the process dies
+    (kill -9 included). False when another process holds it; True when taken, or on a file system without locks
+    (nothing to guard with). A run's own outputs are guarded so: measure's CSV, tune's folder."""
+    import fcntl
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
 def write_text(path, text, exclusive=False):
     """Write `text` (UTF-8) to `path` by the rules of this module; `exclusive`: fail if the file exists (even
     when another process creates it while this one writes: the file appears whole, or not at all)."""

@@ -177,16 +177,11 @@ LOCKED = "is being written by another quadsel measure"
 
 
 def lock(handle, path):
-    """An exclusive lock on the open output for as long as it is open (released when the process dies)."""
-    import fcntl
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    """An exclusive lock on the open output for as long as it is open (quadsel.output.lock_exclusive)."""
+    if not atomic.lock_exclusive(handle):
         handle.close()
         raise QuadselError(f"{one_line(path)} {LOCKED} (still running, or the MPI ranks of one that was killed): "
-                           "wait for it to end, or use another -o") from None
-    except OSError:
-        pass   # a file system without locks: nothing to guard with
+                           "wait for it to end, or use another -o")
 
 
 def check_unlocked(path):

@@ -22,7 +22,7 @@ import os
 
 from ..errors import QuadselError, one_line
 from ..inputs import own_folder, read_text
-from ..output import make_folder, write_text
+from ..output import lock_exclusive, make_folder, write_text
 
 JOURNAL = "tune.json"
 LOCK = ".tune.lock"
@@ -105,19 +105,14 @@ class Journal:
 
 def _lock(path, folder):
     """The open, flock-ed lock file (kept open by the caller); QuadselError when another process holds it."""
-    import fcntl
     try:
         handle = open(path, "a")
     except OSError as exc:
         raise QuadselError(f"cannot write in {one_line(folder)}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not lock_exclusive(handle):
         handle.close()
         raise QuadselError(f"{one_line(folder)} is being tuned by another quadsel tune (still running): wait for it "
-                           "to end, or give another -o folder") from None
-    except OSError:
-        pass    # a file system without locks: nothing to guard with
+                           "to end, or give another -o folder")
     return handle
 
 
