@@ -9,7 +9,6 @@ DIR/report.md, DIR/figures/                the report and the decision maps
 DIR/tune.json                              the journal: the run's settings and every finished step
 DIR/.tune.lock                             locked (flock) while a tune runs there: a second one is refused
 
-
 Every file is written whole (quadsel.output: atomic replace); the journal after each finished step, so that a
 rerun after Ctrl-C, kill -9 or a job's time limit continues where the last run stopped: `quadsel measure`
 resumes its CSV point by point, and a finished step is not run again while its inputs are unchanged (their
