@@ -21,6 +21,7 @@ records no repetitions). Run from the project root:
     python benchmarks/adaptive.py [--seeds 5] [--noise 5] [--indifference D] [-- ADAPTIVE OPTIONS, e.g. --behind 2]
     python benchmarks/adaptive.py --grid          # time share / penalty gap for --behind x --hopeless x --cheap
     python benchmarks/adaptive.py --diagnose orfeo-bcast [-- OPTIONS]   # where its time goes, what its tree loses
+    python benchmarks/adaptive.py --scale         # the plan's own cost: replays of a 200 x 40 x 12 synthetic sweep
 """
 
 import argparse
@@ -281,6 +282,36 @@ def real(outdir):
     print(f"adaptive / full benchmarking time: {times['adaptive'] / times['full']:.1%}")
 
 
+def scale(seed=1):
+    """The plan's own cost at a real sweep's size: wall time of `measure --replay` of a seeded synthetic bcast sweep
+    of 200 communicator sizes x 40 message sizes x 12 methods (96,000 rows), full and --adaptive, in one process
+    each (start-up included). The replay measures nothing, so the difference is the plan's bookkeeping."""
+    import subprocess
+    import time
+    rng = random.Random(seed)
+    msgs = sorted({int(round(2 ** (k / 1.75))) for k in range(41)})[:40]
+    methods = [(str(a), 0) for a in range(1, 10)] + [("3", 8192), ("3", 65536), ("5", 32768)]
+    with tempfile.TemporaryDirectory() as workdir:
+        sweep = os.path.join(workdir, "sweep.csv")
+        with open(sweep, "w") as out:
+            out.write(",".join(GENERIC_COLUMNS) + "\n")
+            for c in range(2, 202):
+                for m in msgs:
+                    for i, (a, seg) in enumerate(methods):
+                        t = ((1 + i % 4) * math.log2(c) * (1 + 0.1 * i) + m / (1000 + 300 * ((i * 7) % 5))
+                             * (1 + (c % (i + 2)) / 10)) * math.exp(rng.gauss(0, 0.03))
+                        out.write(f"bcast,{a},{seg},{c},{m},{t:.4f},{t * 0.05:.4f},20\n")
+        with open(sweep[:-4] + ".meta.json", "w") as out:
+            out.write('{"library": "openmpi"}\n')
+        for label, extra in (("full", []), ("adaptive", ["--adaptive"])):
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "quadsel", "measure", "--replay", sweep, "-c", "bcast", "-o",
+                                   os.path.join(workdir, f"{label}.csv"), "--no-resume", *extra],
+                                  capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), check=True)
+            said = (done.stderr.strip().splitlines() or [""])[-1].replace(workdir, "DIR")
+            print(f"{label}: {time.perf_counter() - start:.2f} s ({said})")
+
+
 def main_(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="random samples per data set")
@@ -288,6 +319,7 @@ def main_(argv=None):
     parser.add_argument("--grid", action="store_true", help="vary --behind, --hopeless and --cheap instead")
     parser.add_argument("--real", metavar="OUTDIR", help="summarise benchmarks/adaptive_real.sh's OUTDIR instead")
     parser.add_argument("--diagnose", metavar="DATA", help="where DATA's adaptive run spends and loses (e.g. orfeo-bcast)")
+    parser.add_argument("--scale", action="store_true", help="the plan's own cost on a 96,000-row synthetic sweep")
     parser.add_argument("--noise", type=int, default=5, metavar="SEEDS",
                         help="the gap again with each CSV's measuring noise put back, mean/max over SEEDS (0: not)")
     parser.add_argument("--indifference", type=float, default=None, metavar="DELTA",
@@ -296,6 +328,8 @@ def main_(argv=None):
     args = parser.parse_args(argv)
     if args.real:
         return real(args.real)
+    if args.scale:
+        return scale()
     options = [o for o in args.options if o != "--"]
     if args.indifference is not None:
         from quadsel.measure import timing
