@@ -72,13 +72,15 @@ class Journal:
         if os.path.exists(self.path):
             old = _read(self.path)
             differ = [k for k in SETTINGS if old["settings"].get(k) != settings.get(k)]
-            if differ:
+            if differ and (old["steps"] or _measured_anything(folder)):
                 raise QuadselError(f"{one_line(folder.path)} holds a tuning with other settings ("
                                    + ", ".join(f"{k} {old['settings'].get(k)!r} there, {settings.get(k)!r} now"
                                                for k in differ)
                                    + "): give another -o folder, or the same settings to continue it")
             self.data["steps"] = old["steps"]
-            self.resumed = True
+            self.resumed = not differ      # other settings over a run that measured nothing: a new run
+            if differ:
+                self.save()
         else:       # written at once: a run killed in its first measurement is continued (and its settings kept)
             self.resumed = False
             self.save()
@@ -100,6 +102,15 @@ class Journal:
 
     def save(self):
         write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+
+
+def _measured_anything(folder):
+    """Does the folder hold a measurement with at least one byte (a run that failed before measuring has none)?"""
+    try:
+        names = os.listdir(folder("measurements"))
+    except OSError:
+        return False
+    return any(n.endswith(".csv") and os.path.getsize(folder("measurements", n)) > 0 for n in names)
 
 
 def _lock(path, folder):

@@ -30,9 +30,27 @@ def test_a_finished_step_is_skipped_until_its_inputs_change(tmp_path):
 def test_another_tuning_in_the_same_folder_is_refused_in_one_line(tmp_path):
     folder = Folder(str(tmp_path / "d"))
     folder.make()
-    Journal(folder, SETTINGS).save()
+    Journal(folder, SETTINGS).finish("measure:bcast", complete=True)
     with pytest.raises(QuadselError, match=r"other settings \(np 2 there, 4 now\)"):
         Journal(folder, dict(SETTINGS, np=4))
+    # no finished step, but a measurement begun (a run killed in its first collective): refused too
+    other = Folder(str(tmp_path / "e"))
+    other.make()
+    Journal(other, SETTINGS)
+    (tmp_path / "e" / "measurements" / "bcast.csv").write_text("collective,algorithm\n")
+    with pytest.raises(QuadselError, match="other settings"):
+        Journal(other, dict(SETTINGS, np=4))
+
+
+def test_other_settings_over_a_run_that_measured_nothing_start_a_new_run(tmp_path):
+    # the journal is written as a run starts: one that failed before measuring (say mpiexec was not found)
+    # leaves it behind, and the corrected command must not be refused for it
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    Journal(folder, SETTINGS)
+    again = Journal(folder, dict(SETTINGS, np=4))
+    assert not again.resumed
+    assert json.loads((tmp_path / "d" / "tune.json").read_text())["settings"]["np"] == 4
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": '
