@@ -3,7 +3,10 @@ environment."""
 
 import importlib.util
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,3 +68,24 @@ def cluster2():
     with NetnsCluster(2) as cluster:
         yield cluster
     assert not set(cluster.namespaces) & set(netns_list())
+
+
+def kill_when(cluster, argv, env, ready, timeout, end_strays=True):
+    """Start argv on host 1 in a session of its own and SIGKILL its whole group once `ready()` holds (a job's time
+    limit, kill -9); fails the test when it ends first. `end_strays`: then end whatever it left in the hosts (else
+    the ranks it left are the next run's to cope with)."""
+    child = subprocess.Popen(cluster.on_host(1, argv), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and child.poll() is None and not ready():
+            time.sleep(0.1)
+        assert child.poll() is None, child.stdout.read().decode()[-3000:]
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait(30)
+        if end_strays:
+            cluster.kill_strays()

@@ -6,14 +6,12 @@ and Intel MPI self-launched with --mpiexec-args. 4 ranks on this machine's 2 cor
 import csv
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from netns_helpers import job_env, library_python, needs_netns
+from netns_helpers import job_env, kill_when, library_python, needs_netns
 from quadsel.cluster import host_options, launcher_command
 
 pytestmark = needs_netns
@@ -56,21 +54,7 @@ def test_measure_layouts_across_two_hosts_killed_and_resumed(cluster2, flavor, t
     argv, env = command(cluster2, flavor, out)
     env = job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0.4"))
     # first run: SIGKILL to the launcher's whole group once a few rows are written, then whatever is left
-    child = subprocess.Popen(cluster2.on_host(1, argv), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + TIMEOUT
-    try:
-        while time.monotonic() < deadline and child.poll() is None:
-            if os.path.exists(out) and len(rows(out)) >= 3:
-                break
-            time.sleep(0.1)
-        assert child.poll() is None, child.stdout.read().decode()[-3000:]
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait(30)
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-        cluster2.kill_strays()
+    kill_when(cluster2, argv, env, lambda: os.path.exists(out) and len(rows(out)) >= 3, TIMEOUT)
     before = rows(out)
     assert 3 <= len(before) < 12
     with open(out) as handle:

@@ -11,13 +11,10 @@ import csv
 import json
 import os
 import re
-import signal
-import subprocess
-import time
 
 import pytest
 
-from netns_helpers import job_env, library_python, needs_netns
+from netns_helpers import job_env, kill_when, library_python, needs_netns
 from quadsel.cluster import host_options
 
 pytestmark = needs_netns
@@ -48,22 +45,8 @@ def _rows(path):
 def _kill_during_measure(cluster, argv, env, csv_path, timeout=200):
     """Start tune on host 1, SIGKILL its whole group once its measurement has a few rows (a job's time limit);
     returns the rows it kept. The ranks it left are not ended here: the rerun must cope with them."""
-    child = subprocess.Popen(cluster.on_host(1, argv), env=job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0.4")),
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             start_new_session=True)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline and child.poll() is None:
-            if os.path.exists(csv_path) and len(_rows(csv_path)) >= 3:
-                break
-            time.sleep(0.1)
-        assert child.poll() is None, child.stderr.read().decode()[-3000:]
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait(30)
-    finally:
-        if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait(30)
+    kill_when(cluster, argv, job_env(dict(env, QUADSEL_MEASURE_POINT_DELAY="0.4")),
+              lambda: os.path.exists(csv_path) and len(_rows(csv_path)) >= 3, timeout, end_strays=False)
     return _rows(csv_path)
 
 
