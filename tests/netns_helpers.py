@@ -89,3 +89,15 @@ def kill_when(cluster, argv, env, ready, timeout, end_strays=True):
             child.wait(30)
         if end_strays:
             cluster.kill_strays()
+
+
+def job_on_hosts(cluster, flavor, ppn=2):
+    """(python, mpiexec, the host options without -n as one string, env) of a job of `ppn` ranks on every host of
+    the cluster, for `--mpiexec-args`; the test is skipped without a Python whose mpi4py loads `flavor`."""
+    from quadsel.cluster import host_options
+    python = library_python(flavor)
+    if python is None:
+        pytest.skip(f"no Python with mpi4py on {flavor}")
+    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
+    options, env = host_options(flavor, mpiexec, cluster, ppn)
+    return python, mpiexec, options, env

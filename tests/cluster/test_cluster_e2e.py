@@ -21,8 +21,7 @@ import subprocess
 
 import pytest
 
-from netns_helpers import job_env, library_python, needs_netns
-from quadsel.cluster import host_options
+from netns_helpers import job_env, job_on_hosts, needs_netns
 
 pytestmark = needs_netns
 TIMEOUT = 240
@@ -47,16 +46,6 @@ MULTI_NODE_TARGETS = {"openmpi": [["-t", "c"], ["-t", "ompi-han"], ["-t", "ompi-
 PROVABLE = {"openmpi": {"2x1", "1x2", "2x2"}, "mpich": {"2x1", "2x2"}}
 
 
-def launcher(cluster, flavor):
-    """(python, mpiexec, mpiexec options without -n as one string, env) of a 2 x 2 job on the cluster."""
-    python = library_python(flavor)
-    if python is None:
-        pytest.skip(f"no Python with mpi4py on {flavor}")
-    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-    options, env = host_options(flavor, mpiexec, cluster, 2)
-    return python, mpiexec, options, env
-
-
 def quadsel(cluster, python, args, env, timeout=TIMEOUT):
     done = cluster.run(1, [python, "-m", "quadsel", *args], env=job_env(env), timeout=timeout)
     assert done.returncode == 0, (" ".join(args[:3]), (done.stdout + done.stderr)[-4000:])
@@ -64,7 +53,7 @@ def quadsel(cluster, python, args, env, timeout=TIMEOUT):
 
 
 def end_to_end(cluster, flavor, tmp):
-    python, mpiexec, options, env = launcher(cluster, flavor)
+    python, mpiexec, options, env = job_on_hosts(cluster, flavor)
     hosts = ["--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options]
     csv = str(tmp / "bcast.csv")
     quadsel(cluster, python, ["measure", "-c", COLLECTIVE[flavor], "--algorithms", ALGORITHMS[flavor], *MEASURE, *hosts,

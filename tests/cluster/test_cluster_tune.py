@@ -14,8 +14,7 @@ import re
 
 import pytest
 
-from netns_helpers import job_env, kill_when, library_python, needs_netns
-from quadsel.cluster import host_options
+from netns_helpers import job_env, job_on_hosts, kill_when, needs_netns
 
 pytestmark = needs_netns
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
@@ -24,15 +23,6 @@ LAYOUTS = [(2, 1), (1, 2), (2, 2)]
 TUNE = ["--msg-sizes", "1K,16K", "--layouts", "2x1,1x2,2x2", "--sync", "barrier", "--rounds", "1", "--max-reps", "5",
         "--max-time", "0.05", "--verify-rounds", "2", "--no-figures", "--verbose"]
 COLLECTIVES = {"openmpi": "allreduce", "mpich": "allreduce"}
-
-
-def hosts(cluster, flavor):
-    python = library_python(flavor)
-    if python is None:
-        pytest.skip(f"no Python with mpi4py on {flavor}")
-    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
-    options, env = host_options(flavor, mpiexec, cluster, 2)
-    return python, mpiexec, options, env
 
 
 def _rows(path):
@@ -53,7 +43,7 @@ def _kill_during_measure(cluster, argv, env, csv_path, timeout=200):
 def tune_across_hosts(cluster, flavor, tmp, killed=False):
     """`killed`: the first run is killed with SIGKILL mid-measurement, and the same command again must finish it
     without measuring a finished point again (issue 33, "Time"), whatever the first run's ranks still do."""
-    python, mpiexec, options, env = hosts(cluster, flavor)
+    python, mpiexec, options, env = job_on_hosts(cluster, flavor)
     out = tmp / "deploy"
     coll = COLLECTIVES[flavor]
     argv = [python, "-m", "quadsel", "tune", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options, "-c",
