@@ -111,6 +111,33 @@ def emit(fns, max_requests=None):
     return "\n".join(lines) + "\n"
 
 
+def collectives_of(library_version):
+    """The collectives coll/han takes on this Open MPI (its version string): 5.0.x HAN_5_0, later HAN_MAIN."""
+    return HAN_5_0 if re.search(r"v?5\.0\.", library_version or "") else HAN_MAIN
+
+
+def route_to_tuned(collectives):
+    """coll/han's rules file that hands every multi-node call of `collectives` to coll/tuned, whose rules file then
+    decides it whole (the tree's choice, or tuned's own fixed decision where the tree hands the size back): what
+    `quadsel tune` deploys across hosts. The other collectives stay with coll/han as Open MPI configures it (the
+    file does not name them). Every level says `tuned` for every size (configuration size 1, message size 0)."""
+    names = sorted(set(collectives))
+    if not names:
+        raise QuadselError("no collective for coll/han's routing file")
+    lines = ["# Open MPI coll/han dynamic rules (coll_han_dynamic_rules_filename) written by quadsel tune:",
+             "# every multi-node call of these collectives goes to coll/tuned, whose rules file decides it whole;",
+             "# the other collectives keep coll/han's own choice. Every size is a lower bound (1, then 0).",
+             f"# Use: {USE}", f"{len(names)} # number of collectives"]
+    for name in names:
+        if name not in HAN_MAIN:
+            raise QuadselError(f"coll/han does not decide {comment_text(name)}")
+        lines += [f"{name} # collective", f"{len(LEVELS)} # number of levels"]
+        for level in LEVELS:
+            lines += [f"{level}", "1 # number of configuration sizes", "1 1 # configuration size 1, one message size",
+                      "0 tuned"]
+    return "\n".join(lines) + "\n"
+
+
 # -- reader ------------------------------------------------------------------------------------------------------
 @dataclass
 class HanMsgRule:

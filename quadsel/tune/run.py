@@ -118,8 +118,9 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     header = [f"quadsel tune for {library.version}: {len(final)} of {len(wanted)} collectives tuned",
               "source it before mpiexec: . tuned.env"]
     ompi_hosts = bool(spec.mpiexec_args) and library.name == "openmpi"
-    if ompi_hosts:      # one coll/tuned file per ppn, as verify proved them (tune/cluster.py)
-        files = cluster.ompi_files(final)
+    if ompi_hosts:      # one coll/tuned file per ppn and coll/han's routing file, as verify proved them (tune/cluster.py)
+        from ..verify.han import collectives as han_collectives
+        files = cluster.ompi_files(final, han_collectives(library.name, library.version))
     else:
         files = deploy.emit(dep, final, mpich_base, notes=skipped)
     for line in skipped:
@@ -130,7 +131,8 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     for name, text in files.items():
         write_text(folder(name), text)
     if ompi_hosts:
-        write_text(folder("tuned.env"), cluster.ompi_env_text(spec.folder, final, header))
+        write_text(folder("tuned.env"), cluster.ompi_env_text(spec.folder, final, header,
+                                                              routed=any(n.startswith("han-") for n in files)))
     else:
         env = deploy.environment(dep, spec.folder, final)
         write_text(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))

@@ -62,7 +62,7 @@ def file_environment(library, rules_path):
             "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
 
 
-def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
+def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False):
     spec_path = os.path.join(workdir, f"spec{len(os.listdir(workdir))}.json")
     out_path = spec_path.replace("spec", "out")
     with open(spec_path, "w") as handle:
@@ -70,7 +70,7 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
     flavor = launch.mpiexec_flavor(mpiexec)
     from . import hosts
     cmd = hosts.command(mpiexec, flavor, np_, (python, "quadsel.verify.fingerprint"), [spec_path, out_path], env_extra)
-    env = hosts.environment(flavor, env_extra)
+    env = hosts.environment(flavor, env_extra, han=han)
     done = launch.run(cmd, env, timeout=timeout, capture=True)   # Ctrl-C: the job is stopped, not orphaned
     if done.returncode != 0 or not os.path.exists(out_path):
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
@@ -80,7 +80,7 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir):
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900, probe=True, echo=None, identify=False):
+                  timeout=900, probe=True, echo=None, identify=False, han_route=()):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
@@ -89,6 +89,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
     identify: also force every algorithm of the collective in the forced launch (MPI_T-forced libraries), so that
     each PointCheck's `default_ran` names the algorithm the default ran (verify/default_ran.py).
+    han_route: Open MPI across hosts, the collectives coll/han takes: the file launch also loads coll/han's routing
+    file (every one of them to coll/tuned, verify/han.py) with coll/han on, as `quadsel tune` deploys the files.
     """
     from .default_ran import identify as identify_default
     from ..targets.library_call import CallModel
@@ -124,8 +126,12 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                 extra.update(MONITORING_ENV)
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
             own = _own_rules(library, rules_path, coll, workdir)
-            by_file = _launch(np_, dict(spec, forced=None), dict(extra, **file_environment(library, own)),
-                              python, mpiexec, timeout, workdir)
+            files = file_environment(library, own)
+            if han_route and library == "openmpi":
+                from .han import route_environment
+                files.update(route_environment(workdir, han_route))
+            by_file = _launch(np_, dict(spec, forced=None), dict(extra, **files), python, mpiexec, timeout, workdir,
+                              han=bool(han_route) and library == "openmpi")
             if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
             elif identify:

@@ -52,12 +52,13 @@ def command(mpiexec, flavor, np_, module, args, env_extra=None):
     return cmd + ["-n", str(np_)] + launch.python_module(module[0], module[1]) + list(args)
 
 
-def environment(flavor, extra=None):
+def environment(flavor, extra=None, han=False):
     """launch.launch_env for one verify launch; on the user's hosts Open MPI's coll/han is switched off unless
     the user decided about it (HAN_OFF): on 2+ nodes han (priority 35) would take the collectives verify forces
-    and checks in coll/tuned (docs/cluster.md, "Verify on the cluster")."""
+    and checks in coll/tuned (docs/cluster.md, "Verify on the cluster"). `han`: leave it on (the launch times
+    coll/han's default beside arms on communicators it may not take, or loads the deployment's files: verify/han.py)."""
     env = dict(extra or {})
-    if prefix() and flavor == "openmpi" and not any(k in os.environ or k in env for k in HAN_OFF):
+    if prefix() and flavor == "openmpi" and not han and not any(k in os.environ or k in env for k in HAN_OFF):
         env["OMPI_MCA_coll"] = "^han"
     return launch.launch_env(flavor, env)
 

@@ -13,7 +13,7 @@ from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
-from . import command, default_ran, follow, hosts, method_files, speed, statistics, verdict
+from . import command, default_ran, follow, han, hosts, method_files, speed, statistics, verdict
 from . import layouts as layout_plan
 from .selection import load_inputs
 
@@ -83,12 +83,14 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     load_before = statistics.load_average()
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": min(5, max_reps)}   # --max-reps 2-4 too
     measured = command.best_measured(measurement_files) if measurement_files else {}
+    han_collectives = han.collectives(library, library_version) if by_layout else ()
     for sel in loaded.selections:
         best = measured.get(sel.collective)
         if measurement_files and best is None and launch.job_rank() == 0:
             echo(f"note: no {sel.collective} rows in --measurements: "
                  + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
-        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective))
+        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective),
+                                             han_collectives)
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
                 "progress": progress}
@@ -113,6 +115,8 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
     checks, failed, by_method = None, {}, None
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
+    if han.note(all_rows):
+        notes.append(han.note(all_rows))
     if check_rules and not inside:
         checks = {}
         points, check_np = check_points(plans, np_, check_comm_sizes)
@@ -126,9 +130,10 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                 if left:
                     echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
                          "communicator sizes (verify the rules file to check what the library does there)")
+            route = han_collectives if source.startswith("emitted from the trees") else ()
             try:
                 checks[source] = follow.check_follows(selections, path, library, check_np, points=mine,
-                                                      mpiexec=mpiexec, echo=echo, identify=True)
+                                                      mpiexec=mpiexec, echo=echo, identify=True, han_route=route)
             except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
                 failed[source] = str(exc)
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")

@@ -25,6 +25,7 @@ import numpy as np
 from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
+from .han import without_han
 
 WITHIN = 0.10   # "within 10 % of the best"
 
@@ -84,10 +85,11 @@ def run(spec):
             if member:
                 here = [p for p in points if p["comm"] == n and point_layout(p) == layout]
                 methods = sorted({m for p in here for m in _arms(p)})
+                han_off = any(p.get("han") for p in here)   # the default with coll/han, the rest without (han.py)
                 comms = {}
                 for method in methods:
-                    forcing.activate(method)
-                    comms[method] = base.Dup()   # Open MPI binds the forced method at creation
+                    forcing.activate(method)   # Open MPI binds the forced method at creation
+                    comms[method] = without_han(MPI, base) if han_off and method != DEFAULT_ARM else base.Dup()
                 if library.carries_forcing:
                     forcing.activate(DEFAULT_ARM)
                 for p in here:
@@ -183,6 +185,8 @@ def summarize(result):
                "best_mean_us": None if best_key is None else mean[best_key]}
         if p.get("rule"):
             row["rule"] = p["rule"]
+        if p.get("han"):
+            row["han"] = True
         rows.append(row)
     if not rows:
         return rows, {}

@@ -10,7 +10,7 @@ so that the forest changes the default everywhere and each layout has something 
 Targets per library (every one that writes a layout forest): Open MPI `-t c`, `-t ompi-han`, `-t ompi-rules` (collapsed
 per comm size), `-t ompi-json` (comm_rank_distribution, main/6.x: written, not loaded by the 5.0.x wheel) and
 `-t ompi-rules --ppn P` (the member for one ppn, which a job script picks by its allocation: verify checks Open MPI
-that way; checking the coll/han + coll/tuned pair is a TODO, verify/layouts.ONE_FILE); MPICH `-t c` and
+that way, with coll/han's routing file that hands bcast to coll/tuned on 2+ nodes, verify/han.py); MPICH `-t c` and
 `-t mpich-json` (comm_avg_ppn); Intel MPI `-t c` and `-t impi-json` (`ppn=` blocks), on allreduce: Intel MPI has no
 fingerprint of a bcast (the reduction order is the only one it gives).
 """
@@ -113,6 +113,8 @@ def end_to_end(cluster, flavor, tmp):
         assert stats["decision"] != "deploy" and stats["proof"]["collectives_without_proof"] in ([], [
             "bcast layout 1x2"]), stats
     assert doc["hosts"]["mpiexec_args"]
+    if flavor == "openmpi":   # coll/han's default is the baseline on 2+ nodes; the forest is timed handed to tuned
+        assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, rows
 
     pruned = str(tmp / "pruned.c")
     quadsel(cluster, python, ["codegen", forest, "--verified", result, "-o", pruned], env)

@@ -115,3 +115,45 @@ def test_open_mpi_follows_the_han_and_tuned_files_per_layout_and_not_without_the
     assert ompi_han.read(dropped, "han.rules").ignored
     ranks = run(cluster2, python, tmp_path, dropped, tuned_text)
     assert all("bcast_intra_scatter_allgather" not in seen["world"] for seen in ranks), ranks
+
+
+CHECK = r"""
+import json, sys
+from quadsel.decision.forest_file import load
+from quadsel.targets import ompi_rules
+from quadsel.verify import follow, hosts
+from quadsel.verify.selection import ForestSelection
+forest = load(sys.argv[1])
+member = forest.members[int(forest.member_of([2])[0])].fn
+with open(sys.argv[2], "w") as handle:
+    handle.write(ompi_rules.emit([member]))
+with hosts.passing(sys.argv[4]):
+    checks = follow.check_follows([ForestSelection(forest, "openmpi")], sys.argv[2], "openmpi", 4, points={"bcast": [(4, 4096, 2, 2)]},
+                                  mpiexec=sys.argv[3], han_route=tuple(sys.argv[5].split(",")))
+print(json.dumps([[c.status, c.method, c.matches] for c in checks]))
+"""
+
+
+def test_verify_proves_the_deployment_through_coll_hans_routing_file_and_not_without_it(cluster2, tmp_path):
+    """verify's follow check of a forest on 2+ nodes (verify/han.py) loads coll/han's routing file with coll/han on,
+    as `quadsel tune` deploys: at 2 x 2 bcast goes coll/han -> tuned -> the tuned file's scatter_allgather (follows).
+    With a routing file that names every collective coll/han takes but bcast, coll/han keeps bcast in the file launch
+    and the check must not say `follows`: it proves the routing file is read, not only the tuned file. (On this
+    cluster Open MPI 5.0.x then crashes in coll/han's own bcast under the traffic counter, pml/monitoring, which the
+    check reports as a failed launch: verify's rule makes that `unproven`, never deploy.)"""
+    from netns_helpers import job_on_hosts
+    from quadsel.decision.forest_file import dumps
+    from quadsel.targets.ompi_han import HAN_5_0
+    python, mpiexec, options, env = job_on_hosts(cluster2, "openmpi")
+    (tmp_path / "bcast.qt.json").write_text(dumps(forest()))
+    (tmp_path / "check.py").write_text(CHECK)
+    got = {}
+    for name, route in (("all", HAN_5_0), ("all but bcast", [c for c in HAN_5_0 if c != "bcast"])):
+        argv = [python, str(tmp_path / "check.py"), str(tmp_path / "bcast.qt.json"), str(tmp_path / "tuned.rules"),
+                mpiexec, options, ",".join(route)]
+        done = cluster2.run(1, argv, env=job_env(env), timeout=200)
+        got[name] = (json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else
+                     "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1])
+    assert got["all"] == [["follows", "8", ["8"]]], got
+    without = got["all but bcast"]
+    assert (isinstance(without, str) and "fingerprint launch failed" in without) or without[0][0] == "differs", got

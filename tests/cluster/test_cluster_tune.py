@@ -89,12 +89,20 @@ def tune_across_hosts(cluster, flavor, tmp, killed=False):
     report = open(out / "report.md").read()
     assert "Per layout" in report and "layout 2x2" in report
     if flavor == "openmpi":
-        files = sorted(n for n in os.listdir(out) if re.fullmatch(r"tuned-ppn[0-9]+\.rules", n))
-        if deployed:
-            assert files == ["tuned-ppn1.rules", "tuned-ppn2.rules"], files
+        files = sorted(n for n in os.listdir(out) if re.fullmatch(r"tuned-ppn[0-9]+\.rules|han-route\.rules", n))
+        for label in ("first", "pruned"):   # coll/han's default is the baseline on 2+ nodes (verify/han.py)
+            rows = json.load(open(out / "verify" / f"{label}.json"))["points"]
+            assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, (label, rows)
+            assert all(r["quadsel"] != "default" for r in rows if r.get("han")), (label, rows)
+        if deployed:   # allreduce handed from coll/han to coll/tuned; the other collectives keep coll/han
+            assert files == ["han-route.rules", "tuned-ppn1.rules", "tuned-ppn2.rules"], files
             for name in ("OMPI_MCA_coll_tuned_use_dynamic_rules=1", "OMPI_MCA_coll_tuned_dynamic_rules_filename=",
-                         "OMPI_MCA_coll=^han", "tuned-ppn1.rules", "tuned-ppn2.rules"):
+                         "OMPI_MCA_coll_han_dynamic_rules_filename=", "han-route.rules", "tuned-ppn1.rules",
+                         "tuned-ppn2.rules"):
                 assert name in env_text, (name, env_text)
+            assert "^han" not in env_text, env_text
+            route = open(out / "han-route.rules").read()
+            assert "allreduce # collective" in route and "bcast" not in route, route
         else:
             assert not files and "export" not in env_text, env_text
     else:

@@ -146,6 +146,7 @@ def test_launches_on_the_users_hosts():
         assert "--oversubscribe" not in cmd and cmd[cmd.index("LD_PRELOAD") - 1] == "-x"
         assert "OMPI_MCA_pml_monitoring_enable" not in cmd     # Open MPI forwards its own
         assert hosts.environment("openmpi", {})["OMPI_MCA_coll"] == "^han"
+        assert "OMPI_MCA_coll" not in hosts.environment("openmpi", {}, han=True)   # coll/han's default timed
         hydra = hosts.command("mpiexec", "mpich", 4, module, ["a"], {"LD_PRELOAD": "/p.so"})
         assert "-x" not in hydra                                  # Hydra forwards the whole environment
     assert hosts.prefix() == []
@@ -179,3 +180,66 @@ def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
     out = tmp_path / "t.c"     # the member of one ppn is a 2-D tree: every target takes it
     done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "--ppn", "4", "-o", str(out)])
     assert done.exit_code == 0 and "int quadsel_bcast_decision(int comm_size, size_t msg_size" in out.read_text()
+
+
+def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_tuned(monkeypatch, tmp_path):
+    """verify/han.py: on 2+ nodes of a collective coll/han takes, the default arm is the library's (coll/han on) and
+    a hand-back to the library is timed as coll/tuned's own decision, `default (han=0)`: a change like any other.
+    One node, another collective, or a user who decided about coll/han: nothing marked."""
+    from quadsel.decision.layouts import build_forest, layout_groups
+    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.ingest.table import Measurement
+    from quadsel.verify import command, han
+    from quadsel.verify.forcing import Forcing, arm_key, TUNED_DEFAULT_ARM
+    from quadsel.verify.selection import ForestSelection
+    rows = []
+    for nodes, ppn in ((1, 2), (2, 1), (2, 2)):
+        for msg in (1024, 65536):
+            for name in ("default", "6"):   # the default wins at 1 KiB, binomial at 64 KiB
+                fast = "default" if msg == 1024 else "6"
+                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 3.0,
+                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
+    forest = build_forest(layout_groups(rows), "bcast",
+                          lambda d: build_decision_function(d, outside="extrapolate", keep_default=True))[0]
+    sel = ForestSelection(forest, "openmpi")
+    monkeypatch.delenv("OMPI_MCA_coll", raising=False)
+    monkeypatch.delenv("OMPI_MCA_coll_han_priority", raising=False)
+    colls = han.collectives("openmpi", "Open MPI v5.0.11, package: Open MPI")
+    assert "bcast" in colls and "alltoall" not in colls and han.collectives("mpich", "MPICH 4.2") == ()
+    points = command.plan(sel, "openmpi", 4, layouts=[(1, 2), (2, 1), (2, 2)], han_collectives=colls)
+    by = {(tuple(p["layout"]), p["msg"]): p for p in points}
+    assert {k for k, p in by.items() if p.get("han")} == {((2, 1), 1024), ((2, 1), 65536), ((2, 2), 1024),
+                                                          ((2, 2), 65536)}
+    assert by[((2, 2), 1024)]["quadsel"] == ["default", 0, [["han", 0]]]          # tuned's own, coll/han out
+    assert arm_key(by[((2, 2), 1024)]["quadsel"]) == "default (han=0)" == arm_key(TUNED_DEFAULT_ARM)
+    assert by[((1, 2), 1024)]["quadsel"] == ["default", 0] and by[((2, 2), 65536)]["quadsel"] == ["6", 0]
+    monkeypatch.setenv("OMPI_MCA_coll", "^han")     # the user's own decision: their default is what they run
+    assert han.collectives("openmpi", "Open MPI v5.0.11") == ()
+    assert not any(p.get("han") for p in command.plan(sel, "openmpi", 4, layouts=[(2, 2)],
+                                                      han_collectives=han.collectives("openmpi", "v5.0.11")))
+
+    class Lib:
+        def activate(self, collective, label, seg):
+            self.seen = (collective, label, seg)
+    lib = Lib()
+    Forcing(lib, "bcast").activate(TUNED_DEFAULT_ARM)   # not a control variable: no error, the label forced
+    assert lib.seen == ("bcast", "default", 0)
+
+
+def test_coll_hans_routing_file_hands_exactly_the_deployed_collectives_to_tuned(tmp_path):
+    """targets/ompi_han.route_to_tuned, read back under Open MPI 5.0.x's rules (ompi_han.read/decide): the routed
+    collectives go to tuned on every multi-node size, the others keep coll/han; tune's tuned.env loads it with
+    coll/han on."""
+    from quadsel.targets import ompi_han
+    from quadsel.tune import cluster
+    text = ompi_han.route_to_tuned(["allreduce", "bcast"])
+    read = ompi_han.read(text, "han-route.rules")
+    assert read.ignored is None and not read.warnings
+    for comm, msg in ((2, 0), (4, 1), (64, 1 << 40)):
+        assert ompi_han.decide(read, [], "bcast", 2, comm, msg, msg)[0] == "tuned"
+        assert ompi_han.decide(read, [], "allreduce", 2, comm, msg, msg)[0] == "tuned"
+        assert ompi_han.decide(read, [], "reduce", 2, comm, msg, msg)[0] == "han"
+    with pytest.raises(QuadselError):
+        ompi_han.route_to_tuned(["exscan"])
+    env = cluster.ompi_env_text(str(tmp_path), [], ["h"], routed=True)
+    assert "export" not in env     # nothing deployed: nothing set

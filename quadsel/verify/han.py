@@ -1,0 +1,82 @@
+"""Open MPI's coll/han in verify across hosts: the library default as users run it, the selection as tune deploys it.
+
+On 2+ nodes Open MPI 5.0.x hands bcast, reduce, allreduce, allgather(v), gather, scatter and barrier to coll/han
+(priority 35, above coll/tuned's 30; main also alltoall(v), gatherv, scatterv), unless the user switched it off
+(OMPI_MCA_coll, OMPI_MCA_coll_han_priority: measure/layouts.py HAN_OFF). quadsel measures and forces coll/tuned's
+algorithms, and `quadsel tune` deploys them across hosts by handing each deployed collective from coll/han to
+coll/tuned (a coll/han rules file that says `tuned` for every size, targets/ompi_han.route_to_tuned) whose own
+rules file then decides it whole. The other collectives keep coll/han. So at a point of such a collective on a
+layout of 2+ nodes (`marked`):
+
+- the **default** arm runs on a communicator coll/han may take: the library's default as the user runs it today;
+- every other arm runs on a communicator created with the info key `ompi_comm_coll_preference=^han` (coll/han
+  disqualified for it: coll/tuned decides, as in the deployment), in the same launch, interleaved with the default;
+- where the selection hands the size back to the library it runs coll/tuned's own decision there
+  (forcing.TUNED_DEFAULT_ARM, shown as `default (han=0)`): a change from the default like any other, timed and
+  judged as one;
+- the follow check's file launch loads the routing file beside coll/tuned's rules file, with coll/han on
+  (`route_environment`), so the proof is of the mechanism the deployment uses. Its forced launches keep coll/han
+  off (flat coll/tuned algorithms to compare with).
+
+Not modelled: a nested call inside a flat algorithm (the bcast of a composed allreduce) goes to coll/han in the
+deployment when its collective is not deployed, to coll/tuned in verify's timing (docs/cluster.md).
+"""
+
+import os
+
+from ..measure.layouts import HAN_OFF
+
+INFO_KEY = "ompi_comm_coll_preference"
+WITHOUT_HAN = "^han"
+ROUTE_FILE = "han-route.rules"
+
+
+def user_decided():
+    """The user set coll/han's fate in this environment (then their choice is the default, as it is)."""
+    return any(k in os.environ for k in HAN_OFF)
+
+
+def collectives(library, library_version):
+    """The collectives coll/han takes on this library across nodes; () for other libraries or when the user
+    decided about coll/han."""
+    if library != "openmpi" or user_decided():
+        return ()
+    from ..targets.ompi_han import collectives_of
+    return collectives_of(library_version)
+
+
+def marked(collective, layout, han_collectives):
+    """A point where coll/han would take the default: a collective it takes, on a layout of 2+ nodes."""
+    return bool(layout) and int(layout[0]) >= 2 and collective in han_collectives
+
+
+def without_han(MPI, base):
+    """A duplicate of `base` that coll/han may not take (Open MPI reads the info key when it selects the
+    communicator's collective components; other libraries ignore an unknown key)."""
+    info = MPI.Info.Create()
+    info.Set(INFO_KEY, WITHOUT_HAN)
+    try:
+        return base.Dup_with_info(info)
+    finally:
+        info.Free()
+
+
+def route_environment(workdir, han_collectives):
+    """The environment that loads coll/han's routing file (written to `workdir`) for `han_collectives`."""
+    from ..output import write_text
+    from ..targets.ompi_han import route_to_tuned
+    path = os.path.join(workdir, ROUTE_FILE)
+    write_text(path, route_to_tuned(han_collectives))
+    return {"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",
+            "OMPI_MCA_coll_han_dynamic_rules_filename": os.path.abspath(path)}
+
+
+def note(rows):
+    """One line for verify's table when some rows' default is coll/han's, else None."""
+    marked_rows = [r for r in rows if r.get("han")]
+    if not marked_rows:
+        return None
+    colls = sorted({r["collective"] for r in marked_rows})
+    return (f"coll/han: at {len(marked_rows)} point(s) of {', '.join(colls)} on 2+ nodes the default is Open MPI's "
+            "own choice with coll/han, as jobs run it; the selection is timed as tune deploys it, handed to "
+            "coll/tuned (`default (han=0)`: coll/tuned's own decision there)")
