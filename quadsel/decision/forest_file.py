@@ -91,8 +91,8 @@ def _member(entry, collective, previous, path, member_class):
     ppn = tree_file._int(entry.get("ppn"), "ppn", 1, INT_MAX)
     if ppn <= previous:
         raise ValueError("the layouts' ppn must be strictly increasing")
-    measured = [tree_file._int(v, "measured_ppn", previous + 1, ppn) for v in _list(entry, "measured_ppn")]
-    nodes = [tree_file._int(v, "nodes", 1, INT_MAX) for v in _list(entry, "nodes")]
+    measured = [tree_file._int(v, "measured_ppn", previous + 1, ppn) for v in tree_file.typed(entry, "measured_ppn", list)]
+    nodes = [tree_file._int(v, "nodes", 1, INT_MAX) for v in tree_file.typed(entry, "nodes", list)]
     if not measured or measured != sorted(set(measured)) or nodes != sorted(set(nodes)):
         raise ValueError("measured_ppn (non-empty) and nodes must be strictly increasing")
     tree = entry.get("tree")
@@ -101,13 +101,6 @@ def _member(entry, collective, previous, path, member_class):
         raise ValueError(f"its tree is of {fn_args['collective']!r}, the forest of {collective!r}")
     from .decision_function import DecisionFunction
     return member_class(ppn, measured, nodes, DecisionFunction(**fn_args))
-
-
-def _list(entry, key):
-    value = entry.get(key)
-    if not isinstance(value, list):
-        raise ValueError(f"`{key}` must be an array")
-    return value
 
 
 def _member_lines(text):

@@ -86,15 +86,16 @@ def _ints(values, what, lo, hi, shape_of=None):
     return array.reshape(-1, shape_of) if shape_of else array
 
 
-def _object(data, key):
+def typed(data, key, kind=dict):
+    """data[key], which must be a JSON object (kind dict) or array (kind list): ValueError naming the key."""
     value = data.get(key)
-    if not isinstance(value, dict):
-        raise ValueError(f"`{key}` must be an object")
+    if not isinstance(value, kind):
+        raise ValueError(f"`{key}` must be an {'object' if kind is dict else 'array'}")
     return value
 
 
 def _axes(data):
-    axes = _object(data, "axes")
+    axes = typed(data, "axes")
     comm = _ints(axes.get("comm_sizes"), "axes.comm_sizes", 1, INT_MAX)
     msg = _ints(axes.get("msg_sizes"), "axes.msg_sizes", 0, SIZE_MAX)
     if comm.size == 0 or msg.size == 0:
@@ -189,7 +190,7 @@ def from_json(data, path="<tree>"):
             tree, options, paper = _from_version_1(data, comm, msg, len(methods))
         else:
             options = _options(data.get("builder"))
-            tree_data = _object(data, "tree")
+            tree_data = typed(data, "tree")
             method = _ints(tree_data.get("method"), "tree.method", 0, len(methods) - 1)
             n = method.size
             tree = Quadtree(_ints(tree_data.get("children"), "tree.children", -1, n - 1, shape_of=4),
@@ -212,7 +213,7 @@ def from_json(data, path="<tree>"):
 def _from_version_1(data, comm, msg, n_methods):
     """A version-1 file: the paper's padded tree with its padding maps -> the quadtree over the grid's cells."""
     from .midpoint import paper_stats, region_tree
-    padding, constraints, tree = _object(data, "padding"), _object(data, "constraints"), _object(data, "tree")
+    padding, constraints, tree = typed(data, "padding"), typed(data, "constraints"), typed(data, "tree")
     padded = {key: _ints(tree.get(key), f"tree.{key}", -1, INT_MAX) for key in ("method", "depth", "row", "col", "size")}
     padded["children"] = _ints(tree.get("children"), "tree.children", -1, len(padded["method"]) - 1, shape_of=4)
     padded["row_map"] = _ints(padding.get("row_map"), "padding.row_map", 0, len(comm) - 1)
