@@ -43,6 +43,7 @@ COMMANDS = {
     "paper": ["build", "{csv}", "--paper", "-o", "{out}.qt.json"],
     "report": ["report", "{csv}", "-o", "{out}.md"],
 }
+BASELINE_PATH = None   # a PYTHONPATH entry with pandas for the baseline (main), None when pandas imports
 BASELINE = """
 import sys, pandas as pd
 frame = pd.read_csv(sys.argv[1])
@@ -131,8 +132,9 @@ def measure(argv, timeout, repeat=1):
 
 def _measure_once(argv, timeout):
     start = time.perf_counter()
+    extra = [BASELINE_PATH] if BASELINE_PATH and "-c" in argv[:2] else []   # pandas for the baseline only
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=ROOT))
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT] + extra)))
     deadline = start + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -182,6 +184,9 @@ def main():
           f"largest peak)", flush=True)
     print("| points | rows | CSV MB | command | time s | x baseline | peak MiB | x baseline | true penalty % |")
     print("|---:|---:|---:|---|---:|---:|---:|---:|---:|", flush=True)
+    global BASELINE_PATH
+    from layouts import pandas_path     # benchmarks/layouts.py: pandas installed into a cache when it is absent
+    BASELINE_PATH = pandas_path(folder)
     times = {c: [] for c in ["baseline"] + commands}
     for points in sizes:
         csv = os.path.join(folder, f"sweep-{points}-{args.methods}.csv")
