@@ -112,8 +112,12 @@ def emit(fns, max_requests=None):
 
 
 def collectives_of(library_version):
-    """The collectives coll/han takes on this Open MPI (its version string): 5.0.x HAN_5_0, later HAN_MAIN."""
-    return HAN_5_0 if re.search(r"v?5\.0\.", library_version or "") else HAN_MAIN
+    """The collectives coll/han takes by default on this Open MPI (its version string): none before 5.0 (4.1's
+    coll/han has priority 0 unless the user raises it), 5.0.x HAN_5_0, later (or unknown) HAN_MAIN."""
+    found = re.search(r"v?(\d+)\.(\d+)", library_version or "")
+    if found and int(found.group(1)) < 5:
+        return ()
+    return HAN_5_0 if found and found.groups() == ("5", "0") else HAN_MAIN
 
 
 def route_to_tuned(collectives):

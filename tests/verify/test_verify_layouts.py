@@ -206,6 +206,8 @@ def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_t
     monkeypatch.delenv("OMPI_MCA_coll_han_priority", raising=False)
     colls = han.collectives("openmpi", "Open MPI v5.0.11, package: Open MPI")
     assert "bcast" in colls and "alltoall" not in colls and han.collectives("mpich", "MPICH 4.2") == ()
+    assert han.collectives("openmpi", "Open MPI v4.1.6, package") == ()              # coll/han off by default
+    assert "alltoall" in han.collectives("openmpi", "Open MPI v6.0.0a1, package")
     points = command.plan(sel, "openmpi", 4, layouts=[(1, 2), (2, 1), (2, 2)], han_collectives=colls)
     by = {(tuple(p["layout"]), p["msg"]): p for p in points}
     assert {k for k, p in by.items() if p.get("han")} == {((2, 1), 1024), ((2, 1), 65536), ((2, 2), 1024),
