@@ -2,8 +2,9 @@
 
 At every grid point three arms are timed, interleaved in one run (quadsel.measure.timing.time_methods:
 shuffled visiting order, barrier before each call; the time of a call as `quadsel measure` takes it,
-spec["timing"] "auto" by default: latest end - earliest start on one host, else the maximum of the ranks'
-own durations), over several rounds whose samples are pooled:
+spec["timing"] "auto" by default: latest end - earliest start on one host; across hosts the same on clocks moved
+onto rank 0's by SKaMPI's offsets, every call started at a common time, measure's `offset`), over several rounds
+whose samples are pooled:
   default  the library's own choice (Open MPI: its fixed decision; MPICH: its built-in selection);
   quadsel  the method the tree selects, forced through MPI_T exactly as `quadsel measure` forces it;
   best     the per-point best of the candidate methods (every method of the tree, or the best of a
@@ -64,8 +65,11 @@ def run(spec):
     library.prepare(collective)
     forcing = Forcing(library, collective)
     name = MPI.Get_processor_name()
-    timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)))
-    span = timing == "span"
+    # across hosts: measure's timing (--timing auto there): span on clocks moved onto rank 0's by SKaMPI's offsets,
+    # every call started at a common time (measure/clocksync.py), not each rank's own duration
+    timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)),
+                                           offsets=True)
+    span = timing in ("span", "offset")
     points = [dict(p) for p in spec["points"]]
     from ..measure.calls import buffer_bytes
     sizes = buffer_bytes(collective, max(p["msg"] for p in points), max(p["comm"] for p in points))
@@ -79,6 +83,13 @@ def run(spec):
                         unit="point visits" if rounds > 1 else "points")
     from .layouts import point_layout, split_unit, units_of
     units, groups = units_of(MPI, world, points, name)
+    common, own_groups = None, None
+    if timing == "offset":
+        from ..measure import clocksync
+        from ..measure.layouts import NodeGroups
+        own_groups = None if groups is not None else NodeGroups(MPI, world, name)
+        common, _ = clocksync.setup(MPI, world, groups or own_groups, "offset", "start")
+    clock = common.clock if common is not None else (time.perf_counter if span else None)
     for round_ in range(1, rounds + 1):
         for n, layout in units:
             member, base = split_unit(MPI, world, n, layout, groups)
@@ -104,7 +115,7 @@ def run(spec):
                     got, used = time_methods(contenders, _call(MPI, collective, p["msg"], send, recv, p.get("type_size"), n), rule, rng,
                                              warmup=int(spec.get("warmup", 2)), batch=int(spec.get("batch", 5)),
                                              prior=prior, prior_time=prior_time, share=round_ / rounds,
-                                             span=span, clock=time.perf_counter if span else None)
+                                             span=span, clock=clock, sync=common)
                     for k in keys:
                         samples[k] = got[k[2]]
                         spent[k] = prior_time[k[2]] + used[k[2]]
@@ -116,11 +127,14 @@ def run(spec):
                 for comm in comms.values():
                     comm.Free()
                 base.Free()
+                if common is not None:
+                    common.forget()   # a new communicator may reuse a freed one's address: calibrate again
             wait_quietly(world)
     progress.close()
     mpit.close()
-    if groups is not None:
-        groups.free()
+    for owned in (groups, own_groups):
+        if owned is not None:
+            owned.free()
     if rank != 0:
         return None
     out = []

@@ -113,6 +113,7 @@ def end_to_end(cluster, flavor, tmp):
         assert stats["decision"] != "deploy" and stats["proof"]["collectives_without_proof"] in ([], [
             "bcast layout 1x2"]), stats
     assert doc["hosts"]["mpiexec_args"]
+    assert {s["timing"] for s in doc["summary"].values()} == {"offset"}   # measure's clock offsets, not `local`
     if flavor == "openmpi":   # coll/han's default is the baseline on 2+ nodes; the forest is timed handed to tuned
         assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, rows
 
