@@ -11,10 +11,10 @@ from ..measure import launch
 from ..libraries import detect, label_of
 from ..targets.library_call import CallModel, verify_type_size
 from . import follow, speed
-from .forcing import DEFAULT_ARM, TUNED_DEFAULT_ARM, json_arm
+from .forcing import DEFAULT_ARM, json_arm
 
 
-def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, layouts=None, han_collectives=()):
+def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, layouts=None):
     """Points of one selection: [{"collective", "comm", "msg", "default", "quadsel", "candidates", "rule"}].
 
     sel: a selection (quadsel.verify.selection) or a DecisionFunction. Grid: comm_sizes / msg_sizes, else
@@ -24,10 +24,7 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
     best arm). The selected method is always timed too, as the `quadsel` arm.
     layouts: [(nodes, ppn)] of a layout forest (verify/layouts.py): its points are every layout x message size,
     each with `layout`, comm = nodes x ppn (--comm-sizes does not apply).
-    han_collectives: the collectives Open MPI's coll/han takes across nodes (verify/han.py): a layout point of 2+
-    nodes of one of them is marked `han`, and a hand-back to the library is timed as coll/tuned's own decision.
     """
-    from . import han
     from .selection import as_selection
     sel = as_selection(sel, library)
     grid_comms, grid_msgs = sel.comm_sizes, sel.msg_sizes
@@ -67,12 +64,10 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
                 candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
             else:
                 candidates = all_methods
-            on_han = han.marked(sel.collective, layout, han_collectives)
-            mine = TUNED_DEFAULT_ARM if on_han and chosen.is_default else chosen.arm()
             points.append({"collective": sel.collective, "comm": n, "msg": m, "type_size": type_size,
                            "default": json_arm(DEFAULT_ARM),
-                           "quadsel": json_arm(mine), "candidates": candidates, "rule": chosen.rule,
-                           **({"layout": list(layout)} if layout else {}), **({"han": True} if on_han else {})})
+                           "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule,
+                           **({"layout": list(layout)} if layout else {})})
     return points
 
 
@@ -160,7 +155,7 @@ def run_speed(spec, np_, mpiexec=None, timeout=None, env=None):
             json.dump(spec, handle)
         from . import hosts
         cmd = hosts.command(mpiexec, flavor, np_, (sys.executable, "quadsel.verify.speed"), [spec_path, out_path], env)
-        env = hosts.environment(flavor, env, han=any(p.get("han") for p in spec["points"]))
+        env = hosts.environment(flavor, env, han=bool(spec.get("han")))
         if sys.stderr.isatty():
             env["QUADSEL_MEASURE_TTY"] = "1"    # the ranks' stderr is a pipe to mpiexec: the bar still fits a terminal
         status = launch.run(cmd, env, timeout=timeout)   # Ctrl-C: the job is stopped

@@ -5,8 +5,9 @@ On 2+ nodes Open MPI 5.0.x hands bcast, reduce, allreduce, allgather(v), gather,
 (OMPI_MCA_coll, OMPI_MCA_coll_han_priority: measure/layouts.py HAN_OFF). quadsel measures and forces coll/tuned's
 algorithms, and `quadsel tune` deploys them across hosts by handing each deployed collective from coll/han to
 coll/tuned (a coll/han rules file that says `tuned` for every size, targets/ompi_han.route_to_tuned) whose own
-rules file then decides it whole. The other collectives keep coll/han. So at a point of such a collective on a
-layout of 2+ nodes (`marked`):
+rules file then decides it whole. The other collectives keep coll/han. So at a point of such a collective whose
+communicator spans 2+ nodes (a layout's, or the first n ranks of a 2-D tree's grid: `spans_nodes`, decided in the
+timing job, which then `mark`s the points):
 
 - the **default** arm runs on a communicator coll/han may take: the library's default as the user runs it today;
 - every other arm runs on a communicator created with the info key `ompi_comm_coll_preference=^han` (coll/han
@@ -45,9 +46,24 @@ def collectives(library, library_version):
     return collectives_of(library_version)
 
 
-def marked(collective, layout, han_collectives):
-    """A point where coll/han would take the default: a collective it takes, on a layout of 2+ nodes."""
-    return bool(layout) and int(layout[0]) >= 2 and collective in han_collectives
+def spans_nodes(MPI, comm):
+    """The communicator has ranks on 2+ nodes (collective over `comm`): coll/han would take it."""
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED, 0)
+    try:
+        return comm.allreduce(1 if local.Get_size() < comm.Get_size() else 0, op=MPI.MAX) == 1
+    finally:
+        local.Free()
+
+
+def mark(points):
+    """Mark the points of one communicator that spans nodes (a spec of `han`): `han` on each, and a hand-back to the
+    library timed as coll/tuned's own decision (forcing.TUNED_DEFAULT_ARM). Returns the points."""
+    from .forcing import DEFAULT_ARM, TUNED_DEFAULT_ARM, json_arm, norm_arm
+    for p in points:
+        p["han"] = True
+        if norm_arm(p["quadsel"]) == DEFAULT_ARM:
+            p["quadsel"] = json_arm(TUNED_DEFAULT_ARM)
+    return points
 
 
 def without_han(MPI, base):

@@ -83,14 +83,13 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     load_before = statistics.load_average()
     rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": min(5, max_reps)}   # --max-reps 2-4 too
     measured = command.best_measured(measurement_files) if measurement_files else {}
-    han_collectives = han.collectives(library, library_version) if by_layout else ()
+    han_collectives = han.collectives(library, library_version) if on_hosts else ()
     for sel in loaded.selections:
         best = measured.get(sel.collective)
         if measurement_files and best is None and launch.job_rank() == 0:
             echo(f"note: no {sel.collective} rows in --measurements: "
                  + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
-        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective),
-                                             han_collectives)
+        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective))
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
                 "progress": progress}
@@ -100,7 +99,9 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
         elif library == "openmpi" and sel.collective in openmpi.MPIT_READONLY:   # read-only through MPI_T
             result = command.run_speed_env(spec, np_, lambda coll, label: openmpi.OpenMPI("Open MPI").env_for(
                 coll, label, 0), mpiexec)
-        else:
+        else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
+            if sel.collective in han_collectives:
+                spec["han"] = True
             result = command.run_speed(spec, np_, mpiexec)
         if result is None:   # a rank other than 0 inside an MPI job
             return None

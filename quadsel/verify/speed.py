@@ -26,7 +26,7 @@ import numpy as np
 from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
-from .han import without_han
+from .han import mark, spans_nodes, without_han
 
 WITHIN = 0.10   # "within 10 % of the best"
 
@@ -95,8 +95,10 @@ def run(spec):
             member, base = split_unit(MPI, world, n, layout, groups)
             if member:
                 here = [p for p in points if p["comm"] == n and point_layout(p) == layout]
+                han_off = bool(spec.get("han")) and spans_nodes(MPI, base)   # coll/han's default, the rest not (han.py)
+                if han_off and round_ == 1:
+                    mark(here)
                 methods = sorted({m for p in here for m in _arms(p)})
-                han_off = any(p.get("han") for p in here)   # the default with coll/han, the rest without (han.py)
                 comms = {}
                 for method in methods:
                     forcing.activate(method)   # Open MPI binds the forced method at creation

@@ -182,43 +182,32 @@ def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
     assert done.exit_code == 0 and "int quadsel_bcast_decision(int comm_size, size_t msg_size" in out.read_text()
 
 
-def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_tuned(monkeypatch, tmp_path):
-    """verify/han.py: on 2+ nodes of a collective coll/han takes, the default arm is the library's (coll/han on) and
-    a hand-back to the library is timed as coll/tuned's own decision, `default (han=0)`: a change like any other.
-    One node, another collective, or a user who decided about coll/han: nothing marked."""
-    from quadsel.decision.layouts import build_forest, layout_groups
-    from quadsel.decision.decision_function import build_decision_function
-    from quadsel.ingest.table import Measurement
-    from quadsel.verify import command, han
+def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_tuned(monkeypatch):
+    """verify/han.py: on a communicator of 2+ nodes of a collective coll/han takes, the default arm is the library's
+    (coll/han on) and a hand-back to the library is timed as coll/tuned's own decision, `default (han=0)`: a change
+    like any other. Another library, an Open MPI without coll/han by default, or a user who decided about coll/han:
+    nothing marked. (That the timing job marks exactly the communicators spanning nodes, on the namespace cluster:
+    tests/cluster/test_cluster_e2e.py.)"""
+    from quadsel.verify import han
     from quadsel.verify.forcing import Forcing, arm_key, TUNED_DEFAULT_ARM
-    from quadsel.verify.selection import ForestSelection
-    rows = []
-    for nodes, ppn in ((1, 2), (2, 1), (2, 2)):
-        for msg in (1024, 65536):
-            for name in ("default", "6"):   # the default wins at 1 KiB, binomial at 64 KiB
-                fast = "default" if msg == 1024 else "6"
-                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 3.0,
-                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
-    forest = build_forest(layout_groups(rows), "bcast",
-                          lambda d: build_decision_function(d, outside="extrapolate", keep_default=True))[0]
-    sel = ForestSelection(forest, "openmpi")
     monkeypatch.delenv("OMPI_MCA_coll", raising=False)
     monkeypatch.delenv("OMPI_MCA_coll_han_priority", raising=False)
     colls = han.collectives("openmpi", "Open MPI v5.0.11, package: Open MPI")
     assert "bcast" in colls and "alltoall" not in colls and han.collectives("mpich", "MPICH 4.2") == ()
     assert han.collectives("openmpi", "Open MPI v4.1.6, package") == ()              # coll/han off by default
     assert "alltoall" in han.collectives("openmpi", "Open MPI v6.0.0a1, package")
-    points = command.plan(sel, "openmpi", 4, layouts=[(1, 2), (2, 1), (2, 2)], han_collectives=colls)
-    by = {(tuple(p["layout"]), p["msg"]): p for p in points}
-    assert {k for k, p in by.items() if p.get("han")} == {((2, 1), 1024), ((2, 1), 65536), ((2, 2), 1024),
-                                                          ((2, 2), 65536)}
-    assert by[((2, 2), 1024)]["quadsel"] == ["default", 0, [["han", 0]]]          # tuned's own, coll/han out
-    assert arm_key(by[((2, 2), 1024)]["quadsel"]) == "default (han=0)" == arm_key(TUNED_DEFAULT_ARM)
-    assert by[((1, 2), 1024)]["quadsel"] == ["default", 0] and by[((2, 2), 65536)]["quadsel"] == ["6", 0]
+    points = [{"quadsel": ["default", 0], "default": ["default", 0]}, {"quadsel": ["6", 0], "default": ["default", 0]},
+              {"quadsel": ["3", 8192, [["chain_fanout", 2]]], "default": ["default", 0]}]
+    han.mark(points)
+    assert all(p["han"] for p in points)
+    assert points[0]["quadsel"] == ["default", 0, [["han", 0]]]                       # tuned's own, coll/han out
+    assert arm_key(points[0]["quadsel"]) == "default (han=0)" == arm_key(TUNED_DEFAULT_ARM)
+    assert points[1]["quadsel"] == ["6", 0] and points[2]["quadsel"] == ["3", 8192, [["chain_fanout", 2]]]
+    assert han.note([{"collective": "bcast", "han": True}, {"collective": "bcast"}]).startswith(
+        "coll/han: at 1 point(s) of bcast")
+    assert han.note([{"collective": "bcast"}]) is None
     monkeypatch.setenv("OMPI_MCA_coll", "^han")     # the user's own decision: their default is what they run
     assert han.collectives("openmpi", "Open MPI v5.0.11") == ()
-    assert not any(p.get("han") for p in command.plan(sel, "openmpi", 4, layouts=[(2, 2)],
-                                                      han_collectives=han.collectives("openmpi", "v5.0.11")))
 
     class Lib:
         def activate(self, collective, label, seg):
