@@ -38,7 +38,7 @@ def _x(value):
     return "—" if value is None else f"{value:.3f}"
 
 
-def markdown(s, folder, built, figures, echo, layouts=None):
+def markdown(s, folder, built, figures, echo, layouts=None, notes=()):
     """The report: per collective the tree, the verify verdict and why, the decision maps as figures."""
     lines = [f"# quadsel tune: {s['library_version']}", "",
              f"{len(s['deployed'])} of {len(s['collectives'])} collectives deployed; "
@@ -74,6 +74,7 @@ def markdown(s, folder, built, figures, echo, layouts=None):
         from ..verify.layouts import format_layout_lines
         lines += ["## Per layout (the second verify, nodes x ranks per node)", ""]
         lines += [f"- {line}" for line in format_layout_lines(layouts)] + [""]
+    lines += [f"{note}" for note in notes if note] + ([""] if any(notes) else [])
     if figures:
         lines += _figures(folder, built, echo)
     return "\n".join(lines) + "\n"

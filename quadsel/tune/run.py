@@ -139,7 +139,9 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     overall = verdict.overall(judged)
     summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed())
     layouts = (second.get("statistics") or {}).get("layouts")
-    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo, layouts))
+    from ..verify.han import note as han_note     # Open MPI across hosts: whose default the gains are against
+    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo, layouts,
+                                                    [han_note(second.get("points") or [])]))
     journal.finish("summary", [], **summary)
     return summary
 

@@ -94,6 +94,7 @@ def tune_across_hosts(cluster, flavor, tmp, killed=False):
             rows = json.load(open(out / "verify" / f"{label}.json"))["points"]
             assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, (label, rows)
             assert all(r["quadsel"] != "default" for r in rows if r.get("han")), (label, rows)
+        assert "coll/han: at 4 point(s) of allreduce on 2+ nodes" in report, report
         if deployed:   # allreduce handed from coll/han to coll/tuned; the other collectives keep coll/han
             assert files == ["han-route.rules", "tuned-ppn1.rules", "tuned-ppn2.rules"], files
             for name in ("OMPI_MCA_coll_tuned_use_dynamic_rules=1", "OMPI_MCA_coll_tuned_dynamic_rules_filename=",
