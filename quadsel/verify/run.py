@@ -133,19 +133,24 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                          "communicator sizes (verify the rules file to check what the library does there)")
             route = han_collectives if source.startswith("emitted from the trees") else ()
             try:
-                checks[source] = follow.check_follows(selections, path, library, check_np, points=mine,
-                                                      mpiexec=mpiexec, echo=echo, identify=True, han_route=route)
+                checks.setdefault(source, []).extend(follow.check_follows(
+                    selections, path, library, check_np, points=mine, mpiexec=mpiexec, echo=echo, identify=True,
+                    han_route=route))
             except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
-                failed[source] = str(exc)
+                failed[source] = (failed[source] + "; " if source in failed else "") + str(exc)
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")
                 echo(notes[-1])
 
-        if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn
+        if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
             for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
-                with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
-                    path = os.path.join(workdir, "rules")
-                    write_text(path, emit_rules(library, fns))
-                    check(source, [s for s in sels if s.collective in mine], path, mine)
+                for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
+                    own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
+                    if not own:  # MPICH smp allreduce) then runs the library's own choice in the file launch too,
+                        continue  # as in the forced one it is compared with (follow.py, _own_rules)
+                    with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+                        path = os.path.join(workdir, "rules")
+                        write_text(path, emit_rules(library, [fn]))
+                        check(source, own, path, mine)
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
         if check_methods and by_layout:
