@@ -4,7 +4,8 @@ naming the problem, with no traceback and no file left behind (tmp_path is liste
 A case is one line in CASES: Bad(id, command line, files to create, words of the error). In the command line
 `{name}` is the path of the file `name` of `files`, and `-o OUT` is added unless the case gives its own -o.
 File contents: text or bytes, or FIFO, LINK(target), SPARSE(bytes), TREE (a tree built from GOOD), TREE_EDIT
-(that tree with its JSON changed), TREE_TEXT (that tree with its JSON text changed).
+(that tree with its JSON changed), TREE_TEXT (that tree with its JSON text changed), FOREST (a layout forest
+of that tree, changed).
 Never a real device node: FIFOs, symlinks and sparse files in tmp_path only.
 """
 
@@ -50,6 +51,12 @@ class TREE_EDIT:
 @dataclass(frozen=True)
 class TREE_TEXT:
     """A tree built from GOOD, its JSON text changed by `change(text)` (what a dict cannot hold: a key twice)."""
+    change: object
+
+
+@dataclass(frozen=True)
+class FOREST:
+    """A layout forest of one member (ppn 2, nodes 1, 2, 4: the tree of GOOD), changed by `change(doc)`."""
     change: object
 
 
@@ -472,6 +479,11 @@ CASES = [
                     ' "collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}')),
     case("tree-key-twice", 'not valid JSON: the key "collective" stands twice',
          query(TREE_TEXT(lambda text: text.replace('"collective": "bcast"', '"collective": "bcast", "collective": "bcast"')))),
+    # -- round 3: a layout forest's node counts are measured layouts of its member's tree -----------------------
+    case("forest-member-without-node-counts", "measured_ppn and nodes must be non-empty",
+         (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", []))})),
+    case("forest-nodes-times-ppn-beyond-its-tree", "nodes 1073741824 x measured ppn 2 is not a communicator size of its tree",
+         (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", [1, 2, 2 ** 30]))})),
     # -- round 3: the metadata beside measure's CSV is checked with the CSV, before either is written -------------
     case("out-replay-metadata-is-a-link-to-the-input", "it is the input",
          (["measure", "--replay", "{m.csv}", "-c", "bcast", "-o", "{o.csv}"],
@@ -501,6 +513,13 @@ def _materialize(files, folder):
             _tree(path)
         elif isinstance(content, TREE_EDIT):
             _tree(path, content.change)
+        elif isinstance(content, FOREST):
+            import json
+            _tree(path)
+            doc = {"format": "quadsel-layout-forest", "version": 1, "collective": "bcast",
+                   "layouts": [{"ppn": 2, "measured_ppn": [2], "nodes": [1, 2, 4], "tree": json.loads(path.read_text())}]}
+            content.change(doc)
+            path.write_text(json.dumps(doc))
         elif isinstance(content, TREE_TEXT):
             _tree(path)
             path.write_text(content.change(path.read_text()))
