@@ -484,6 +484,8 @@ CASES = [
          (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", []))})),
     case("forest-nodes-times-ppn-beyond-its-tree", "nodes 1073741824 x measured ppn 2 is not a communicator size of its tree",
          (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", [1, 2, 2 ** 30]))})),
+    case("metadata-of-another-collective", "m.meta.json: the metadata says 'reduce' and m.csv holds 'bcast' rows",
+         (["build", "{m.csv}"], {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi", "collective": "reduce"}'})),
     # -- round 3: the metadata beside measure's CSV is checked with the CSV, before either is written -------------
     case("out-replay-metadata-is-a-link-to-the-input", "it is the input",
          (["measure", "--replay", "{m.csv}", "-c", "bcast", "-o", "{o.csv}"],
