@@ -5,7 +5,7 @@ docs/formats-input.md, "JSON inputs and their schemas"), then one line naming th
     doc = check_json(text, path, "metadata")  # text already read (a `# quadsel-meta:` line, a journal line)
 
 Strict JSON: NaN, Infinity and numbers beyond a double (1e400) are refused (Python's json would read them and
-write them back as invalid JSON); nesting too deep is refused. The schemas use JSON Schema 2020-12 with two
+write them back as invalid JSON); a key written twice in one object is refused; nesting too deep is refused. The schemas use JSON Schema 2020-12 with two
 differences, both stricter: "integer" means a JSON number written without a fraction or exponent (1.0 and true
 are not integers), and the keyword `x-finite-numbers: true` on an array says that it holds finite numbers only,
 or arrays of them (checked in one pass: a trace holds millions of them, which jsonschema checks item by item
@@ -86,9 +86,9 @@ def _first_not_finite(values):
 
 # -- strict JSON ---------------------------------------------------------------------------------------------
 class _Refused(ValueError):
-    def __init__(self, token, why):
+    def __init__(self, token, why, nth=1):
         super().__init__(why)
-        self.token = token
+        self.token, self.nth = token, nth
 
 
 def _constant(word):
@@ -102,27 +102,44 @@ def _float(text):
     return value
 
 
+def _object(pairs):
+    """An object whose keys are all distinct: a key written twice is refused (Python's json keeps the last one
+    silently, other readers the first: which one the author meant cannot be known)."""
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(json.dumps(key), f"the key {json.dumps(one_line(key, 60))} stands twice in one object",
+                               nth=2)
+            seen.add(key)
+    return doc
+
+
 def _int(text):
     if len(text.lstrip("-")) > 4300:     # Python refuses longer ones; far beyond every limit anyway
         raise _Refused(text, f"a number of {len(text)} digits")
     return int(text)
 
 
-def _line_of(text, token):
-    """The line of the first place `token` stands outside a string (approximate: a string may hold it too)."""
+def _line_of(text, token, nth=1):
+    """The line of the nth place `token` stands (approximate: a string may hold it too; a key repeated in
+    several objects is found at its first repetition)."""
     pos = -1
-    for match in re.finditer(re.escape(token), text):
+    for count, match in enumerate(re.finditer(re.escape(token), text), 1):
         pos = match.start()
-        break
+        if count >= nth:
+            break
     return text.count("\n", 0, pos) + 1 if pos >= 0 else None
 
 
 def parse(text, path):
     """Strict JSON (no NaN, Infinity or numbers beyond a double); InputError naming the file and line."""
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int,
+                          object_pairs_hook=_object)
     except _Refused as exc:
-        raise InputError(path, _line_of(text, exc.token), f"not valid JSON: {exc}") from None
+        raise InputError(path, _line_of(text, exc.token, exc.nth), f"not valid JSON: {exc}") from None
     except RecursionError:
         raise InputError(path, None, "not valid JSON: nested too deeply") from None
     except ValueError as exc:

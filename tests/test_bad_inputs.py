@@ -4,7 +4,8 @@ naming the problem, with no traceback and no file left behind (tmp_path is liste
 A case is one line in CASES: Bad(id, command line, files to create, words of the error). In the command line
 `{name}` is the path of the file `name` of `files`, and `-o OUT` is added unless the case gives its own -o.
 File contents: text or bytes, or FIFO, LINK(target), SPARSE(bytes), TREE (a tree built from GOOD), TREE_EDIT
-(that tree with its JSON changed).
+(that tree with its JSON changed), TREE_TEXT (that tree with its JSON text changed), FOREST (a layout forest
+of that tree, changed).
 Never a real device node: FIFOs, symlinks and sparse files in tmp_path only.
 """
 
@@ -44,6 +45,18 @@ class SPARSE:
 @dataclass(frozen=True)
 class TREE_EDIT:
     """A tree built from GOOD, its JSON changed by `change(doc)` before it is written."""
+    change: object
+
+
+@dataclass(frozen=True)
+class TREE_TEXT:
+    """A tree built from GOOD, its JSON text changed by `change(text)` (what a dict cannot hold: a key twice)."""
+    change: object
+
+
+@dataclass(frozen=True)
+class FOREST:
+    """A layout forest of one member (ppn 2, nodes 1, 2, 4: the tree of GOOD), changed by `change(doc)`."""
     change: object
 
 
@@ -421,6 +434,62 @@ CASES = [
       for value in ("nan", "inf", "-inf", "1e400")],
     case("verified-another-library", "verified mpich and the bcast tree was built from openmpi",
          verified(verify_text(library='"mpich"'), edit=_set("provenance", "library", "openmpi"))),
+    # -- round 3: option values at their limits, refused by the shared Click types before any file or job ---------
+    *[case(f"option-{command}-{option[2:]}-{value}", f"'{value}' is not a finite number", (args + [option, value], files))
+      for command, args, files, option, value in [
+          ("verify", ["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}, "--min-gain", "nan"),
+          ("verify", ["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}, "--confidence", "nan"),
+          ("verify", ["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}, "--max-time", "inf"),
+          ("breakdown", ["breakdown", "{t.json}"], {"t.json": trace_text()}, "--tolerance", "nan"),
+          ("replay", ["measure", "--replay", "{m.csv}", "-c", "bcast", "--adaptive"], {"m.csv": GOOD}, "--behind", "nan"),
+          ("replay", ["measure", "--replay", "{m.csv}", "-c", "bcast", "--adaptive"], {"m.csv": GOOD}, "--agree", "nan"),
+          ("replay", ["measure", "--replay", "{m.csv}", "-c", "bcast", "--adaptive"], {"m.csv": GOOD}, "--cheap", "nan"),
+          ("replay", ["measure", "--replay", "{m.csv}", "-c", "bcast"], {"m.csv": GOOD}, "--fence", "nan"),
+          ("tune", ["tune", "--np", "2", "-o", "{dir}/tuned"], {}, "--min-gain", "nan")]],
+    *[case(f"option-{args[0]}-mpiexec-args-unclosed-quote", "cannot be split like a shell: no closing quotation",
+           (args + ["--mpiexec-args", "--host 'a:2"], files))
+      for args, files in [(["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}),
+                          (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
+                          (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]],
+    case("option-verify-np-beyond-int", "is not in the range 1<=x<=2147483647",
+         (["verify", "{t.qt.json}", "--np", "99999999999"], {"t.qt.json": TREE})),
+    case("option-measure-np-beyond-int", "is not in the range 1<=x<=2147483647",
+         (["measure", "-c", "bcast", "--np", "2147483648", "-o", "{m.csv}"], {"m.csv": None})),
+    case("option-replay-segment-beyond-int", "bad segment size list '2147483648': 2147483648 is outside 0..2147483647",
+         (["measure", "--replay", "{m.csv}", "-c", "bcast", "--segments", "2147483648"], {"m.csv": GOOD})),
+    case("option-replay-comm-size-0", "bad communicator size list '0,4': 0 is outside 1..2147483647",
+         (["measure", "--replay", "{m.csv}", "-c", "bcast", "--comm-sizes", "0,4"], {"m.csv": GOOD})),
+    case("out-verify-comm-sizes-0-before-mpi", "0 is outside 1..2147483647",
+         (VERIFY[:-1] + ["--comm-sizes", "0", "--no-check-rules"], {"rules": "1\n7\n1\n2 1\n0 6 0 0\n"})),
+    # -- round 3: trace fields a schema cannot relate ------------------------------------------------------------
+    case("trace-timestamps-near-a-double", "runs[0].entry_us[0]: a timestamp beyond 1e+15 us",
+         breakdown(trace_text(entry_us=[[1e308, -1e308]], exit_us=[[1e308, 1e308]]))),
+    case("trace-root-outside-the-communicator", "root 2 is not a rank of a communicator of 2",
+         breakdown(trace_text(root=2))),
+    case("trace-hosts-fewer-than-ranks", "hosts has 1 names, not 2 (one per rank)", breakdown(trace_text(hosts=["h"]))),
+    # -- round 3: a key twice in one object, in every JSON input -------------------------------------------------
+    case("trace-key-twice", 't.json:1: not valid JSON: the key "version" stands twice',
+         breakdown(trace_text().replace('"version": 1', '"version": 1, "version": 1'))),
+    case("verified-key-twice", 'v.json:1: not valid JSON: the key "library" stands twice',
+         verified(verify_text(library='"openmpi", "library": "mpich"'))),
+    case("model-grid-key-twice", 'not valid JSON: the key "comm_sizes" stands twice',
+         model_build('{"grid": {"comm_sizes": [2, 4], "comm_sizes": [8]}}')),
+    case("mpich-base-key-twice", 'base:2: not valid JSON: the key "collective=bcast" stands twice',
+         mpich_base('{"collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}},\n'
+                    ' "collective=bcast": {"comm_type=intra": {"algorithm=MPIR_Bcast_intra_binomial": {}}}}')),
+    case("tree-key-twice", 'not valid JSON: the key "collective" stands twice',
+         query(TREE_TEXT(lambda text: text.replace('"collective": "bcast"', '"collective": "bcast", "collective": "bcast"')))),
+    # -- round 3: a layout forest's node counts are measured layouts of its member's tree -----------------------
+    case("forest-member-without-node-counts", "measured_ppn and nodes must be non-empty",
+         (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", []))})),
+    case("forest-nodes-times-ppn-beyond-its-tree", "nodes 1073741824 x measured ppn 2 is not a communicator size of its tree",
+         (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", [1, 2, 2 ** 30]))})),
+    case("metadata-of-another-collective", "m.meta.json: the metadata says 'reduce' and m.csv holds 'bcast' rows",
+         (["build", "{m.csv}"], {"m.csv": GOOD, "m.meta.json": '{"library": "openmpi", "collective": "reduce"}'})),
+    # -- round 3: the metadata beside measure's CSV is checked with the CSV, before either is written -------------
+    case("out-replay-metadata-is-a-link-to-the-input", "it is the input",
+         (["measure", "--replay", "{m.csv}", "-c", "bcast", "-o", "{o.csv}"],
+          {"m.csv": GOOD, "o.csv": None, "o.meta.json": LINK("m.csv")})),
 ]
 
 NEEDS_MPI = ("rules-", "out-verify-", "out-measure-")
@@ -446,6 +515,16 @@ def _materialize(files, folder):
             _tree(path)
         elif isinstance(content, TREE_EDIT):
             _tree(path, content.change)
+        elif isinstance(content, FOREST):
+            import json
+            _tree(path)
+            doc = {"format": "quadsel-layout-forest", "version": 1, "collective": "bcast",
+                   "layouts": [{"ppn": 2, "measured_ppn": [2], "nodes": [1, 2, 4], "tree": json.loads(path.read_text())}]}
+            content.change(doc)
+            path.write_text(json.dumps(doc))
+        elif isinstance(content, TREE_TEXT):
+            _tree(path)
+            path.write_text(content.change(path.read_text()))
         else:
             path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
     return paths

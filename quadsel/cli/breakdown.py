@@ -4,6 +4,7 @@ import json
 
 import click
 
+from .types import FloatRange
 from ..errors import missing_extra
 from .options import require_matplotlib
 from ..output import check as check_output, write_text
@@ -17,7 +18,7 @@ from .group import main
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the tables.")
 @click.option("--select", metavar="LIST", default=None,
               help="Comma list of configurations to keep: their index (0, 1, …, in file order) or label.")
-@click.option("--tolerance", type=click.FloatRange(0, 1), default=0.10, show_default=True,
+@click.option("--tolerance", type=FloatRange(0, 1), default=0.10, show_default=True,
               help="Ranks (and subtrees) are alike when their mean waits and transfer differ by at most this "
                    "share of the mean span (or twice their CI half-width, if larger).")
 @click.option("--timemap", "timemap_path", type=click.Path(dir_okay=False), metavar="PNG",

@@ -7,6 +7,7 @@ import os
 
 import click
 
+from .types import FloatRange, MPIEXEC_ARGS, RANKS
 from ..errors import QuadselError, missing_extra, one_line
 from ..output import check as check_output, make_folder, write_text, write_together
 from .group import main
@@ -311,7 +312,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
 
 @main.command()
 @click.argument("inputs", metavar="TREE_OR_RULES...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--np", "np_", type=click.IntRange(min=1), default=None,
+@click.option("--np", "np_", type=RANKS, default=None,
               help="Ranks to launch (outside an MPI job); default: the job size under mpiexec.")
 @click.option("--comm-sizes", metavar="LIST",
               help="Communicator sizes to verify (default: the tree's or the measurements', up to --np; "
@@ -325,17 +326,17 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
 @click.option("--rounds", type=click.IntRange(min=1), default=5, show_default=True,
               help="Interleaved rounds: each gives one paired default/selected comparison per point (the "
                    "intervals need 2 or more).")
-@click.option("--confidence", type=click.FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
+@click.option("--confidence", type=FloatRange(min=0.5, max=0.999), default=0.95, show_default=True,
               help="Confidence level of the per-point and geometric-mean intervals.")
 @click.option("--fail-on-regression", is_flag=True,
               help="Exit with status 3 when a point is significantly slower than the library default, or the "
                    "library does not follow the rules file at a checked point.")
-@click.option("--min-gain", type=click.FloatRange(min=1.0), default=MIN_GAIN, show_default=True,
+@click.option("--min-gain", type=FloatRange(min=1.0), default=MIN_GAIN, show_default=True,
               help="Smallest geometric-mean speed-up, on the points where the selection changes the default, worth "
                    "deploying (1.05 = 5 %): DECISION is deploy only when its whole interval lies above it "
                    "(docs/deploy.md, \"The decision\").")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
-@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=0.5, show_default=True,
+@click.option("--max-time", type=FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
 @click.option("--check-rules/--no-check-rules", default=True, show_default=True,
               help="Also prove the library follows the rules file: the one emitted from the TREEs, or each RULES "
@@ -348,7 +349,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
               help="Also check one rules file per measured method (--measurements, or the trees' methods), each "
                    "selecting that method at every checked point: is every method the tree could pick followed?")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
-@click.option("--mpiexec-args", default=None, metavar="ARGS",
+@click.option("--mpiexec-args", default=None, type=MPIEXEC_ARGS, metavar="ARGS",
               help="With --np: options passed to mpiexec before -n in every launch (hosts, launcher, network), as "
                    "`measure --mpiexec-args`, e.g. \"--host a:2,b:2\" (Open MPI) or \"-hosts a,b -ppn 2\" (Hydra).")
 @click.option("--layouts", metavar="LIST", default=None,

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .types import FloatRange, MPIEXEC_ARGS, RANKS
 from ..errors import Interrupted, QuadselError
 from ..output import check as check_output
 from .options import input_library, library_option
@@ -32,27 +33,27 @@ from ..measure import self_launch
 @click.option("--msg-sizes", metavar="LIST", default="1-1M:pow2", show_default=True,
               help="Message sizes in bytes per rank (docs/collectives.md): list, ranges, `A-B:pow2`, K/M "
                    "suffixes; barrier: 0 only (its default).")
-@click.option("--np", "np_", type=click.IntRange(min=1), default=None,
+@click.option("--np", "np_", type=RANKS, default=None,
               help="Outside an MPI job: start `mpiexec -n NP` on this command yourself.")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside python, else PATH).")
-@click.option("--mpiexec-args", default=None, metavar="ARGS",
+@click.option("--mpiexec-args", default=None, type=MPIEXEC_ARGS, metavar="ARGS",
               help="With --np: options passed to mpiexec before -n, split like a shell (hosts, launcher, network), "
                    "e.g. \"--host a:2,b:2\" (Open MPI) or \"-hosts a,b -ppn 2\" (Hydra).")
 @click.option("--layouts", metavar="LIST", default=None,
               help="Layouts NODESxPPN to measure, e.g. 2x1,1x2,2x2: each on the first NODES node groups "
                    "(MPI_COMM_TYPE_SHARED), the first PPN ranks of each. Default across hosts: nodes and ppn each "
                    "a power of two or the job's maximum; on one host: the first n ranks (no layout columns).")
-@click.option("--precision", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
+@click.option("--precision", type=FloatRange(0, 1, min_open=True, max_open=True), default=0.025,
               show_default=True, help="Stop when the CI half-width is below this fraction of the mean.")
-@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--confidence", type=FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Confidence level of that interval.")
 @click.option("--min-reps", type=click.IntRange(min=2), default=5, show_default=True,
               help="Timed calls each method gets at a point in every round, at least.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=200, show_default=True,
               help="Timed calls of one method at one point, all rounds together, at most.")
-@click.option("--max-time", type=click.FloatRange(min=0, min_open=True), default=2.0, show_default=True,
+@click.option("--max-time", type=FloatRange(min=0, min_open=True), default=2.0, show_default=True,
               help="Seconds of one method at one point, all rounds together, at most.")
-@click.option("--fence", type=click.FloatRange(min=0), default=3.0, show_default=True,
+@click.option("--fence", type=FloatRange(min=0), default=3.0, show_default=True,
               help="Drop samples slower than Q3 + FENCE*IQR before the statistics (0: keep all).")
 @click.option("--warmup", type=click.IntRange(min=0), default=2, show_default=True,
               help="Untimed calls of each method at each point before timing.")
@@ -69,7 +70,7 @@ from ..measure import self_launch
               help="span: latest end - earliest start over the ranks on the clock they share (one host "
                    "only); local: max over ranks of each rank's own call time (fooled by ranks leaving "
                    "the barrier at different times); auto: span when all ranks are on one host, else local.")
-@click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+@click.option("--hang-timeout", type=FloatRange(min=0), default=300.0, show_default=True,
               help="Abort the job when no timed batch finished for this many seconds (0: never).")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Keep the rows already in OUTPUT and measure only the missing points.")
@@ -82,15 +83,15 @@ from ..measure import self_launch
               help="With --adaptive or --sample: stop after this wall time (90m, 2h, 1h30m, 600s) or this share of "
                    "the full sweep's benchmarking time (25%; estimated in a real run, exact in a replay; --sample "
                    "takes a share only in a replay).")
-@click.option("--behind", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
+@click.option("--behind", type=FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
               help="--adaptive: a method slower than FACTOR x the best is far behind.  [default: 1.3]")
-@click.option("--agree", type=click.FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
+@click.option("--agree", type=FloatRange(0, 1, max_open=True), default=None, metavar="FRACTION",
               help="--adaptive: communicator sizes between two measured ones are skipped when the winners of "
                    "each are within FRACTION of the best of the other at every message size.  [default: 0.05]")
-@click.option("--cheap", type=click.FloatRange(0, 1), default=None, metavar="FRACTION",
+@click.option("--cheap", type=FloatRange(0, 1), default=None, metavar="FRACTION",
               help="--adaptive: a method far behind is still measured where its predicted cost is below FRACTION "
                    "of the benchmarking time spent so far.  [default: 0.003]")
-@click.option("--hopeless", type=click.FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
+@click.option("--hopeless", type=FloatRange(min=1, min_open=True), default=None, metavar="FACTOR",
               help="--adaptive: a method measured twice in a row and still FACTOR x the best by its ratio is "
                    "pruned for good (no probe, no trend brings it back).  [default: 2]")
 @click.option("--sample", type=click.Choice(["model"]), default=None,
@@ -172,7 +173,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
             self_launch.check_job_size(np_)
-        check_output(output)     # before anything runs: no folder is created, a stream is written in place
+        _check_outputs(output)   # before anything runs: no folder is created, a stream is written in place
     except (QuadselError, click.UsageError):
         if launch.inside_mpi_job() and launch.job_rank() != 0:
             sys.exit(2)      # under a launcher, one line from rank 0 is enough
@@ -314,9 +315,19 @@ def _replay(ctx, files, np_):
         if not _given(ctx, name):
             setattr(spec, attr, None)   # the recorded grid
     _adaptive_options(ctx, spec)
-    check_output(spec.output, inputs=files)     # before the files are read; the guard then knows every input
+    _check_outputs(spec.output, inputs=files)   # before the files are read; the guard then knows every input
     meta = run_replay(spec, files, input_library())
     click.echo(_replay_line(meta, spec.output), err=True)
+
+
+def _check_outputs(output, inputs=()):
+    """The CSV and the metadata beside it (NAME.meta.json) checked by the output guard, both before either is
+    written: a metadata path that is an input (a link to it) must not leave a CSV written behind the refusal."""
+    from ..ingest.metadata import meta_path
+    from ..output import is_stream
+    check_output(output, inputs=inputs)
+    if not is_stream(output):
+        check_output(meta_path(output), inputs=inputs)
 
 
 def _replay_line(meta, output):

@@ -4,6 +4,7 @@ import os
 
 import click
 
+from .types import FloatRange
 from ..errors import QuadselError, one_line
 from ..inputs import BUILD_OPTION_MAX
 from .group import MESSAGE_LIMIT
@@ -160,7 +161,7 @@ def tree_options(command):
                           "--threshold). auto becomes none when --max-depth or --threshold is given."),
         click.option("--max-depth", type=click.IntRange(0, BUILD_OPTION_MAX),
                      help="Maximum quadtree depth (root = 0)."),
-        click.option("--threshold", type=click.FloatRange(0.0, 1.0, min_open=True),
+        click.option("--threshold", type=FloatRange(0.0, 1.0, min_open=True),
                      help="Accuracy threshold: a block becomes a leaf when one method is the best at this share of "
                           "its cells."),
         click.option("--leaf-rule", type=click.Choice(LEAF_RULES[::-1]), default="penalty", show_default=True,

@@ -8,6 +8,7 @@ import tempfile
 
 import click
 
+from .types import FloatRange, ranks
 from ..errors import Interrupted, QuadselError, one_line
 from ..libraries import COLLECTIVES
 from ..output import check as check_output
@@ -31,16 +32,16 @@ from ..measure.grid import parse_list
               help="Untraced calls before the traced ones.")
 @click.option("--batch", type=click.IntRange(min=1), default=10, show_default=True,
               help="Calls per block; traced and untraced blocks alternate.")
-@click.option("--comm-size", type=click.IntRange(min=2), default=None,
+@click.option("--comm-size", type=ranks(2), default=None,
               help="Trace on the first N ranks (default: all of the job).")
-@click.option("--np", "np_", type=click.IntRange(min=2), default=None,
+@click.option("--np", "np_", type=ranks(2), default=None,
               help="Outside an MPI job: start `mpiexec -n NP` yourself.")
 @click.option("--map-by", metavar="SPEC", default=None,
               help="Passed to mpiexec as --map-by SPEC (with --np), e.g. core or socket; recorded in the file.")
 @click.option("--mpiexec", default=None, metavar="PATH", help="mpiexec for --np (default: beside --python).")
 @click.option("--python", "python", default=None, metavar="PATH",
               help="Python whose mpi4py the ranks load (--np only), e.g. an MPICH venv's; default this one.")
-@click.option("--hang-timeout", type=click.FloatRange(min=0), default=300.0, show_default=True,
+@click.option("--hang-timeout", type=FloatRange(min=0), default=300.0, show_default=True,
               help="Abort the job when one run (algorithm x message size) takes longer than this (0: never).")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Keep the runs already in OUTPUT and trace only the missing ones.")

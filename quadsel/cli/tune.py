@@ -4,6 +4,7 @@ import os
 
 import click
 
+from .types import FloatRange, MPIEXEC_ARGS
 from ..errors import Interrupted, QuadselError, one_line
 
 DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
@@ -29,7 +30,7 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
               help="Time limit of the whole run (90m, 1h30m, 600s): 60 %% measures, shared over the collectives "
                    "(a collective's measurement is stopped, keeping its rows, when its share is spent); the "
                    "report says what the budget cut.")
-@click.option("--max-time", type=click.FloatRange(0.01, 60), default=0.3, show_default=True,
+@click.option("--max-time", type=FloatRange(0.01, 60), default=0.3, show_default=True,
               help="Measure: at most this many seconds per method and point.")
 @click.option("--max-reps", type=click.IntRange(2, 10 ** 6), default=40, show_default=True,
               help="Measure: at most this many timed calls per method and point.")
@@ -37,12 +38,12 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
               help="Measure: passes over the grid.")
 @click.option("--verify-rounds", type=click.IntRange(2, 1000), default=5, show_default=True,
               help="Verify: rounds (the unit of its intervals).")
-@click.option("--min-gain", type=click.FloatRange(1.0, 100.0), default=None,
+@click.option("--min-gain", type=FloatRange(1.0, 100.0), default=None,
               help="A collective is deployed only when verify would deploy it alone: followed, no point slower, and "
                    "the whole interval of its speed-up on the points its selection changes above this (default: "
                    "verify's --min-gain).")
 @click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
-@click.option("--mpiexec-args", default=None, metavar="ARGS",
+@click.option("--mpiexec-args", default=None, type=MPIEXEC_ARGS, metavar="ARGS",
               help="Across hosts: your launcher's host options (split like a shell, put before -n in every job tune "
                    "starts, as measure and verify --mpiexec-args): every layout is measured, one layout forest per "
                    "collective is built, verified per layout and deployed per library (docs/tune.md, Clusters).")

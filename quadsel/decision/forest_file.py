@@ -93,12 +93,17 @@ def _member(entry, collective, previous, path, member_class):
         raise ValueError("the layouts' ppn must be strictly increasing")
     measured = [tree_file._int(v, "measured_ppn", previous + 1, ppn) for v in tree_file.typed(entry, "measured_ppn", list)]
     nodes = [tree_file._int(v, "nodes", 1, INT_MAX) for v in tree_file.typed(entry, "nodes", list)]
-    if not measured or measured != sorted(set(measured)) or nodes != sorted(set(nodes)):
-        raise ValueError("measured_ppn (non-empty) and nodes must be strictly increasing")
+    if not measured or not nodes or measured != sorted(set(measured)) or nodes != sorted(set(nodes)):
+        raise ValueError("measured_ppn and nodes must be non-empty and strictly increasing")
     tree = entry.get("tree")
     fn_args = tree_file.from_json(tree, path)
     if fn_args["collective"] != collective:
         raise ValueError(f"its tree is of {fn_args['collective']!r}, the forest of {collective!r}")
+    axis = set(int(c) for c in fn_args["comm_sizes"])
+    for n in nodes:     # every measured layout is a measured communicator size of the member's tree
+        if not any(n * p in axis for p in measured):
+            raise ValueError(f"nodes {n} x measured ppn {measured[0] if len(measured) == 1 else measured} is not a "
+                             "communicator size of its tree")
     from .decision_function import DecisionFunction
     return member_class(ppn, measured, nodes, DecisionFunction(**fn_args))
 

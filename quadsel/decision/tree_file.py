@@ -46,21 +46,12 @@ def dumps(fn):
     return json.dumps(to_json(fn), indent=1) + "\n"
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def read_json(path, what="tree file"):
-    """The parsed JSON of a regular UTF-8 file within quadsel.inputs' limit for `what` (InputError otherwise)."""
-    text = read_text(path, what)
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"not valid JSON: {exc.msg}") from None
-    except ValueError as exc:
-        raise InputError(path, None, f"not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InputError(path, None, "JSON nested too deeply") from None
+    """The parsed JSON of a regular UTF-8 file within quadsel.inputs' limit for `what` (InputError otherwise),
+    read by the strict parser every JSON input shares (quadsel/schemas.py: no NaN or Infinity, no number beyond
+    a double, no key twice in one object, no nesting too deep)."""
+    from ..schemas import parse
+    return parse(read_text(path, what), path)
 
 
 def _int(value, what, lo, hi):

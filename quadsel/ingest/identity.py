@@ -55,6 +55,12 @@ def file_library(path, lines, rows, notes):
         except InputError as exc:
             notes.append(f"note: ignored {exc}")
     library = meta.get("library") if isinstance(meta, dict) else None
+    recorded = meta.get("collective") if isinstance(meta, dict) else None
+    found = {m.collective for m in rows}
+    if isinstance(recorded, str) and found and recorded not in found:
+        raise InputError(source, None, f"the metadata says {one_line(recorded, 40)!r} and {one_line(os.path.basename(path))} "
+                                       f"holds {', '.join(sorted(map(repr, found))[:3])} rows: it is of another "
+                                       "measurement (remove or fix it)")
     if isinstance(meta, dict) and meta.get("oversubscribed") is True:
         notes.append(oversubscribed_note(os.path.basename(path), meta))
     if isinstance(library, str) and library.strip() and library != "replay":

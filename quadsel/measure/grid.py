@@ -1,7 +1,7 @@
 """The measurement grid: parse size lists such as `2-8`, `0,1K,8K,64K` and `1-1M:pow2`."""
 
 from ..errors import QuadselError
-from ..inputs import parse_size  # noqa: F401 (part of this module's interface: sizes of the grid)
+from ..inputs import INT_MAX, parse_size  # noqa: F401 (part of this module's interface: sizes of the grid)
 
 # Binary multiples, as MPI benchmarks use them: 1K = 1024 bytes.
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -23,7 +23,18 @@ def parse_list(spec, what="size"):
         if not item:
             raise QuadselError(f"bad {what} list {spec!r}: empty item")
         values.update(_parse_item(item, what))
-    return sorted(values)
+    return _within(sorted(values), spec, what)
+
+
+def _within(values, spec, what):
+    """Communicator sizes are 1..2^31-1 and segment sizes 0..2^31-1 (C ints in MPI and in the generated C);
+    message sizes were bounded by parse_size (0..2^63-1). Refused here, before any job is launched."""
+    low = 1 if "comm" in what else 0
+    high = INT_MAX if ("comm" in what or "segment" in what) else None
+    for value in (values[0], values[-1]) if values else ():
+        if value < low or (high is not None and value > high):
+            raise QuadselError(f"bad {what} list {str(spec)[:40]!r}: {value} is outside {low}..{high}")
+    return values
 
 
 def _parse_item(item, what):

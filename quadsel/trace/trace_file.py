@@ -7,6 +7,7 @@ from ..inputs import read_text
 FORMAT = "quadsel-trace"
 VERSION = 1
 TRACE_LIMIT = 1 << 30      # bytes: a trace of 1000 ranks x 10000 calls is ~200 MB of JSON
+TIME_LIMIT_US = 1e15       # |timestamp| (31 years in microseconds): beyond, differences of two overflow a double
 
 
 def load_trace(path, own=False):
@@ -20,6 +21,10 @@ def load_trace(path, own=False):
     text = read_text(path, what="trace output" if own else "trace", limit=TRACE_LIMIT)
     doc = check_json(text, path, "trace")
     n = doc["comm_size"]
+    if doc.get("root", 0) >= n:
+        raise InputError(path, None, f"root {doc['root']} is not a rank of a communicator of {n}")
+    if "hosts" in doc and len(doc["hosts"]) != n:
+        raise InputError(path, None, f"hosts has {len(doc['hosts'])} names, not {n} (one per rank)")
     for i, run in enumerate(doc["runs"]):
         where = f"runs[{i}]"
         for key in ("entry_us", "exit_us"):
@@ -29,6 +34,8 @@ def load_trace(path, own=False):
             for c, row in enumerate(rows):
                 if len(row) != n:
                     raise InputError(path, None, f"{where}.{key}[{c}]: not {n} finite numbers (one per rank)")
+                if n and max(map(abs, row)) > TIME_LIMIT_US:
+                    raise InputError(path, None, f"{where}.{key}[{c}]: a timestamp beyond {TIME_LIMIT_US:.0e} us")
         if any(x < e for xs, es in zip(run["exit_us"], run["entry_us"]) for x, e in zip(xs, es)):
             raise InputError(path, None, f"{where}: a rank leaves a call before it enters it")
         overhead = run.get("overhead") or {}
