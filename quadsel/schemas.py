@@ -29,6 +29,7 @@ KINDS = {
     "mpich-base": ("mpich-base.schema.json", "MPICH library"),
     "metadata": ("metadata.schema.json", "metadata"),
     "rounds-journal": ("rounds-journal.schema.json", "rounds journal"),   # one line of it (measure/journal.py)
+    "tune-journal": ("tune-journal.schema.json", "tune journal"),         # DIR/tune.json (tune/folder.py)
 }
 
 

@@ -20,7 +20,7 @@ import json
 import os
 
 from ..errors import QuadselError, one_line
-from ..inputs import own_folder, read_text
+from ..inputs import own_folder
 from ..output import lock_exclusive, make_folder, write_text
 
 JOURNAL = "tune.json"
@@ -144,14 +144,12 @@ def _digests(paths):
 
 
 def _read(path):
+    """The journal, through the one schema-checked path (docs/schemas/tune-journal.schema.json); a fault is one line
+    that also says how to start again."""
+    from ..errors import InputError
+    from ..schemas import load_json
     try:
-        data = json.loads(read_text(path, what="tune journal"))
-    except (ValueError, RecursionError):
-        data = None
-    ok = (isinstance(data, dict) and data.get("format") == "quadsel-tune" and data.get("version") == VERSION
-          and isinstance(data.get("settings"), dict) and isinstance(data.get("steps"), dict)
-          and all(isinstance(v, dict) and isinstance(v.get("inputs"), dict) for v in data["steps"].values()))
-    if not ok:
-        raise QuadselError(f"{one_line(path)}: not a quadsel tune journal (version {VERSION}); remove it to start "
-                           "the tuning again")
-    return data
+        return load_json(path, "tune-journal")
+    except InputError as exc:
+        raise QuadselError(f"{one_line(str(exc), 300)} -- not a quadsel tune journal (version {VERSION}); remove "
+                           "it to start the tuning again") from None

@@ -163,8 +163,6 @@ def _mpich_base(library):
 def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, label, display):
     """Write the deployment of `fns` to DIR/verify/LABEL.<file> and verify it (skipped when the journal has this
     same file verified); the verify document."""
-    import json
-    from ..inputs import read_text
     if spec.mpiexec_args:    # across hosts: the forests, whose files verify writes per layout as tune deploys them
         paths = cluster.verify_inputs(folder, fns, label)
     else:
@@ -174,7 +172,8 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
     result = folder("verify", f"{label}.json")
     if journal.done(f"verify:{label}", paths) and os.path.exists(result):
         display.plan.end_verify(ran=False)
-        return json.loads(read_text(result, what="verify result"))
+        from ..verify.prune import read_result
+        return read_result(result)       # the one schema-checked path (verify-result.schema.json)
     display.plan.start_verify()
     display.step(None, "", f"verifying the {label} deployment of {len(fns)} collective{'s' if len(fns) != 1 else ''}")
     document = steps.verify(spec, paths, measurements, result, lambda text: display.message(f"tune: verify: {text}"))

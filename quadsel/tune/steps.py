@@ -156,11 +156,12 @@ def _wait_unlocked(csv, seconds=60):
 
 
 def _complete(csv):
+    from ..errors import QuadselError
     from ..ingest.metadata import meta_path
+    from ..schemas import load_json
     try:
-        with open(meta_path(csv)) as handle:
-            return bool(json.load(handle).get("complete"))
-    except (OSError, ValueError):
+        return bool(load_json(meta_path(csv), "metadata").get("complete"))
+    except (OSError, QuadselError):
         return False
 
 

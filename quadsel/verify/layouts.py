@@ -8,14 +8,13 @@ forest's member for that ppn: what a job script picking the file from its alloca
 (docs/deploy.md, "Verify a layout forest").
 """
 
-from ..errors import QuadselError
 from ..measure.layouts import NodeGroups, format_layout, parse_layouts
 from .selection import ForestSelection
 
 # Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout): MPICH's
 # comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
-# TODO(issue 30): Open MPI's HAN / tuned-JSON (comm_rank_distribution) targets: add openmpi here with their
-# emitter in run.emit_rules.
+# Open MPI 5.0.x has no ppn key in the classic file: one file per ppn, loaded with coll/han's routing file
+# (verify/han.py), as tune deploys it. (Its main/6.x tuned JSON has comm_rank_distribution; not loaded by 5.0.x.)
 ONE_FILE = {"mpich", "intelmpi"}
 
 

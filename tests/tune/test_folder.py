@@ -53,14 +53,34 @@ def test_other_settings_over_a_run_that_measured_nothing_start_a_new_run(tmp_pat
     assert json.loads((tmp_path / "d" / "tune.json").read_text())["settings"]["np"] == 4
 
 
-@pytest.mark.parametrize("text", ["{", "[]", '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": '
-                                              '{"x": 1}}', '{"format": "other"}'])
+GOOD_STEP = '"measure:bcast": {"inputs": {"bcast.csv": "%s"}}' % ("0" * 64)
+
+
+@pytest.mark.parametrize("text", [
+    "{", "[]", '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": {"x": 1}}', '{"format": "other"}',
+    # issue 32, the journal through the one schema-checked path (docs/schemas/tune-journal.schema.json):
+    '{"format": "quadsel-tune", "version": 1, "version": 1, "settings": {}, "steps": {}}',          # a key twice
+    '{"format": "quadsel-tune", "version": 1, "settings": {"np": NaN}, "steps": {}}',               # not JSON
+    '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": {"measure:bcast": {"inputs": '
+    '{"bcast.csv": "not a digest"}}}}',
+    '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": {"\u001b[2Jx": {"inputs": {}}}}',
+    '{"format": "quadsel-tune", "version": 2, "settings": {}, "steps": {%s}}' % GOOD_STEP])
 def test_a_damaged_journal_is_one_line(tmp_path, text):
     folder = Folder(str(tmp_path / "d"))
     folder.make()
     (tmp_path / "d" / "tune.json").write_text(text)
-    with pytest.raises(QuadselError, match="not a quadsel tune journal"):
+    with pytest.raises(QuadselError, match="not a quadsel tune journal") as caught:
         Journal(folder, SETTINGS)
+    assert "\n" not in str(caught.value) and "\x1b" not in str(caught.value)
+    assert "tune.json" in str(caught.value)
+
+
+def test_a_sound_journal_is_read(tmp_path):
+    folder = Folder(str(tmp_path / "d"))
+    folder.make()
+    (tmp_path / "d" / "tune.json").write_text('{"format": "quadsel-tune", "version": 1, "settings": %s, "steps": {%s}}'
+                                               % (json.dumps(SETTINGS), GOOD_STEP))
+    assert Journal(folder, SETTINGS).resumed
 
 
 def test_tuned_env_is_sourced_by_a_posix_shell(tmp_path):
