@@ -202,9 +202,9 @@ def run(spec, planned_sweep=None):
         if groups.count > 1 or spec.layouts:
             layouts = spec.layouts or default_layouts(groups.count, groups.min_ppn, spec.comm_sizes)
             groups.check(layouts)
-            if spec.adaptive or spec.sample:
-                raise QuadselError("--adaptive and --sample measure one host's communicator sizes; across hosts "
-                                   "(layouts) measure the full grid")
+            if spec.sample:
+                raise QuadselError("--sample fits a model over one host's communicator sizes; across hosts "
+                                   "(layouts) measure the full grid or --adaptive")
             if spec.sync == "ring" and groups.count > 1:
                 raise QuadselError("--sync ring times from the root's start on one clock: one host only")
         timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
@@ -287,7 +287,7 @@ def run(spec, planned_sweep=None):
     if spec.adaptive or spec.sample:
         planned = planned_sweep(world, spec, library, methods, results, replaced,
                                 lambda m, n: call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n),
-                                lambda where: heartbeat(watchdog, where))
+                                lambda where: heartbeat(watchdog, where), groups=groups)
     else:
         _sweep_rounds(MPI, world, spec, library, methods, keys, done, journal, results, send, recv, datatype,
                       dtype_size, watchdog, units, groups)

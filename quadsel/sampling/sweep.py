@@ -18,8 +18,11 @@ class PlanRun:
     time when known (a replay); else it is estimated from the measurements (`rule`, `rounds`)."""
 
     def __init__(self, plan, collective, results, budget=None, progress=True, label="measure",
-                 full_cost=None, rule=None, rounds=1, elapsed=None):
+                 full_cost=None, rule=None, rounds=1, elapsed=None, layout_of=None):
         self.plan, self.collective, self.results, self.budget = plan, collective, results, budget
+        # across hosts, one plan per ranks-per-node: its rows' communicator sizes -> (nodes, ppn), which every
+        # key of the CSV ends in (the rows and the `# skipped` lines); () on one host
+        self.layout_of = layout_of or (lambda c: ())
         self.full_cost, self.rule, self.rounds = full_cost, rule, rounds
         self.started = time.monotonic()
         self.elapsed = elapsed or (lambda: time.monotonic() - self.started)
@@ -37,7 +40,7 @@ class PlanRun:
         return self._per_point * c * (1.0 + m / 32768.0)
 
     def key(self, c, m, method):
-        return (self.collective, method[0], method[1], c, m)
+        return (self.collective, method[0], method[1], c, m) + tuple(self.layout_of(c))
 
     def full_estimate(self, fresh=True):
         """The full sweep's benchmarking time: recorded (a replay), or estimated — again only when a row
@@ -95,14 +98,18 @@ class PlanRun:
                 answers[k] = Result(*self.results.append(key, *measured[k]))
         self.plan.record(c, m, answers)
         self._write_skips()
-        self.progress.advance(1, f"[n={c} msg={m}: {len(answers)} method(s)]", weight=self._weight(c, m))
+        self.progress.advance(1, f"[{self._where(c)} msg={m}: {len(answers)} method(s)]", weight=self._weight(c, m))
+
+    def _where(self, c):
+        layout = self.layout_of(c)
+        return f"layout={layout[0]}x{layout[1]}" if layout else f"n={c}"
 
     def _write_skips(self):
         for c, m, k, reason in self.plan.skips[self._written:]:
             algorithm, segsize = k if k is not None else ("*", "*")
-            self.results.append_skipped((self.collective, algorithm, segsize, c, m), reason)
+            self.results.append_skipped((self.collective, algorithm, segsize, c, m) + tuple(self.layout_of(c)), reason)
             if k is None:   # a whole communicator size decided at once
-                self.progress.advance(len(self.plan.msg_sizes), f"[n={c} skipped]",
+                self.progress.advance(len(self.plan.msg_sizes), f"[{self._where(c)} skipped]",
                                       weight=sum(self._weight(c, s) for s in self.plan.msg_sizes))
         self._written = len(self.plan.skips)
 

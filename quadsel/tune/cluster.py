@@ -2,7 +2,7 @@
 per layout, deployed per library (docs/tune.md, "Clusters").
 
 What differs from one host, and nothing else:
-- measure gets `--mpiexec-args`, `--layouts` and `--sync` (the full sweep: `--adaptive` is not done across hosts);
+- measure gets `--mpiexec-args`, `--layouts` and `--sync` (and `--adaptive` by default: one plan per ppn);
 - build makes a layout forest (one tree per ppn, `quadsel build`'s default settings);
 - verify gets the forests themselves (`verify FOREST --mpiexec-args … --layouts …`), so the follow check loads the
   files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:
@@ -27,8 +27,6 @@ def check_spec(spec):
     """The one-line refusals of a multi-host tune (before any job)."""
     if spec.comm_sizes:
         raise QuadselError("--comm-sizes does not apply across hosts: the layouts decide the communicators (--layouts)")
-    if spec.strategy == "adaptive":
-        raise QuadselError("--strategy adaptive is not done across hosts yet: tune measures every layout in full")
 
 
 def measure_options(spec):

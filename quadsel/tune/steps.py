@@ -50,9 +50,9 @@ def strategy_for(spec):
     """The measuring strategy of one collective: `full` or `adaptive` as asked, or `auto` (the default): adaptive,
     which falls back to the full sweep where the library cannot force the collective in-process (docs/tune.md,
     *Strategy*: on every replayed sweep, single rows included, adaptive stays within +0.5 pp of the full sweep's
-    penalty and 30 % of its time (3.9-26.2 %); docs/benchmarks.md, *Measuring strategies*)."""
-    if spec.mpiexec_args:
-        return "full"     # --adaptive is not done across hosts (docs/cluster.md)
+    penalty and 30 % of its time (3.9-26.2 %); docs/benchmarks.md, *Measuring strategies*). Across hosts the same:
+    measure runs one plan per ranks-per-node, each over a 2-D map (node counts x message sizes) like the replayed
+    ones (sampling/adaptive_run.py)."""
     return "adaptive" if spec.strategy == "auto" else spec.strategy
 
 

