@@ -22,6 +22,7 @@ records no repetitions). Run from the project root:
     python benchmarks/adaptive.py --grid          # time share / penalty gap for --behind x --hopeless x --cheap
     python benchmarks/adaptive.py --diagnose orfeo-bcast [-- OPTIONS]   # where its time goes, what its tree loses
     python benchmarks/adaptive.py --scale         # the plan's own cost: replays of a 200 x 40 x 12 synthetic sweep
+    python benchmarks/adaptive.py --layouts       # across hosts: one plan per ppn of a 16 x 6 x 40 x 12 synthetic sweep
 """
 
 import argparse
@@ -163,7 +164,7 @@ def noisy_gap(files, collective, full_csv, adaptive_csv, full_map, seeds, workdi
     return float(np.mean(gaps)), float(np.max(gaps))
 
 
-def evaluate(name, collective, files, options, seeds, workdir, sample=None, noise=0):
+def evaluate(name, collective, files, options, seeds, workdir, sample=None, noise=0, build_options=()):
     """One data set: the full sweep and `--adaptive OPTIONS` (with `sample`: `--sample model --budget SAMPLE`
     too) replayed, built and scored on the full data (with `noise`: also `noisy_gap` over that many seeds)."""
     rows = read_measurements(files, collective=collective)
@@ -179,9 +180,10 @@ def evaluate(name, collective, files, options, seeds, workdir, sample=None, nois
            "time_share": done["benchmarking_time_us"] / full_time,
            "point_share": done["points_measured"] / done["points"],
            "pairs": f"{done['pairs_measured']}/{done['pairs_measured'] + done['pairs_skipped']}",
-           "full_penalty": default_build_penalty(full_csv, full_map, workdir),
-           "adaptive_penalty": default_build_penalty(adaptive_csv, full_map, workdir),
-           "full_check": full_meta["benchmarking_time_us"] == full_meta["full_sweep_benchmarking_time_us"]}
+           "full_penalty": default_build_penalty(full_csv, full_map, workdir, build_options),
+           "adaptive_penalty": default_build_penalty(adaptive_csv, full_map, workdir, build_options),
+           "full_check": full_meta["benchmarking_time_us"] == full_meta["full_sweep_benchmarking_time_us"],
+           "time_us": done["benchmarking_time_us"], "full_time_us": full_time}
     out["gap"] = out["adaptive_penalty"] - out["full_penalty"]
     out["noisy"] = noisy_gap(files, collective, full_csv, adaptive_csv, full_map, noise, workdir) if noise else None
     if sample:
@@ -312,6 +314,45 @@ def scale(seed=1):
             print(f"{label}: {time.perf_counter() - start:.2f} s ({said})")
 
 
+def layouts(seed=1):
+    """Across hosts `measure --adaptive` runs one plan per ppn over its node counts x message sizes
+    (sampling/adaptive_run.py). The seeded synthetic 3-axis sweep of benchmarks/layouts.py (16 node counts x 6 ppn x
+    40 message sizes x 12 methods, 46,080 rows) is cut per ppn into the 2-D map that plan covers; each is replayed
+    full and adaptive and scored as the data sets above; the last line sums the run (every ppn)."""
+    from layouts import sweep_csv
+    print("| ppn | points × methods | adaptive: time share | pairs measured | penalty: full sweep | "
+          "penalty: adaptive | gap (pp) | bounds |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|")
+    spent = full = 0.0
+    gaps, fulls, adapts = [], [], []
+    with tempfile.TemporaryDirectory() as workdir:
+        src = os.path.join(workdir, "sweep.csv")
+        sweep_csv(src, seed)
+        with open(src, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        for ppn in sorted({int(r["ppn"]) for r in rows}):
+            path = os.path.join(workdir, f"ppn{ppn}.csv")
+            with open(path, "w", newline="") as handle:
+                out = csv.writer(handle, lineterminator="\n")
+                out.writerow(["collective", "algorithm", "segsize", "comm_size", "msg_size", "time_us", "stddev_us",
+                              "reps"])
+                for r in rows:
+                    if int(r["ppn"]) == ppn:
+                        out.writerow([r[k] for k in ("collective", "algorithm", "segsize", "comm_size", "msg_size",
+                                                     "time_us", "stddev_us", "reps")])
+            with open(path[:-4] + ".meta.json", "w") as handle:
+                handle.write('{"library": "synthetic"}\n')
+            r = evaluate(f"ppn{ppn}", "bcast", [path], [], 0, workdir, build_options=["--library", "synthetic"])
+            ok = r["time_share"] <= MAX_SHARE and r["gap"] <= MAX_GAP
+            spent, full = spent + r["time_us"], full + r["full_time_us"]
+            gaps.append(r["gap"]), fulls.append(r["full_penalty"]), adapts.append(r["adaptive_penalty"])
+            print(f"| {ppn} | {r['points']} × {r['methods']} | {r['time_share']:.1%} | {r['pairs']} | "
+                  f"{r['full_penalty']:.2f} % | {r['adaptive_penalty']:.2f} % | {r['gap']:+.2f} | "
+                  f"{'met' if ok else 'NOT met'} |", flush=True)
+    print(f"| all | {len(rows)} rows | {spent / full:.1%} | | {np.mean(fulls):.2f} % | {np.mean(adapts):.2f} % | "
+          f"{np.mean(gaps):+.2f} | {'met' if spent / full <= MAX_SHARE and np.mean(gaps) <= MAX_GAP else 'NOT met'} |")
+
+
 def main_(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="random samples per data set")
@@ -320,6 +361,7 @@ def main_(argv=None):
     parser.add_argument("--real", metavar="OUTDIR", help="summarise benchmarks/adaptive_real.sh's OUTDIR instead")
     parser.add_argument("--diagnose", metavar="DATA", help="where DATA's adaptive run spends and loses (e.g. orfeo-bcast)")
     parser.add_argument("--scale", action="store_true", help="the plan's own cost on a 96,000-row synthetic sweep")
+    parser.add_argument("--layouts", action="store_true", help="one plan per ppn of the 46,080-row 3-axis sweep")
     parser.add_argument("--noise", type=int, default=5, metavar="SEEDS",
                         help="the gap again with each CSV's measuring noise put back, mean/max over SEEDS (0: not)")
     parser.add_argument("--indifference", type=float, default=None, metavar="DELTA",
@@ -330,6 +372,8 @@ def main_(argv=None):
         return real(args.real)
     if args.scale:
         return scale()
+    if args.layouts:
+        return layouts()
     options = [o for o in args.options if o != "--"]
     if args.indifference is not None:
         from quadsel.measure import timing

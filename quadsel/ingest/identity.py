@@ -38,8 +38,9 @@ def _title(library):
     return title(library)
 
 
-def file_library(path, lines, rows, notes):
-    """(library or None, how it is known, labels its metadata lists) of one file.
+def file_library(path, lines, rows, notes, by_names=True):
+    """(library or None, how it is known, labels its metadata lists) of one file. `by_names` False (--library said
+    whose the file is): the algorithm names are not evidence, so names of two libraries are no error.
 
     The labels a `quadsel measure` run lists (grid.algorithms) are the library's own, read from MPI_T:
     they stand as they are even where quadsel's tables lack them (a newer library's algorithm)."""
@@ -72,7 +73,7 @@ def file_library(path, lines, rows, notes):
         listed = grid.get("algorithms") if isinstance(grid, dict) else None
         return library, how, set(map(str, listed)) if isinstance(listed, (dict, list)) else set()
     evidence = defaultdict(set)
-    for m in rows:
+    for m in rows if by_names else ():
         if not m.is_default:
             for name in label_evidence(m.collective, m.algorithm):
                 evidence[name].add(m.algorithm)
@@ -110,7 +111,7 @@ def _library(files, notes, library):
     """(the library of every file, [the labels each file's metadata lists]) of [(path, lines, rows)]."""
     known, listed = {}, []
     for path, lines, rows in files:
-        found, how, labels = file_library(path, lines, rows, notes if library is None else [])
+        found, how, labels = file_library(path, lines, rows, notes if library is None else [], library is None)
         if library is not None:
             if found and found != library:
                 notes.append(f"note: {one_line(path)}: read as {_title(library)} (--library) although {how} "

@@ -31,6 +31,11 @@ class Recording:
 
     def __init__(self, files, collective, library=None):
         rows = read_measurements(list(files), collective=collective, library=library)
+        layouts = sorted({m.layout for m in rows if m.layout})
+        if layouts:   # a replay keys on the communicator size: layouts of one size would be pooled (issue 30)
+            names = ", ".join(os.path.basename(f) for f in files)
+            raise QuadselError(f"{names}: rows of {len(layouts)} layout(s) (nodes/ppn columns): a replay answers one "
+                               "host's communicator sizes; replay one ppn's rows without the nodes/ppn columns")
         self.library = rows.library
         self.files = list(files)
         self.rows = {(m.algorithm, m.segsize, m.comm_size, m.msg_size): m for m in rows}

@@ -2,7 +2,8 @@
 per layout, deployed per library (docs/tune.md, "Clusters").
 
 What differs from one host, and nothing else:
-- measure gets `--mpiexec-args`, `--layouts` and `--sync` (and `--adaptive` by default: one plan per ppn);
+- measure gets `--mpiexec-args`, `--layouts` and `--sync` (the full sweep unless `--strategy adaptive`: one plan
+  per ppn, steps.strategy_for);
 - build makes a layout forest (one tree per ppn, `quadsel build`'s default settings);
 - verify gets the forests themselves (`verify FOREST --mpiexec-args … --layouts …`), so the follow check loads the
   files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:

@@ -50,9 +50,11 @@ def strategy_for(spec):
     """The measuring strategy of one collective: `full` or `adaptive` as asked, or `auto` (the default): adaptive,
     which falls back to the full sweep where the library cannot force the collective in-process (docs/tune.md,
     *Strategy*: on every replayed sweep, single rows included, adaptive stays within +0.5 pp of the full sweep's
-    penalty and 30 % of its time (3.9-26.2 %); docs/benchmarks.md, *Measuring strategies*). Across hosts the same:
-    measure runs one plan per ranks-per-node, each over a 2-D map (node counts x message sizes) like the replayed
-    ones (sampling/adaptive_run.py)."""
+    penalty and 30 % of its time (3.9-26.2 %); docs/benchmarks.md, *Measuring strategies*). Across hosts `auto` is
+    the full sweep: measure's per-ppn plans (sampling/adaptive_run.py) replayed on the synthetic 3-axis sweep
+    (`benchmarks/adaptive.py --layouts`) miss the penalty bound on 2 of 6 ppn; `--strategy adaptive` asks for them."""
+    if spec.mpiexec_args and spec.strategy == "auto":
+        return "full"
     return "adaptive" if spec.strategy == "auto" else spec.strategy
 
 

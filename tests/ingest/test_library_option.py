@@ -83,3 +83,21 @@ def test_bad_library_names_are_one_line_errors(tmp_path):
     (tmp_path / "gen.meta.json").write_text(json.dumps({"library": "../../etc"}))
     done = CliRunner().invoke(main, ["build", str(data), "-o", str(tmp_path / "t.qt.json")])
     assert done.exit_code == 2 and "gen.meta.json" in done.output and len(done.output.strip().splitlines()) == 1
+
+
+def test_library_option_wins_over_names_of_two_libraries(tmp_path):
+    """`--library NAME` says whose the file is, over what its algorithm names say: names that are MPICH's and Open
+    MPI's at once (a model's or another library's own names) are no error then; without it they are (they would
+    merge two libraries). Found replaying benchmarks/layouts.py's synthetic sweep, whose replayed CSV says
+    "library": "replay"."""
+    data = tmp_path / "names.csv"
+    data.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n"
+                    "bcast,scatter_ring_allgather,0,2,8,1.0\nbcast,pipeline,0,2,8,2.0\n"
+                    "bcast,scatter_ring_allgather,0,4,8,3.0\nbcast,pipeline,0,4,8,2.5\n")
+    out = str(tmp_path / "t.qt.json")
+    refused = CliRunner().invoke(main, ["build", str(data), "-o", out])
+    assert refused.exit_code == 2 and "never merged" in refused.output
+    done = CliRunner().invoke(main, ["build", str(data), "--library", "synthetic", "-o", out])
+    assert done.exit_code == 0, done.output
+    fn = DecisionFunction.load(out)
+    assert fn.query(4, 8).label == "pipeline" and fn.query(2, 8).label == "scatter_ring_allgather"

@@ -251,3 +251,16 @@ def test_a_real_run_estimates_the_full_sweep_and_checks_a_share_only_once_it_can
                   rule=rule, rounds=2)
     _drive(recording, plan, run, rule)
     assert run.budget_spent and sorted(plan.rows_done) == [0, len(comms) - 1]
+
+
+def test_a_replay_of_a_multi_host_file_is_refused_not_pooled(tmp_path):
+    """4 ranks as 2 x 2 and as 4 x 1 are two points; a replay keys on the communicator size and would have pooled
+    them (the later row answering for both): refused in one line, nothing written (issue 30)."""
+    src = tmp_path / "layouts.csv"
+    src.write_text("collective,algorithm,segsize,nodes,ppn,comm_size,msg_size,time_us\n"
+                   "bcast,6,0,2,2,4,8,1.5\nbcast,1,0,2,2,4,8,2.5\nbcast,6,0,4,1,4,8,3.5\nbcast,1,0,4,1,4,8,2.0\n")
+    out = tmp_path / "out.csv"
+    for options in ((), ("--adaptive",)):
+        result = run("--replay", str(src), "-c", "bcast", "-o", str(out), "--quiet", *options)
+        assert result.exit_code == 2 and "layouts.csv: rows of 2 layout(s)" in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1 and not out.exists()
