@@ -119,7 +119,7 @@ def _run(spec, library, dep, wanted, plan, display, folder):
               "source it before mpiexec: . tuned.env"]
     ompi_hosts = bool(spec.mpiexec_args) and library.name == "openmpi"
     if ompi_hosts:      # one coll/tuned file per ppn and coll/han's routing file, as verify proved them (tune/cluster.py)
-        from ..verify.han import collectives as han_collectives
+        from ..verify.han import ROUTE_FILE, collectives as han_collectives
         files = cluster.ompi_files(final, han_collectives(library.name, library.version))
     else:
         files = deploy.emit(dep, final, mpich_base, notes=skipped)
@@ -132,7 +132,7 @@ def _run(spec, library, dep, wanted, plan, display, folder):
         write_text(folder(name), text)
     if ompi_hosts:
         write_text(folder("tuned.env"), cluster.ompi_env_text(spec.folder, final, header,
-                                                              routed=any(n.startswith("han-") for n in files)))
+                                                              routed=ROUTE_FILE in files))
     else:
         env = deploy.environment(dep, spec.folder, final)
         write_text(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))

@@ -116,8 +116,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
     checks, failed, by_method = None, {}, None
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
-    if han.note(all_rows):
-        notes.append(han.note(all_rows))
+    notes += [line for line in (han.note(all_rows),) if line]
     if check_rules and not inside:
         checks = {}
         points, check_np = check_points(plans, np_, check_comm_sizes)
@@ -142,6 +141,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                 echo(notes[-1])
 
         if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
+            base = mpich_json.load_base(mpich_library()) if library == "mpich" else None   # read once
             for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
                 for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
                     own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
@@ -149,7 +149,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                         continue  # as in the forced one it is compared with (follow.py, _own_rules)
                     with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                         path = os.path.join(workdir, "rules")
-                        write_text(path, emit_rules(library, [fn]))
+                        write_text(path, emit_rules(library, [fn], base))
                         check(source, own, path, mine)
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
@@ -206,13 +206,14 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                    statistics.regression(all_rows), verdict.exit_status(evidence, all_rows))
 
 
-def emit_rules(library, fns):
-    """The rules file verify checks for trees: the library's own format (MPICH: over its own selection)."""
+def emit_rules(library, fns, base=None):
+    """The rules file verify checks for trees: the library's own format (MPICH: over its own selection, `base` when
+    the caller read it already)."""
     if library == "openmpi":
         return ompi_rules.emit(fns)
     if library == "intelmpi":   # the JSON tuning file: I_MPI_ADJUST cannot express every tree (impi_adjust.py)
         return impi_json.emit(fns)
-    return mpich_json.emit(fns, base=mpich_json.load_base(mpich_library()))
+    return mpich_json.emit(fns, base=base if base is not None else mpich_json.load_base(mpich_library()))
 
 
 def check_points(plans, np_, check_comm_sizes=None):
