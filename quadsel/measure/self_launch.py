@@ -10,7 +10,7 @@ import time
 from ..errors import QuadselError
 from ..libraries import open_library
 from . import launch, output
-from .layouts import HAN_OFF
+from .layouts import han_decided
 from .output import CONTINUED
 from .progress import LAUNCH_ENV, START_ENV
 
@@ -55,7 +55,7 @@ def self_launch(spec, np_, mpiexec, mpiexec_args, child_args):
     flavor = launch.mpiexec_flavor(exe)
     passed = shlex.split(mpiexec_args) if mpiexec_args else []
     extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
-    if passed and library.name == "openmpi" and not any(k in os.environ for k in HAN_OFF):
+    if passed and library.name == "openmpi" and not han_decided():
         extra["OMPI_MCA_coll"] = "^han"    # on 2+ nodes coll/han would take the collective quadsel forces in tuned
     args = child_args(("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
         "--msg-sizes", ",".join(map(str, spec.msg_sizes))]

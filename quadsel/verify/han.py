@@ -25,22 +25,17 @@ deployment when its collective is not deployed, to coll/tuned in verify's timing
 
 import os
 
-from ..measure.layouts import HAN_OFF
+from ..measure.layouts import han_decided
 
 INFO_KEY = "ompi_comm_coll_preference"
 WITHOUT_HAN = "^han"
 ROUTE_FILE = "han-route.rules"
 
 
-def user_decided():
-    """The user set coll/han's fate in this environment (then their choice is the default, as it is)."""
-    return any(k in os.environ for k in HAN_OFF)
-
-
 def collectives(library, library_version):
     """The collectives coll/han takes on this library across nodes; () for other libraries or when the user
     decided about coll/han."""
-    if library != "openmpi" or user_decided():
+    if library != "openmpi" or han_decided():   # the user's own choice is their default, as it is
         return ()
     from ..targets.ompi_han import collectives_of
     return collectives_of(library_version)

@@ -12,7 +12,7 @@ import os
 import shlex
 
 from ..measure import launch
-from ..measure.layouts import HAN_OFF
+from ..measure.layouts import han_decided
 
 _ARGS = contextvars.ContextVar("quadsel_verify_mpiexec_args", default=())
 
@@ -58,7 +58,7 @@ def environment(flavor, extra=None, han=False):
     and checks in coll/tuned (docs/cluster.md, "Verify on the cluster"). `han`: leave it on (the launch times
     coll/han's default beside arms on communicators it may not take, or loads the deployment's files: verify/han.py)."""
     env = dict(extra or {})
-    if prefix() and flavor == "openmpi" and not han and not any(k in os.environ or k in env for k in HAN_OFF):
+    if prefix() and flavor == "openmpi" and not han and not han_decided(env):
         env["OMPI_MCA_coll"] = "^han"
     return launch.launch_env(flavor, env)
 

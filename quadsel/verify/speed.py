@@ -83,6 +83,7 @@ def run(spec):
                         unit="point visits" if rounds > 1 else "points")
     from .layouts import point_layout, split_unit, units_of
     units, groups = units_of(MPI, world, points, name)
+    spanning = {}   # (comm size, layout) -> its communicator spans nodes and coll/han's default is timed
     common, own_groups = None, None
     if timing == "offset":
         from ..measure import clocksync
@@ -95,9 +96,11 @@ def run(spec):
             member, base = split_unit(MPI, world, n, layout, groups)
             if member:
                 here = [p for p in points if p["comm"] == n and point_layout(p) == layout]
-                han_off = bool(spec.get("han")) and spans_nodes(MPI, base)   # coll/han's default, the rest not (han.py)
-                if han_off and round_ == 1:
-                    mark(here)
+                if round_ == 1:   # coll/han's default, the rest without it (han.py): decided once per communicator
+                    spanning[(n, layout)] = bool(spec.get("han")) and spans_nodes(MPI, base)
+                    if spanning[(n, layout)]:
+                        mark(here)
+                han_off = spanning[(n, layout)]
                 methods = sorted({m for p in here for m in _arms(p)})
                 comms = {}
                 for method in methods:
