@@ -7,7 +7,7 @@ told apart at most points used here; where two share a fingerprint both are prin
 
 usage: QUADSEL_IMPI_PYTHON=... $QUADSEL_IMPI_PYTHON benchmarks/impi_tuning_matching.py   (about 2 minutes)
 
---ppn: the ppn level across hosts, on the namespace cluster (root; quadsel.cluster, docs/cluster.md): jobs of
+--ppn: the ppn level across hosts, on the namespace cluster (root; quadsel.testbed, docs/cluster.md): jobs of
 2 hosts x 3 ranks and 2 hosts x 1 rank, the fingerprint taken on layout communicators (2x1 = one rank on each
 host, 1x2, 2x2, ..., and uneven ones given as world ranks: "0,1,3" = 2 ranks on node1 + 1 on node2), each file
 with one comm_size=-1 and msg_size=-1 entry per ppn block, so that only the ppn level decides (about 40 seconds, as root).
@@ -80,8 +80,8 @@ PPN_CASES = [   # (name, [(ppn key, preset)] in file order)
 
 def ppn_main():
     """The ppn level across hosts (module docstring, --ppn)."""
-    from quadsel.cluster import NetnsCluster
-    from quadsel.verify.cluster_fingerprints import layout_fingerprints, presets_that_ran
+    from quadsel.testbed import NetnsCluster
+    from quadsel.testbed.fingerprints import layout_fingerprints, presets_that_ran
     python = sys.executable
     jobs = {(2, 3): [(PPN_LAYOUTS[k], m, k) for k in PPN_LAYOUTS for m in PPN_MSGS],
             (2, 1): [(2, m, "2x1") for m in PPN_MSGS]}

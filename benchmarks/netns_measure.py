@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from netns_helpers import job_env, library_python  # noqa: E402
-from quadsel.cluster import NetnsCluster, host_options  # noqa: E402
+from quadsel.testbed import NetnsCluster, host_options  # noqa: E402
 
 ALGORITHM = {"openmpi": "6", "mpich": "binomial", "intelmpi": "1"}
 

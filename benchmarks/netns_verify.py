@@ -19,7 +19,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from quadsel.cluster import NetnsCluster, host_options, unavailable  # noqa: E402
+from quadsel.testbed import NetnsCluster, host_options, unavailable  # noqa: E402
 
 PYTHONS = {"openmpi": sys.executable, "mpich": os.environ.get("QUADSEL_MPICH_PYTHON")}
 ALGORITHMS = {"openmpi": "2,3", "mpich": "nb,scatter_ring_allgather"}

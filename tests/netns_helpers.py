@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from quadsel.cluster import NetnsCluster, netns_list, unavailable
+from quadsel.testbed import NetnsCluster, netns_list, unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 REASON = unavailable()
@@ -94,7 +94,7 @@ def kill_when(cluster, argv, env, ready, timeout, end_strays=True):
 def job_on_hosts(cluster, flavor, ppn=2):
     """(python, mpiexec, the host options without -n as one string, env) of a job of `ppn` ranks on every host of
     the cluster, for `--mpiexec-args`; the test is skipped without a Python whose mpi4py loads `flavor`."""
-    from quadsel.cluster import host_options
+    from quadsel.testbed import host_options
     python = library_python(flavor)
     if python is None:
         pytest.skip(f"no Python with mpi4py on {flavor}")

@@ -39,7 +39,7 @@ def units_of(MPI, world, points, hostname):
 
 def split_unit(MPI, world, n, layout, groups):
     """(member?, communicator or None) of one unit: the first n ranks, the layout's ranks in node-major order, or
-    for a layout ("r0,r1,...",) those world ranks (quadsel.verify.cluster_fingerprints)."""
+    for a layout ("r0,r1,...",) those world ranks (quadsel.testbed.fingerprints)."""
     rank = world.Get_rank()
     if len(layout) == 1:      # ("0,1,3",): those world ranks in that order (an uneven spread, benchmarks)
         ranks = [int(r) for r in str(layout[0]).split(",")]

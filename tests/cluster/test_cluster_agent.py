@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.cluster import remote_command, write_agent
-from quadsel.cluster.netns import Host
+from quadsel.testbed import remote_command, write_agent
+from quadsel.testbed.netns import Host
 
 pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX sh")
 

@@ -8,7 +8,7 @@ ignored the ppn level (taking the first or the last block everywhere) fails one 
 import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.verify.cluster_fingerprints import layout_fingerprints
+from quadsel.testbed.fingerprints import layout_fingerprints
 from quadsel.decision.decision_function import build_decision_function
 from quadsel.decision.layouts import build_forest, layout_groups
 from quadsel.ingest.table import Measurement

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from netns_helpers import job_env, kill_when, library_python, needs_netns
-from quadsel.cluster import host_options, launcher_command
+from quadsel.testbed import host_options, launcher_command
 
 pytestmark = needs_netns
 TIMEOUT = 240

@@ -1,6 +1,6 @@
 """Real multi-host MPI jobs on the namespace cluster, one per library (each in its own Python; a library whose
 Python is absent is skipped): 2 hosts × 2 ranks whose processor names, shared-memory node groups and
-ping-pongs show two hosts. The launcher commands are quadsel.cluster.launcher_command's."""
+ping-pongs show two hosts. The launcher commands are quadsel.testbed.launcher_command's."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.cluster import launcher_command
+from quadsel.testbed import launcher_command
 
 pytestmark = needs_netns
 TIMEOUT = 150
@@ -28,7 +28,7 @@ def probe(cluster, flavor, ppn, nodes=None, iterations=300, extra_env=None, log=
     python = python_of(flavor)
     mpiexec = os.path.join(os.path.dirname(python), "mpiexec")
     argv, env = cluster.launcher(flavor, mpiexec, ppn, nodes=nodes)
-    result = cluster.run(1, argv + [python, "-m", "quadsel.cluster.probe", "--iterations", str(iterations)],
+    result = cluster.run(1, argv + [python, "-m", "quadsel.testbed.probe", "--iterations", str(iterations)],
                          env=job_env(dict(env, **(extra_env or {}))), timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     if log is not None:

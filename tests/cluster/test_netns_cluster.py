@@ -12,8 +12,8 @@ import time
 import pytest
 
 from netns_helpers import REPO, needs_netns
-from quadsel.cluster import NetnsCluster, netns_list, sweep_stale
-from quadsel.cluster.netns import NETNS_ETC
+from quadsel.testbed import NetnsCluster, netns_list, sweep_stale
+from quadsel.testbed.netns import NETNS_ETC
 from quadsel.errors import QuadselError
 
 pytestmark = needs_netns
@@ -93,7 +93,7 @@ def test_two_clusters_at_once_do_not_collide(make_cluster):
 
 CHILD = textwrap.dedent("""
     import sys, time
-    from quadsel.cluster import NetnsCluster
+    from quadsel.testbed import NetnsCluster
     cluster = NetnsCluster(2).up()
     print(" ".join(cluster.namespaces), cluster.workdir, flush=True)
     time.sleep(120)

@@ -1,5 +1,5 @@
 """Fingerprints of collective calls on the layouts of a multi-host job (e.g. on the namespace cluster,
-quadsel.cluster): which algorithm the library ran on each layout's communicator (quadsel.verify.fingerprint with
+quadsel.testbed): which algorithm the library ran on each layout's communicator (quadsel.verify.fingerprint with
 [comm, msg, nodes, ppn] or [comm, msg, "r0,r1,..."] points), with a tuning file or an algorithm forced through the launch's environment.
 
 The follow proof per layout (docs/cluster.md, "Intel MPI's ppn level"): a file launch's fingerprint at a point

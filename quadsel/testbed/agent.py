@@ -40,7 +40,7 @@ ENTER = 'hostname "$1" && mount --bind "$2" /proc/sys/kernel/random/boot_id'
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 _TEMPLATE = r"""#!/bin/sh
-# Remote agent of the quadsel namespace cluster {cluster}: stands in for ssh (see quadsel/cluster/agent.py).
+# Remote agent of the quadsel namespace cluster {cluster}: stands in for ssh (see quadsel/testbed/agent.py).
 # Usage: {name} [ssh options] [user@]HOST COMMAND...   HOST: an address or hostname of the cluster.
 stdin_null=
 while getopts ":{options}" opt; do

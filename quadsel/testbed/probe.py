@@ -1,4 +1,4 @@
-"""The proof job of a multi-host run (run under mpiexec): `python -m quadsel.cluster.probe [--iterations N]`.
+"""The proof job of a multi-host run (run under mpiexec): `python -m quadsel.testbed.probe [--iterations N]`.
 
 Rank 0 prints one JSON object: every rank's MPI_Get_processor_name, the node groups that
 MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) forms (as lists of world ranks), the MPI library, and the one-way
@@ -17,7 +17,7 @@ import time
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m quadsel.cluster.probe")
+    parser = argparse.ArgumentParser(prog="python -m quadsel.testbed.probe")
     parser.add_argument("--iterations", type=int, default=1000, help="round trips per timed run")
     parser.add_argument("--reps", type=int, default=5, help="timed runs; the best is kept")
     parser.add_argument("--bytes", type=int, default=8, help="message size")
