@@ -84,7 +84,7 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
 
     import numpy as np
 
-    from ..decision.forest_file import load_tree
+    from ..decision.decision_function import DecisionFunction
     from ..inputs import read_text
     from ..targets.rules_file import detect_format
     check_output(output, inputs=[tree])
@@ -98,16 +98,17 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
         from .query_rules import query_rules
         pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
         return query_rules(tree, text, collective, pairs, as_json, output)
-    fn = load_tree(tree)
+    fn = DecisionFunction.load(tree)
     if collective is not None and collective != fn.collective:
         raise QuadselError(f"{tree} is a {fn.collective} tree, not {collective}")
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
-    if hasattr(fn, "members"):
+    if fn.has_layout:      # its answers name the layer too
         from .layouts import query_forest, write_query
         return write_query(output, *query_forest(fn, tree, pairs, ppn, nodes, as_json))
     if ppn is not None or nodes is not None:
         raise QuadselError(f"{tree} is a 2-D tree (communicator and message size): --ppn and --nodes apply to a "
                            "layout forest")
+    fn = fn.size_tree
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
     from ..libraries import algorithm_name
     outside, lines = 0, []

@@ -116,7 +116,7 @@ class QuadtreeSelector(Selector):
 
     @property
     def size(self):
-        from ..decision.decision_function import leaf_count
+        from ..decision.size_tree import leaf_count
         return leaf_count(self.fn)
 
     def stats(self):

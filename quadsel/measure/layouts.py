@@ -9,10 +9,10 @@ communicator looks like a job of nodes x ppn ranks started alone.
 """
 
 import os
-import re
 import sys
 
 from ..errors import QuadselError
+from ..layout import Layout, parse_layouts  # noqa: F401 (measure's layouts are quadsel.layout's)
 
 # Open MPI: coll/han (priority 35) takes a collective on 2+ nodes from coll/tuned, which quadsel forces; either
 # variable tells that the user has decided about it (docs/measure.md, Setup)
@@ -23,34 +23,6 @@ def han_decided(env=None):
     """The user set Open MPI coll/han's fate (HAN_OFF in this environment, or in `env`, a launch's extra
     variables): then quadsel neither switches it off nor times coll/han as the default."""
     return any(k in os.environ or k in (env or {}) for k in HAN_OFF)
-LAYOUT = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
-
-
-def parse_layouts(text):
-    """'2x1,1x2,2x2' -> [(2, 1), (1, 2), (2, 2)] (order kept, duplicates dropped); QuadselError on a bad one."""
-    out = []
-    for item in str(text).split(","):
-        if not item.strip():
-            continue
-        match = LAYOUT.match(item)
-        if not match:
-            raise QuadselError(f"--layouts: {item.strip()[:40]!r} is not NODESxPPN (e.g. 2x4)")
-        layout = (int(match.group(1)), int(match.group(2)))
-        if min(layout) < 1:
-            raise QuadselError(f"--layouts: {item.strip()}: nodes and ppn must be >= 1")
-        if layout[0] * layout[1] < 2:
-            raise QuadselError(f"--layouts: {item.strip()} is one rank: a collective needs 2 or more")
-        if layout not in out:
-            out.append(layout)
-    if not out:
-        raise QuadselError("--layouts: empty list")
-    return out
-
-
-def format_layout(layout):
-    return f"{layout[0]}x{layout[1]}"
-
-
 def _powers_and(top):
     values, v = [], 1
     while v < top:
@@ -62,7 +34,7 @@ def _powers_and(top):
 def default_layouts(nodes, ppn, comm_sizes=None):
     """Every (n, p) with n in 1..nodes and p in 1..ppn, each a power of two or the maximum, n x p >= 2 (and in
     `comm_sizes` when given), ordered by communicator size, then by nodes."""
-    out = [(n, p) for n in _powers_and(nodes) for p in _powers_and(ppn)
+    out = [Layout(n, p) for n in _powers_and(nodes) for p in _powers_and(ppn)
            if n * p >= 2 and (comm_sizes is None or n * p in comm_sizes)]
     return sorted(out, key=lambda lp: (lp[0] * lp[1], lp[0]))
 

@@ -141,7 +141,7 @@ def test_a_tree_built_on_one_run_is_scored_on_another(tmp_path):
     result = CliRunner().invoke(main, ["report", str(paths[1]), "--tree", str(tree), "--format", "json"])
     assert result.exit_code == 0, result.output
     row = next(r for r in json.loads(result.stdout)["rows"] if r["method"] == "tree")
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     other = build_decision_map(read_measurements([str(paths[1])]))
     from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
     from quadsel.evaluate.penalty import penalty_grid, summarize
