@@ -92,9 +92,10 @@ class SlurmCluster:
     """
 
     def __init__(self, nodes=2, cpus=2, kill_wait=5, network="198.18.0.0/24", hostname_prefix="node",
-                 up_timeout=60):
+                 up_timeout=60, conf_extra=""):
         self.net = NetnsCluster(nodes, network=network, hostname_prefix=hostname_prefix)
         self.nodes, self.cpus, self.kill_wait, self.up_timeout = nodes, cpus, kill_wait, up_timeout
+        self.conf_extra = conf_extra   # more slurm.conf lines, {base} = the scratch folder; a later line wins
         self.first_job_id = random.randrange(1000, 60_000_000)
         self.base = self.conf = None
         self.pids = {}
@@ -155,7 +156,8 @@ class SlurmCluster:
         self.conf = base / "slurm.conf"
         self.conf.write_text(SLURM_CONF.format(name=self.name, base=base, ctld_host=ctld.hostname,
                                                ctld_addr=ctld.address, kill_wait=self.kill_wait,
-                                               first_job_id=self.first_job_id, nodes=nodes))
+                                               first_job_id=self.first_job_id, nodes=nodes)
+                             + self.conf_extra.replace("{base}", str(base)))
         # `ip netns exec` remounts /sys, so there is no cgroup file system to find: v1 needs none mounted
         (base / "cgroup.conf").write_text("CgroupPlugin=cgroup/v1\n")
         (base / "plugstack.conf").write_text("")   # not the machine's /etc/slurm/plugstack.conf

@@ -225,3 +225,25 @@ def test_a_terminated_run_tears_its_cluster_down(sig):
     assert not set(names) & set(netns_list())
     assert not os.path.exists(base)
     assert not [name for name, pid in pids.items() if _comm(pid) == name.split("-")[0]]
+
+
+def test_a_killed_runs_daemons_are_swept_by_the_next_cluster():
+    import json
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    child = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        names, base, pids = json.loads(child.stdout.readline())
+        child.kill()                              # no teardown runs: daemons, namespaces and folder stay
+        child.wait(timeout=30)
+        assert set(names) <= set(netns_list()) and all(_comm(pid) for pid in pids.values())
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    with SlurmCluster(1):                         # its up() sweeps what a dead run left
+        assert not set(names) & set(netns_list())
+        assert not os.path.exists(base)
+        deadline = time.monotonic() + 10          # SIGKILLed: gone once the kernel has reaped them
+        while [n for n, pid in pids.items() if _comm(pid) == n.split("-")[0]] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [name for name, pid in pids.items() if _comm(pid) == name.split("-")[0]]
