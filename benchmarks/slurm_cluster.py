@@ -36,7 +36,8 @@ def launches(mpich_python):
              ["srun", "-N2", "-n4", "--mpi=pmix", sys.executable, "-c", NAMES], "4")]
     if mpich_python:
         mpiexec = os.path.join(os.path.dirname(mpich_python), "mpiexec")
-        rows += [("salloc … mpiexec -n 4 (MPICH hydra)", ALLOC + [mpiexec, "-n", "4", mpich_python, "-c", NAMES], "4"),
+        rows += [("salloc … mpiexec -n 4 (MPICH hydra)",
+                  ALLOC + [mpiexec, "-n", "4", mpich_python, "-c", NAMES], "4"),
                  ("srun -N2 -n4 --mpi=pmi2 (MPICH)",
                   ["srun", "-N2", "-n4", "--mpi=pmi2", mpich_python, "-c", NAMES], "4")]
     return rows

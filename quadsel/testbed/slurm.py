@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 from ..errors import QuadselError
 from . import netns
@@ -100,7 +99,7 @@ class SlurmCluster:
         self.base = self.conf = None
         self.pids = {}
         self.timings = {}
-        self._daemons = []    # Popen objects, in start order
+        self._daemons = {}    # name: Popen, in start order
         self._live = False
 
     @property
@@ -180,19 +179,19 @@ class SlurmCluster:
         with open(self.base / "log" / f"{name}.out", "ab") as out:
             child = subprocess.Popen(self.net.on_host(host, argv), env=self.env(), stdin=subprocess.DEVNULL,
                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        self._daemons.append(child)
+        self._daemons[name] = child
         self.pids[name] = child.pid
 
     def wait_idle(self, timeout=60):
         """Wait until every node is idle in `sinfo`."""
         def idle():
-            for name, pid in self.pids.items():
-                child = next(c for c in self._daemons if c.pid == pid)
+            for name, child in self._daemons.items():
                 if child.poll() is not None:
                     raise QuadselError(f"Slurm cluster: {name} ended ({child.returncode}) before the nodes "
                                        f"were idle\n{self._logs()}")
-            states = self.sinfo()
-            return len(states) == self.nodes and all(s == "idle" for s in states.values())
+            result = self.run(["sinfo", "-h", "-N", "-o", "%N %t"], timeout=30)   # fails until slurmctld answers
+            states = [line.split()[-1] for line in result.stdout.splitlines() if line.strip()]
+            return result.returncode == 0 and states == ["idle"] * self.nodes
         _wait_for(idle, timeout, "every node idle in sinfo", self._logs)
 
     def down(self):
@@ -202,9 +201,8 @@ class SlurmCluster:
         start = time.monotonic()
         try:
             # munged last: a Slurm daemon told to stop while munged is gone waits seconds for it (2-5 s, measured)
-            munged = [c for c in self._daemons if c.pid == self.pids.get("munged")]
-            _end([c for c in self._daemons if c not in munged], grace=2.0)
-            _end(munged, grace=2.0)
+            _end([c for name, c in self._daemons.items() if name != "munged"], grace=2.0)
+            _end([c for name, c in self._daemons.items() if name == "munged"], grace=2.0)
             self._daemons.clear()
             # what jobs left (slurmstepd and srun outlive SIGTERM): everything is deleted, so no long grace
             self.net.kill_strays(grace=0.5)
@@ -221,7 +219,6 @@ class SlurmCluster:
         """The environment of a command on a host: `env` (default the caller's) with SLURM_CONF."""
         env = dict(os.environ if env is None else env)
         env["SLURM_CONF"] = str(self.conf)
-        env["PATH"] = SBIN_PATH if "PATH" not in env else env["PATH"] + os.pathsep + "/usr/sbin:/sbin"
         return env
 
     def on_host(self, argv, host=1):
@@ -296,7 +293,8 @@ class SlurmCluster:
             nonlocal info
             info = self.job(jobid)
             return info.get("JobState") in FINAL_STATES
-        _wait_for(ended, timeout, f"job {jobid} to end (last: {info.get('JobState')})", self._logs, poll)
+        _wait_for(ended, timeout, lambda: f"job {jobid} to end (last state: {info.get('JobState')})", self._logs,
+                  poll)
         return info
 
     def _scancel_all(self):
@@ -315,9 +313,11 @@ class SlurmCluster:
 
 
 def _wait_for(condition, timeout, what, logs=lambda: "", poll=0.05):
+    """Poll until condition() holds; `what` (text, or a function giving it) names it in the timeout's error."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
+            what = what() if callable(what) else what
             raise QuadselError(f"Slurm cluster: timed out after {timeout} s waiting for {what}\n{logs()}")
         time.sleep(poll)
 
