@@ -3,12 +3,13 @@ the hosts of a NetnsCluster (network namespaces, docs/cluster.md).
 
 Everything lives in one scratch folder of the run (`<NetnsCluster workdir>/slurm`: slurm.conf, munge key and
 socket, state, spool, logs, the nodes' TmpFS, batch scripts and their output), and every daemon runs inside one
-of the run's network namespaces, so two runs at once share nothing: their TCP ports are in separate namespaces,
+of the run's network namespaces, so two runs at once do not collide: their TCP ports are in separate namespaces,
 their unix sockets and state in separate folders, and their job ids start at a random FirstJobId (job ids end
 up in names outside the namespaces: PMIx's and the MPI libraries' files in /dev/shm and /tmp).
 
-Every daemon's PID is recorded; `down()` ends those PIDs (SIGTERM, then SIGKILL), then the NetnsCluster's
-teardown ends whatever is left in the namespaces (slurmstepd, job tasks) and removes namespaces and folder. It
+Every daemon's PID is recorded; `down()` ends those PIDs (SIGTERM, then SIGKILL; munged last), then the
+NetnsCluster's teardown ends whatever is left in the namespaces (slurmstepd, job tasks) and removes namespaces and
+folder. It
 runs on leaving the `with` block, at exit, and on SIGTERM/SIGHUP, as for NetnsCluster; after a SIGKILL the
 next run's `sweep_stale` removes it all (the daemons are in the stale namespaces, the folder in its workdir).
 """
