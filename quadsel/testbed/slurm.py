@@ -9,9 +9,9 @@ up in names outside the namespaces: PMIx's and the MPI libraries' files in /dev/
 
 Every daemon's PID is recorded; `down()` ends those PIDs (SIGTERM, then SIGKILL; munged last), then the
 NetnsCluster's teardown ends whatever is left in the namespaces (slurmstepd, job tasks) and removes namespaces and
-folder. It
-runs on leaving the `with` block, at exit, and on SIGTERM/SIGHUP, as for NetnsCluster; after a SIGKILL the
-next run's `sweep_stale` removes it all (the daemons are in the stale namespaces, the folder in its workdir).
+folder. It runs on leaving the `with` block, at exit, and on SIGTERM/SIGHUP, as for NetnsCluster; after a
+SIGKILL the next run's `sweep_stale` removes it all (the daemons are in the stale namespaces, the folder in its
+workdir).
 """
 
 import glob
