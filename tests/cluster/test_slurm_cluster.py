@@ -18,7 +18,7 @@ from quadsel.testbed import netns_list
 from quadsel.testbed.slurm import SlurmCluster, unavailable
 
 REASON = unavailable()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"a Slurm cluster: {REASON}" if REASON else "a Slurm cluster")
 TIMEOUT = 150
 ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # rank 0 prints the world size and every rank's processor name

@@ -13,7 +13,7 @@ from conftest import REPO
 from quadsel.tune import deploy
 
 IMPI_PYTHON = os.environ.get("QUADSEL_IMPI_PYTHON")
-needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
+needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="the Intel MPI venv: set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
 TINY = ["--np", "2", "--msg-sizes", "8,64K", "--rounds", "1", "--max-reps", "10", "--max-time", "0.05",
         "--verify-rounds", "2", "--no-figures"]
 
