@@ -107,7 +107,7 @@ class QuadtreeSelector(Selector):
     @property
     def deployed_assignments(self):
         from ..targets.c_branches import function_size
-        return function_size(self.fn, order="tree").assignments    # the merged quadtree's size, as the paper counts
+        return function_size(self.fn).assignments    # the C `codegen` writes, as its header counts it
 
     @property
     def deployed_rules(self):
