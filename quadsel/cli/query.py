@@ -77,7 +77,8 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
     the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
     measured size's decision, and said so on stderr. A rules file (codegen's ompi-rules, ompi-json, mpich-json and
     impi-adjust targets) is answered as the library reads it (the readers `verify` uses): `default 0` where the
-    library's own selection decides. A layout forest (built from measurements with nodes and ppn) needs the layout
+    file leaves the choice to the library (Open MPI's fixed decision, Intel MPI's preset 0); an MPICH file holds
+    MPICH's own selection wherever it does not tune, and there the answer is what that selection picks. A layout forest (built from measurements with nodes and ppn) needs the layout
     of the queries: --ppn P, or --nodes N (docs/formats-tree.md, Layout forest).
     """
     import sys
