@@ -451,6 +451,13 @@ CASES = [
       for args, files in [(["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}),
                           (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
                           (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]],
+    # issue 41: a rank count in --mpiexec-args contradicts quadsel's own -n (prterun printed 29 lines, exit 1)
+    *[case(f"option-{args[0]}-mpiexec-args-{word.strip('-').split('=')[0]}", "sets the number of ranks, which quadsel gives",
+           (args + ["--mpiexec-args", f"--host localhost:2 {word}"], files))
+      for args, files in [(["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}),
+                          (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
+                          (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]
+      for word in ("-n 5", "-np 5", "--np=5")],
     case("option-verify-np-beyond-int", "is not in the range 1<=x<=2147483647",
          (["verify", "{t.qt.json}", "--np", "99999999999"], {"t.qt.json": TREE})),
     case("option-measure-np-beyond-int", "is not in the range 1<=x<=2147483647",
