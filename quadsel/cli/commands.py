@@ -4,6 +4,7 @@ options, calls the pipeline (heavy imports inside the command) and writes its ou
 import functools
 import json
 import os
+import shlex
 
 import click
 
@@ -233,6 +234,29 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     from ..targets import conversion_notes
     for note in conversion_notes(target, fns):
         click.echo(note, err=True)
+    if output != "-":
+        click.echo(_written_line(target, flavor, output, fns, trees), err=True)
+
+
+# what each output is, for the line codegen prints after writing it
+_WRITTEN = {"c": "C source", "blob": "a loadable blob (templates/quadsel_blob.c reads it)",
+            "ompi-rules": "Open MPI's classic rules file", "ompi-json": "Open MPI's JSON rules",
+            "ompi-han": "coll/han's rules file", "mpich-json": "MPICH's selection JSON",
+            "impi-adjust": "Intel MPI's I_MPI_ADJUST strings", "impi-json": "Intel MPI's JSON tuning file",
+            "env-script": "a job-environment script"}
+
+
+def _written_line(target, flavor, output, fns, trees):
+    """One line after codegen wrote its output: what it is, of which collectives, and what to run next."""
+    what = _WRITTEN[target] + (f" ({flavor} flavour)" if target == "c" and flavor != "plain" else "")
+    collectives = ", ".join(one_line(fn.collective, 40) for fn in fns)
+    shown = " ".join(shlex.quote(one_line(t, 200)) for t in trees)
+    if target in ("c", "blob"):
+        follow = "compile it into your code (docs/formats-tree.md)"
+    else:
+        follow = (f"load it as docs/deploy.md says, after checking on the real MPI that the library follows it and "
+                  f"that it beats the library's default: quadsel verify {shown} --np N")
+    return f"wrote {one_line(output, 200)}: {what} of {collectives}; next: {follow}"
 
 
 @main.command()
@@ -316,6 +340,10 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     else:
         text = rpt.report_markdown(result, figure_links=links)
     write_text(output, text)
+    if out_format == "md":      # a table for a person (csv and json are read by programs)
+            click.echo("next: build the tree to deploy (quadsel build FILES -o TREE), write what your library reads "
+                   "(quadsel codegen TREE -t ...) and check on the real MPI that it beats the library's default "
+                   "(quadsel verify TREE --np N; docs/deploy.md)", err=True)
 
 
 @main.command()
