@@ -2,21 +2,20 @@
 what a class holds); `get(name)` is the class of a library name, `open_library` the same inside an MPI job."""
 
 import re
+import sys
 
 from . import alphatree, intelmpi, mpich, openmpi
 from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, escape  # noqa: F401 (the package's interface)
 from ..errors import QuadselError
 
-# The libraries quadsel has tables for, in the order messages list them; each class names its module's tables.
+# The libraries quadsel has tables for, in the order messages list them.
 CLASSES = (openmpi.OpenMPI, mpich.MPICH, intelmpi.IntelMPI)
-LIBRARIES = {cls.name: module for cls, module in zip(CLASSES, (openmpi, mpich, intelmpi))}
-# How MPI_Get_library_version() names each (a derivative before the library it derives from: Intel MPI says MPICH).
-_DETECT = ((openmpi.OpenMPI, ("Open MPI",)), (intelmpi.IntelMPI, ("Intel(R) MPI", "Intel MPI")),
-           (mpich.MPICH, ("MPICH",)))
-
-
+LIBRARIES = {cls.name: sys.modules[cls.__module__] for cls in CLASSES}     # name -> the module of its tables
+# The order MPI_Get_library_version() is matched in: a derivative before the library it derives from (Intel MPI's
+# string may say MPICH too).
+_DETECT = (openmpi.OpenMPI, intelmpi.IntelMPI, mpich.MPICH)
 # Other spellings of the libraries quadsel has tables for (--library, .meta.json "library").
-_ALIASES = {"ompi": "openmpi", "open_mpi": "openmpi", "impi": "intelmpi", "intel": "intelmpi", "intel_mpi": "intelmpi"}
+_ALIASES = {alias: cls.name for cls in CLASSES for alias in cls.aliases}
 _LIBRARY_NAME = re.compile(r"^[a-z][a-z0-9_.+-]{0,39}$")
 
 
@@ -50,7 +49,7 @@ def ids_of(name):
 
 def detect(version_string):
     """'openmpi', 'intelmpi', 'mpich' (also other MPICH derivatives) or None, from MPI_Get_library_version()."""
-    return next((cls.name for cls, marks in _DETECT if any(m in version_string for m in marks)), None)
+    return next((cls.name for cls in _DETECT if any(m in version_string for m in cls.version_marks)), None)
 
 
 def title(library):

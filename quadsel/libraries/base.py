@@ -62,6 +62,9 @@ class Library:
     """Base: the library's default only (an unknown MPI can still be measured as `default`)."""
 
     name = "unknown"
+    aliases = ()              # other spellings of its name (--library, .meta.json "library")
+    version_marks = ()        # what its MPI_Get_library_version() says (libraries.detect)
+    launcher_marks = ()       # what its mpiexec --version says (measure/launch.py mpiexec_flavor)
     known = False             # quadsel has the library's tables (ids, names, forcing, files)
     carries_forcing = False   # True: forced values are bound at communicator creation
     env_only = False          # True: MPI_T cannot force: one launch per method (measure) and per arm (verify)
@@ -70,6 +73,7 @@ class Library:
     paper = False             # the paper's models are of this library's algorithms (Pješivac-Grbović et al., §4)
     forces_segsize = False    # forcing takes the segment size as well as the algorithm
     names_its_default = True  # its files can hand a region back to its own default
+    own_selection = None      # what decides where its files hand a size back to it, in its own words
     deployment = None         # Deployment: what tune deploys and verify's follow check loads; None: nothing
     whole_selection = False   # its rules file replaces its whole selection: written over its own (its libmpi's)
     per_ppn_files = False     # across hosts: one rules file per ranks per node (its format has no ppn key)
@@ -77,6 +81,7 @@ class Library:
     fingerprint = "order"     # the follow check's fingerprint without the probe: "order" (reduction order), "traffic"
     blob_scheme = 0           # the id scheme a blob records (templates/quadsel_blob.h): 0 = the tree's own ids
     map_by = "--map-by"       # its launcher's mapping option
+    selection_variables = None   # a regex of the variables that load its selection files (measure leaves them out)
 
     def __init__(self, version_string="", mpit=None):
         # the first line, printable: Open MPI's string ends in a NUL byte, which reached tune's report.md and tuned.env

@@ -106,16 +106,20 @@ class IntelMPI(Library):
 
     name = NAME
     title = TITLE
+    aliases = ("impi", "intel", "intel_mpi")
+    version_marks = ("Intel(R) MPI", "Intel MPI")
     known = True
     env_only = True           # MPI_T cannot force: one launch per method (measure) and per arm (verify)
     numbered = True
     names_its_default = False   # I_MPI_ADJUST cannot name its default (preset 0 is its basic selection logic)
+    own_selection = "preset 0, Intel MPI's basic selection logic (I_MPI_ADJUST cannot name its default)"
     # the JSON tuning file expresses every tree; the I_MPI_ADJUST strings beside it, for sites that set the
     # environment only, when every deployed tree can be one (targets/impi_adjust.py)
     deployment = Deployment(NAME, "tuned-impi.json", "impi-json", ("tuned-impi-adjust.env", "impi-adjust"),
                             extra_optional=True,
                             extra_note="or, through the environment only (no I_MPI_TUNING): . {file} (I_MPI_ADJUST_<COLL>)")
     blob_scheme = 3
+    selection_variables = r"I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+"   # the I_MPI_ADJUST strings select too
 
     def __init__(self, version_string="", mpit=None):
         super().__init__(version_string, None)

@@ -144,12 +144,16 @@ class MPICH(Library):
 
     name = NAME
     title = TITLE
+    version_marks = ("MPICH",)    # other MPICH derivatives too
+    launcher_marks = ("HYDRA", "MPICH")   # Intel MPI's Hydra too
     known = True
+    own_selection = "MPICH's own selection"
     deployment = Deployment(NAME, "tuned-mpich.json", "mpich-json")
     whole_selection = True    # the csel JSON replaces MPICH's whole selection: written over its own
     probe = "sends"           # the messages UCX sent, seen by the preloaded probe
     blob_scheme = 2
     map_by = "-map-by"
+    selection_variables = r"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 
     # -- ids, names and labels --------------------------------------------------------------------
     def canonical_label(self, collective, label):

@@ -198,17 +198,23 @@ class OpenMPI(Library):
 
     name = NAME
     title = TITLE
+    aliases = ("ompi", "open_mpi")
+    version_marks = ("Open MPI",)
+    launcher_marks = ("Open MPI", "OpenRTE", "PRRTE")
     known = True
     carries_forcing = True
     numbered = True
     untagged_ids = True
     paper = True
     forces_segsize = True
+    own_selection = "Open MPI's own decision (algorithm 0: coll/tuned's fixed decision)"
     deployment = Deployment(NAME, "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json"))
     per_ppn_files = True
     probe = "functions"       # the coll/base algorithm functions that ran, counted by the preloaded probe
     fingerprint = "traffic"   # pml/monitoring's message counts
     blob_scheme = 1
+    selection_variables = (r"OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename)"
+                           r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)")
 
     # -- ids, names and labels --------------------------------------------------------------------
     def canonical_label(self, collective, label):

@@ -33,8 +33,8 @@ def measure(spec, folder, collective, seconds=None, on_progress=None):
         cmd += ["--comm-sizes", spec.comm_sizes]
     if spec.mpiexec:
         cmd += ["--mpiexec", spec.mpiexec]
-    if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/cluster.py)
-        from .cluster import measure_options
+    if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/hosts.py)
+        from .hosts import measure_options
         cmd += measure_options(spec)
     strategy = strategy_for(spec)
     if strategy == "adaptive":
@@ -182,7 +182,7 @@ def build(folder, collective):
         from ..decision.layouts import layout_groups
         groups = layout_groups(rows)
         if groups is not None:
-            from .cluster import build as build_forest
+            from .hosts import build as build_forest
             forest, dmap, summary = build_forest(folder, collective, rows, groups, csv)
             return forest, dmap, summary
     dmap = build_decision_map(rows, collective)
