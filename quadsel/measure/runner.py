@@ -210,9 +210,8 @@ def run(spec, planned_sweep=None):
         timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
     except QuadselError as exc:
         fail(str(exc))
-    note = library.multinode_note(groups.count) if rank == 0 else None
-    if note:
-        sys.stderr.write(note + "\n")
+    if rank == 0 and library.multinode_note(groups.count):    # e.g. coll/han may take what quadsel forces
+        sys.stderr.write(library.multinode_note(groups.count) + "\n")
     sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
     if sync == "start" and timing == "local":
         fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")
