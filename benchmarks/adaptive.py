@@ -93,7 +93,7 @@ def default_build_penalty(csv_path, full_map, workdir, options=()):
     build, which tune deploys); against the best measured choice there, the library default included."""
     tree = os.path.join(workdir, f"{os.path.basename(csv_path)[:-4]}-{next(_TREES)}.qt.json")
     cli(["build", csv_path, "-o", tree, *options])
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     return summarize(penalty_grid(full_map, choice_on(QuadtreeSelector.of(fn), full_map)), full_map).mean
 
 
@@ -258,7 +258,7 @@ def diagnose(name, options, budgets=(8, 16, 22, 32, 70)):
                      for b in budgets]
             tree = os.path.join(workdir, f"{label}-auto.qt.json")
             cli(["build", path, "-o", tree])
-            chosen = DecisionFunction.load(tree)
+            chosen = DecisionFunction.load(tree).size_tree
             print(f"  {label}: default build {chosen.constraint.split(',')[0]}, "
                   f"{default_build_penalty(path, full_map, workdir):.2f} %; fixed budgets (--keep-default): " + ", ".join(cells))
 

@@ -117,7 +117,7 @@ def python_cost(table, title):
 
 
 def leaves(path):
-    fn = DecisionFunction.load(path)
+    fn = DecisionFunction.load(path).size_tree
     used = [fn.methods[k].label for k in sorted(set(fn.tree.method[fn.tree.is_leaf].tolist()))]
     count = int(fn.tree.is_leaf.sum())
     alphas = [u for u in used if alphatree.is_alpha(u)]

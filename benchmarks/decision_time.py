@@ -30,7 +30,7 @@ from statistics import median
 
 import numpy as np
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.decision.options import DEFAULT_BUILD, PAPER_BUILD
 from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -183,8 +183,8 @@ def main():
     args = parser.parse_args()
     dmap = build_decision_map(read_measurements(args.files, collective=args.collective), args.collective)
     options = BUILDS[args.build]
-    exact = build_decision_function(dmap, **options)
-    series = [build_decision_function(dmap, max_depth=d, **options) for d in range(1, exact.tree.stats()["depth_max"])]
+    exact = build_size_tree(dmap, **options)
+    series = [build_size_tree(dmap, max_depth=d, **options) for d in range(1, exact.tree.stats()["depth_max"])]
     series.append(exact)
     m2c, m2c_leaves, m2c_depth = m2cgen_source(exact, "d_m2cgen")
     functions = [("paper", "d_paper", generate_c(exact, name="d_paper", merge=False)),

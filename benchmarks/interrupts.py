@@ -3,8 +3,8 @@
 usage: python benchmarks/interrupts.py [--runs 100] [--seed 1] [--max 0.2] [--script | --from-first-line]
                                         [--repo DIR] -- ARGS...
 
-Starts `python -m quadsel ARGS` (with --script: the console script's own lines, `from quadsel.entry import main;
-sys.exit(main())`) --runs times and sends SIGINT after a random delay in [0, --max] s from the process's start,
+Starts `python -m quadsel ARGS` (with --script: the `quadsel` command's own lines, bin/quadsel, which pip installs
+as it is) --runs times and sends SIGINT after a random delay in [0, --max] s from the process's start,
 the interpreter's start-up included. With --from-first-line the clock starts at quadsel's first line instead: the
 interpreter has started and found quadsel.__main__ before the child says it is ready, then runs it as `python -m`
 does (quadsel's own windows, without the interpreter's start-up). Each run is counted as one of:
@@ -31,7 +31,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = "import sys\nfrom quadsel.entry import main\nsys.exit(main())\n"
+SCRIPT = open(os.path.join(os.path.dirname(HERE), "bin", "quadsel"), encoding="utf-8").read()   # the installed command
 # --from-first-line: runpy finds and compiles quadsel.__main__, says R, waits for a byte, then runs it.
 BOOT = """import os, sys, runpy
 sys.argv[1:] = ARGS
@@ -39,6 +39,14 @@ name, spec, code = runpy._get_module_details("quadsel.__main__")
 os.write(1, b"R")
 os.read(0, 1)
 runpy._run_module_code(code, None, "__main__", spec)
+"""
+# --script --from-first-line: bin/quadsel compiled, then run from its first line, as its shebang would
+BOOT_SCRIPT = """import os, sys
+sys.argv[1:] = ARGS
+code = compile(open(PATH, encoding="utf-8").read(), PATH, "exec")
+os.write(1, b"R")
+os.read(0, 1)
+exec(code, {"__name__": "__main__"})
 """
 
 
@@ -50,7 +58,7 @@ def harness_only(err):
 
 def outcome(code, err, repo, out=""):
     frames = re.findall(r'File "([^"]+)"', err)
-    if any(f.startswith(os.path.join(repo, "quadsel")) for f in frames):
+    if any(f.startswith((os.path.join(repo, "quadsel"), os.path.join(repo, "bin"))) for f in frames):
         return "traceback (quadsel)"
     if "Traceback" in err or "Exception ignored" in err or "KeyboardInterrupt" in err:
         return "traceback (harness)" if harness_only(err) else "traceback (python)"
@@ -78,13 +86,16 @@ def run_once(args, delay, repo, mode="-m", cwd=None):
     env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
     if mode == "script":
         cmd = [sys.executable, "-c", SCRIPT, *args]
+    elif mode == "script-first-line":
+        path = os.path.join(repo, "bin", "quadsel")
+        cmd = [sys.executable, "-c", BOOT_SCRIPT.replace("ARGS", repr(list(args))).replace("PATH", repr(path))]
     elif mode == "first-line":
         cmd = [sys.executable, "-c", BOOT.replace("ARGS", repr(list(args)))]
     else:
         cmd = [sys.executable, "-m", "quadsel", *args]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd or repo, preexec_fn=sigint_default)
-    if mode == "first-line":
+    if mode in ("first-line", "script-first-line"):
         assert proc.stdout.read(1) == b"R"
         proc.stdin.write(b"g")
         proc.stdin.flush()
@@ -111,7 +122,8 @@ def main(argv=None):
     rng = random.Random(opts.seed)
     counts = collections.Counter()
     for _ in range(opts.runs):
-        mode = "script" if opts.script else "first-line" if opts.from_first_line else "-m"
+        mode = ("script-first-line" if opts.script and opts.from_first_line else "script" if opts.script
+                else "first-line" if opts.from_first_line else "-m")
         code, out, err = run_once(args, rng.uniform(0, opts.max), repo, mode)
         kind = outcome(code, err, repo, out)
         counts[kind] += 1

@@ -179,12 +179,12 @@ def codegen_times(csv, folder):
     env = dict(os.environ, PYTHONPATH=ROOT)
     tree = os.path.join(folder, "sweep-ompi.qt.json")
     build = timed([sys.executable, "-m", "quadsel", "build", ompi, "--extrapolate", "-o", tree], env)
-    from quadsel.decision.forest_file import load
+    from quadsel.decision.decision_function import DecisionFunction
     out = {}
     for target in TARGETS:
         out[target] = timed([sys.executable, "-m", "quadsel", "codegen", tree, "-t", target, "-o",
                              os.path.join(folder, f"sweep-ompi.{target}.out")], env)
-    return build, load(tree).leaf_line(), out
+    return build, DecisionFunction.load(tree).leaf_line(), out
 
 
 # -- held-out layouts ----------------------------------------------------------------------------------------------
@@ -194,18 +194,18 @@ def settings():
 
 
 def forest_of(rows):
-    from quadsel.decision.decision_function import build_decision_function
-    from quadsel.decision.layouts import build_forest, layout_groups
-    return build_forest(layout_groups(rows), "bcast", lambda d: build_decision_function(d, **settings()))[0]
+    from quadsel.decision.builder import build_size_tree
+    from quadsel.decision.layouts import build_from_groups, layout_groups
+    return build_from_groups(layout_groups(rows), "bcast", lambda d: build_size_tree(d, **settings()))[0]
 
 
 def blind_of(rows):
     """The layout-blind tree: every row without its layout, rows of one point pooled (ingest's median)."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import Table, aggregate
     pooled = aggregate([replace(m, nodes=None, ppn=None) for m in rows])
-    return build_decision_function(build_decision_map(Table(pooled, aggregated=True)), **settings())
+    return build_size_tree(build_decision_map(Table(pooled, aggregated=True)), **settings())
 
 
 def penalties(test, choose):
@@ -237,10 +237,10 @@ def held_out(rows, quick=False, echo=print):
             held = set(map(id, test))
             train = [m for m in rows if id(m) not in held]
             forest, blind = forest_of(train), blind_of(train)
-            selectors = {"(a) forest, ceiling ppn (deployed)": lambda p, c, s: forest.choices(p, c, s),
+            selectors = {"(a) forest, ceiling ppn (deployed)": lambda p, c, s: forest.methods_at(p, c, s),
                          "(b) layout-blind tree, pooled": lambda p, c, s: [blind.methods[k] for k in blind.choices(c, s)],
-                         "(c) forest, nearest lower ppn": lambda p, c, s: forest.choices(p, c, s, rule="lower"),
-                         "(c) forest, nearest ppn (log2)": lambda p, c, s: forest.choices(p, c, s, rule="nearest")}
+                         "(c) forest, nearest lower ppn": lambda p, c, s: forest.methods_at(p, c, s, rule="lower"),
+                         "(c) forest, nearest ppn (log2)": lambda p, c, s: forest.methods_at(p, c, s, rule="nearest")}
             means = []
             for name, choose in selectors.items():
                 mean, worst, n = penalties(test, choose)
@@ -269,9 +269,9 @@ def main(argv=None):
     base, build = build_time(csv, folder)
     print(f"(i) build time: quadsel build {build:.2f} s, pandas read + pivot + argmin {base:.2f} s: "
           f"{build / base:.1f}x (target <= 15x)")
-    from quadsel.decision.forest_file import load
-    forest = load(os.path.join(folder, "sweep.qt.json"))
-    print(f"    the forest: {len(forest.members)} trees, {forest.leaf_line()}")
+    from quadsel.decision.decision_function import DecisionFunction
+    forest = DecisionFunction.load(os.path.join(folder, "sweep.qt.json"))
+    print(f"    the forest: {len(forest.layers)} trees, {forest.leaf_line()}")
     from quadsel.ingest import read_measurements
     rows = list(read_measurements(csv))
     print("(ii) held-out penalty, mean % (max %) over the held-out points (each fold's means first):")

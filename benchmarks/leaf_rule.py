@@ -5,7 +5,7 @@ usage: python benchmarks/leaf_rule.py   (reads ../shared/datasets when present, 
 
 from pathlib import Path
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest import read_measurements
 from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -33,7 +33,7 @@ def main():
         for pad_mode in ("spread", "edge"):
             cells = []
             for rule in ("majority", "penalty"):
-                means = [summarize(penalty_grid(dmap, build_decision_function(dmap, max_depth=d, pad_mode=pad_mode,
+                means = [summarize(penalty_grid(dmap, build_size_tree(dmap, max_depth=d, pad_mode=pad_mode,
                                                                               leaf_rule=rule).choice_grid()), dmap).mean
                          for d in range(6)]
                 cells.append(" / ".join(f"{m:.2f}" for m in means))

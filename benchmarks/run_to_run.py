@@ -22,7 +22,7 @@ import glob
 import os
 import sys
 
-from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.evaluate.comparators import QuadtreeSelector, SingleBest, choice_on
 from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -46,7 +46,7 @@ def runs():
 
 
 def builders():
-    tree = lambda **options: (lambda d: QuadtreeSelector.of(build_decision_function(d, **dict(DEFAULT_BUILD, **options))))  # noqa: E731,E501
+    tree = lambda **options: (lambda d: QuadtreeSelector.of(build_size_tree(d, **dict(DEFAULT_BUILD, **options))))  # noqa: E731,E501
     out = {"default build (quadsel build)": tree(), "default build, 1-SE budget rule": tree(budget_rule="1se")}
     for tolerance in (5.0, 10.0, 20.0, 40.0):
         out[f"default build, tolerance {tolerance:g} %"] = tree(tolerance=tolerance)

@@ -106,7 +106,7 @@ def true_penalty(tree, points, n_methods):
     sweep was drawn from (what the measurements estimate): how good the tree really is, noise aside."""
     from quadsel.decision.decision_function import DecisionFunction
     comm, msg, methods, mean = model_times(points, n_methods)
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     index = {(a, s): k for k, (a, s) in enumerate(methods)}
     to_sweep = np.array([index.get((int(m.algorithm), int(m.segsize or 0)), -1) if m.algorithm.isdigit() else -1
                          for m in fn.methods])

@@ -20,7 +20,7 @@ import glob
 import os
 import sys
 
-from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, SingleBest, cart_available, choice_on
 from quadsel.evaluate.holdout import Holdout, split, training_map
@@ -99,7 +99,7 @@ def main(argv):
             BUILDERS[f"default build, budget rule {rule}"] = dict(DEFAULT_BUILD, budget_rule=rule)
     sets = data_sets()
     only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else None
-    makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
+    makers = {name: (lambda d, o=options: QuadtreeSelector.of(build_size_tree(d, **o)))
               for name, options in BUILDERS.items() if only is None or any(o in name for o in only)}
     makers["single best method"] = SingleBest.fit
     columns = ("all", "msg", "comm", "random", "run", "leaves")

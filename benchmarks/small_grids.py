@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 
-from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import build_decision_map, training_map
 from quadsel.evaluate.comparators import QuadtreeSelector, SingleBest, choice_on
 from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -145,7 +145,7 @@ def evaluate(make, small, tests):
 
 
 def makers(only=None):
-    out = {name: (lambda d, o=options: QuadtreeSelector.of(build_decision_function(d, **o)))
+    out = {name: (lambda d, o=options: QuadtreeSelector.of(build_size_tree(d, **o)))
            for name, options in BUILDERS.items() if only is None or any(o in name for o in only)}
     out["single best method"] = SingleBest.fit
     return out

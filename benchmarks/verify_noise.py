@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest.table import Measurement
 from quadsel.libraries import detect
@@ -36,7 +36,7 @@ def tree(collective, msgs, labels, path):
     """A tree choosing labels[i] at message size msgs[i] on 2 ranks (written to `path`)."""
     rows = [Measurement(collective, alg, 0, 2, m, 1.0 if alg == labels[i] else 10.0)
             for i, m in enumerate(msgs) for alg in sorted(set(labels))]
-    build_decision_function(build_decision_map(rows, collective)).save(path)
+    build_size_tree(build_decision_map(rows, collective)).save(path)
 
 
 def verify(python, path, args, extra):

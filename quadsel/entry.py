@@ -19,9 +19,9 @@ default action back.
 
 
 def main():
-    import sys
-    sys.unraisablehook = _unraisable(sys.unraisablehook)
     try:
+        import sys
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
         from .cli import main as command_line
         from .cli.group import as_program
         as_program()
@@ -29,9 +29,21 @@ def main():
     except KeyboardInterrupt:
         interrupted()
     except SystemExit as exc:
-        from .cli.group import after_command
-        after_command(exc.code)
+        _after(exc.code)
         raise
+
+
+def _after(code):
+    """The command is over: cli/group.after_command installs the handler that ends the process quietly. SIGINT
+    is blocked while it does (a Ctrl-C landing in between was a traceback from inside it, issue 41) and delivered,
+    to that handler, once it is in place; a blocked SIGINT never reaches a child (none is started here)."""
+    import signal
+    from .cli.group import after_command
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        after_command(code)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _unraisable(default):

@@ -218,26 +218,25 @@ def _tree_loader(path):
 
 def _forest_loader(path):
     """A layout forest file read and asked at layouts inside and outside its members (as query and codegen do)."""
-    from quadsel.decision.forest_file import load_tree
-    forest = load_tree(path)
+    from quadsel.decision.decision_function import DecisionFunction
+    forest = DecisionFunction.load(path)
     if hasattr(forest, "members"):
         for ppn, comm, msg in ((1, 1, 0), (2, 4, 1024), (1 << 10, 1 << 30, 1 << 62)):
-            forest.query(ppn, comm, msg)
+            forest.query(comm, msg, ppn=ppn)
 
 
 def forest_text():
     """A layout forest built from a seeded sweep of 3 ppn x 3 node counts: the seed of the forest loader's fuzz."""
-    from quadsel.decision.forest_file import dumps
     from layout_helpers import forest_of, layout_rows
-    return dumps(forest_of(layout_rows(1)))
+    return forest_of(layout_rows(1)).dumps()
 
 
 def tree_text():
     """A tree file built from generic.csv: the seed of the tree loader's fuzz."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
-    return build_decision_function(build_decision_map(read_measurements(INGEST / "generic.csv"))).dumps()
+    return build_size_tree(build_decision_map(read_measurements(INGEST / "generic.csv"))).dumps()
 
 
 READERS = {

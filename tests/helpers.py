@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.ingest.table import Measurement
 
@@ -50,10 +50,10 @@ def random_fn(seed, n_comm, n_msg, n_methods, max_depth, pad_mode="spread", name
     rng = np.random.default_rng(seed)
     rows, comm_sizes, msg_sizes = random_table(rng, n_comm, n_msg, n_methods, names=names, collective=collective)
     if not library_default:
-        return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, pad_mode=pad_mode)
+        return build_size_tree(build_decision_map(rows, collective), max_depth=max_depth, pad_mode=pad_mode)
     cost = rng.uniform(1.0, 100.0, size=(len(comm_sizes), len(msg_sizes), 1))
     rows = list(rows) + list(table_from_cube(cost, comm_sizes, msg_sizes, [("default", 0)], collective))
-    return build_decision_function(build_decision_map(rows, collective), max_depth=max_depth, split="measured",
+    return build_size_tree(build_decision_map(rows, collective), max_depth=max_depth, split="measured",
                                    between="least-bad", leaf_rule="penalty", keep_default=True, outside="default")
 
 
@@ -93,7 +93,7 @@ def tree_choosing(collective, comm_sizes, msg_sizes, choice):
         for mi, method in enumerate(row):
             cost[ci, mi, methods.index(method)] = 1.0
     rows = table_from_cube(cost, comm_sizes, msg_sizes, methods, collective)
-    return build_decision_function(build_decision_map(rows, collective))
+    return build_size_tree(build_decision_map(rows, collective))
 
 
 # -- MPI discovery (real launches are skipped without them) --

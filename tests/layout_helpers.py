@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from quadsel.decision.decision_function import build_decision_function
-from quadsel.decision.layouts import build_forest, layout_groups
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.layouts import build_from_groups, layout_groups
 from quadsel.ingest.table import Measurement
 
 
@@ -23,7 +23,7 @@ def layout_rows(seed, ppns=(1, 2, 4), nodes=(1, 2, 4), n_msg=5, names=("1", "6",
 
 def forest_of(rows, **options):
     options.setdefault("outside", "extrapolate")
-    return build_forest(layout_groups(rows), "bcast", lambda d: build_decision_function(d, **options))[0]
+    return build_from_groups(layout_groups(rows), "bcast", lambda d: build_size_tree(d, **options))[0]
 
 
 def probe_sizes(values, top):

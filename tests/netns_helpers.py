@@ -15,7 +15,7 @@ from quadsel.testbed import NetnsCluster, netns_list, unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 REASON = unavailable()
-needs_netns = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+needs_netns = pytest.mark.skipif(REASON is not None, reason=f"the namespace cluster: {REASON}" if REASON else "the namespace cluster")
 
 
 def library_python(flavor):

@@ -174,11 +174,11 @@ CASES = [
     case("tree-cut-outside-block", "invalid quadsel tree file",
          query(TREE_EDIT(_set("tree", "comm_cut", 0, 10 ** 6)))),
     case("tree-method-outside", "tree.method", query(TREE_EDIT(_set("tree", "method", -1, 77)))),
-    case("tree-comm-beyond-int", "outside 1..2147483647",
+    case("tree-comm-beyond-int", "axes.comm_sizes[2]: 2147483648 is beyond 2147483647 (tree.schema.json)",
          query(TREE_EDIT(_set("axes", "comm_sizes", -1, 2 ** 31)))),
-    case("tree-msg-beyond-2^63", "outside 0..9223372036854775807",
+    case("tree-msg-beyond-2^63", "axes.msg_sizes[2]: 9223372036854775808 is beyond 9223372036854775807",
          query(TREE_EDIT(_set("axes", "msg_sizes", -1, 2 ** 63)))),
-    case("tree-bool-size", "must be an integer", query(TREE_EDIT(_set("axes", "comm_sizes", 0, True)))),
+    case("tree-bool-size", "axes.comm_sizes[0]: true is not an integer", query(TREE_EDIT(_set("axes", "comm_sizes", 0, True)))),
     case("tree-unsorted-axis", "strictly increasing", query(TREE_EDIT(_set("axes", "msg_sizes", lambda v: v[::-1])))),
     case("tree-codegen-damaged", "unequal length",
          (["codegen", "{t.qt.json}", "-o", "-"], {"t.qt.json": TREE_EDIT(_set("tree", "depth", lambda v: v[:-1]))})),
@@ -451,6 +451,13 @@ CASES = [
       for args, files in [(["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}),
                           (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
                           (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]],
+    # issue 41: a rank count in --mpiexec-args contradicts quadsel's own -n (prterun printed 29 lines, exit 1)
+    *[case(f"option-{args[0]}-mpiexec-args-{word.strip('-').split('=')[0]}", "sets the number of ranks, which quadsel gives",
+           (args + ["--mpiexec-args", f"--host localhost:2 {word}"], files))
+      for args, files in [(["verify", "{t.qt.json}", "--np", "2"], {"t.qt.json": TREE}),
+                          (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
+                          (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]
+      for word in ("-n 5", "-np 5", "--np=5")],
     case("option-verify-np-beyond-int", "is not in the range 1<=x<=2147483647",
          (["verify", "{t.qt.json}", "--np", "99999999999"], {"t.qt.json": TREE})),
     case("option-measure-np-beyond-int", "is not in the range 1<=x<=2147483647",
@@ -480,7 +487,7 @@ CASES = [
     case("tree-key-twice", 'not valid JSON: the key "collective" stands twice',
          query(TREE_TEXT(lambda text: text.replace('"collective": "bcast"', '"collective": "bcast", "collective": "bcast"')))),
     # -- round 3: a layout forest's node counts are measured layouts of its member's tree -----------------------
-    case("forest-member-without-node-counts", "measured_ppn and nodes must be non-empty",
+    case("forest-member-without-node-counts", "layouts[0].nodes: 0 items, at least 1 needed (tree.schema.json)",
          (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", []))})),
     case("forest-nodes-times-ppn-beyond-its-tree", "nodes 1073741824 x measured ppn 2 is not a communicator size of its tree",
          (QUERY + ["--ppn", "2"], {"t.qt.json": FOREST(_set("layouts", 0, "nodes", [1, 2, 2 ** 30]))})),
@@ -532,12 +539,12 @@ def _materialize(files, folder):
 
 def _tree(path, change=None):
     import json
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
     data = path.with_name("tree-source.csv")
     data.write_text(GOOD)
-    doc = build_decision_function(build_decision_map(read_measurements(data)), split="measured",
+    doc = build_size_tree(build_decision_map(read_measurements(data)), split="measured",
                                   between="least-bad", leaf_rule="penalty", max_leaves=6).to_json()
     data.unlink()
     if change is not None:

@@ -115,7 +115,7 @@ def test_build_with_constraints_and_query_json(tmp_path):
     result = run(["build", *files, "--paper", "--max-depth", "1", "--pad", "edge", "-o", tree])
     # the deployed tree (4 quadrants inside, the sizes outside handed back) and the paper's padded count
     assert "tree: 8 leaves (the paper's padded tree: 4), 11 nodes" in result.output
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     assert (fn.max_depth, fn.options.pad, fn.stats()["leaves"], fn.stats()["paper"]["leaves"]) == (1, "edge", 8, 4)
     import hashlib
     assert fn.provenance["inputs"] == [{"path": "b.csv",             # relative to the tree file: they move together
@@ -126,9 +126,9 @@ def test_build_with_constraints_and_query_json(tmp_path):
                       "algorithm_name": openmpi.algorithm_name("bcast", method.algorithm),
                       "segsize": method.segsize, "outside_measured_range": {}}
     run(["build", *files, "--paper", "--threshold", "0.6", "-o", tmp_path / "t2.json"])
-    assert DecisionFunction.load(tmp_path / "t2.json").accuracy_threshold == 0.6
+    assert DecisionFunction.load(tmp_path / "t2.json").size_tree.accuracy_threshold == 0.6
     run(["build", *files, "--paper", "--max-depth", "2", "--leaf-rule", "penalty", "-o", tmp_path / "t3.json"])
-    again = DecisionFunction.load(tmp_path / "t3.json")
+    again = DecisionFunction.load(tmp_path / "t3.json").size_tree
     assert (again.leaf_rule, again.constraint) == ("penalty", "max_depth=2,leaf=penalty,outside=default")
 
 
@@ -215,7 +215,7 @@ def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision)
         result = run(args)
     assert "quadsel default build" in result.output and "paper quadtree, exact" in result.output
     ask = compile_decision((tmp_path / "out" / "bcast_decision.c").read_text(), "quadsel_bcast_decision")
-    fn = DecisionFunction.load(tmp_path / "out" / "bcast.qt.json")
+    fn = DecisionFunction.load(tmp_path / "out" / "bcast.qt.json").size_tree
     assert fn.options.is_default and fn.options.size_rule == "auto"
     assert ask([(4, 4096)]) == [(int(fn.query(4, 4096).algorithm), fn.query(4, 4096).segsize)]
 
@@ -224,7 +224,7 @@ def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch
     files = write_generic(tmp_path / "b.csv", cube(2))
     tree = tmp_path / "t.qt.json"
     run(["build", *files, "-o", tree])
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     quiet = CliRunner().invoke(main, ["query", str(tree), "--comm", "3", "--msg", "100"])
     assert quiet.exit_code == 0 and quiet.stderr == ""                 # inside the measured range: no word
     far = CliRunner().invoke(main, ["query", str(tree), "--comm", "1000", "--msg", "1G", "--json"])
@@ -253,7 +253,7 @@ def test_build_records_the_library_and_the_c_returns_its_own_ids(tmp_path):
     from quadsel.libraries import mpich
     tree = tmp_path / "m.qt.json"
     run(["build", str(REPO / "examples" / "mpich5-bcast.csv"), "-o", tree])
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     assert fn.provenance["library"] == "mpich"
     source = run(["codegen", str(tree)]).output
     assert "#define" not in source and "MPICH MPIR_CVAR_BCAST_INTRA_ALGORITHM" in source

@@ -39,7 +39,7 @@ def test_build_model_predicts_the_grid_and_marks_it(tmp_path, form):
     result = invoke("build", sparse, "--model", form, "--predict-comm-sizes", "2-128:pow2",
                     "--predict-msg-sizes", ",".join(map(str, MSG)), "-o", tree, "--json")
     assert result.exit_code == 0, result.output
-    fn = DecisionFunction.load(str(tree))
+    fn = DecisionFunction.load(str(tree)).size_tree
     assert fn.comm_sizes.tolist() == COMM + [128] and fn.msg_sizes.tolist() == MSG
     model = fn.provenance["model"]
     assert model["form"] == form and model["measured_points"] == keep.sum()
@@ -66,7 +66,7 @@ def test_without_model_the_same_file_builds_the_sparse_map(tmp_path):
     write_sparse(sparse, keep)
     result = invoke("build", sparse, "-o", tmp_path / "t.qt.json")
     assert result.exit_code == 0 and "predicted" not in result.stderr
-    assert "model" not in DecisionFunction.load(str(tmp_path / "t.qt.json")).provenance
+    assert "model" not in DecisionFunction.load(str(tmp_path / "t.qt.json")).size_tree.provenance
 
 
 @pytest.mark.parametrize("args, message", [

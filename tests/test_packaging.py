@@ -28,3 +28,17 @@ def test_every_subpackage_is_listed_in_pyproject():
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {"quadsel." + p.parent.name for p in (REPO / "quadsel").glob("*/__init__.py")} | {"quadsel"}
     assert found <= listed, sorted(found - listed)
+
+
+def test_the_quadsel_command_is_bin_quadsel_with_every_line_inside_a_handler():
+    """pip's generated wrapper for [project.scripts] imports re and quadsel outside any handler: a Ctrl-C there was
+    a traceback (issue 41). bin/quadsel is installed as it is (script-files) and tries everything."""
+    import ast
+    import pytest
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "scripts" not in project["project"]
+    assert project["tool"]["setuptools"]["script-files"] == ["bin/quadsel"]
+    body = ast.parse((REPO / "bin" / "quadsel").read_text()).body
+    assert isinstance(body[0], ast.Try) and all(isinstance(n, (ast.Try, ast.Expr)) for n in body)
+    assert [h.type.id for h in body[0].handlers] == ["KeyboardInterrupt"]

@@ -45,8 +45,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     map; predicted points are marked in the tree file and never scored (docs/methodology.md, *Model-based
     build*).
     """
-    from ..decision.decision_function import build_decision_function
-    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
+    from ..pipeline.build import build as build_function, decision_maps
     default_file = output is None
     if not default_file:
         check_output(output, inputs=files)   # before the work: an unusable -o fails at once (quadsel.output)
@@ -54,73 +53,81 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
     grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
     rows = load_measurements(files, collective, fmt, comm_size, column_map)
-    if getattr(rows, "columns", None) is None:       # rows with a layout: one tree per ppn (decision/layouts.py)
-        from ..decision.layouts import layout_groups
-        groups = layout_groups(rows)
-        if groups is not None:
-            from .layouts import build_forest
-            settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule,
-                                      tolerance, pad_mode)
-            return build_forest(files, rows, groups, collective, settings, paper, keep_default, extrapolate, model,
-                                output, as_json)
-    from ..decision.decision_map import build_decision_map
-    dmap = build_decision_map(rows, collective)
-    echo_notes(rows)
+    maps = decision_maps(rows, collective)
+    if not maps.layered:
+        echo_notes(rows)
     if default_file:
-        output = f"{dmap.collective}.qt.json"
+        output = f"{maps.collective}.qt.json"
         if os.path.lexists(output):
             raise QuadselError(f"{output} exists and is not replaced without -o: give -o {output} to replace it")
         check_output(output)
     settings = build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance,
                               pad_mode)
     provenance = {"sources": [os.path.basename(f) for f in files], "inputs": [file_identity(f, output) for f in files]}
-    provenance.update(recorded_libmpi(files))
-    built, predicted = dmap, ""
-    if model:
-        from ..models.predict import as_measured, model_provenance, predict_decision_map
-        dmap, models = predict_decision_map(dmap, model, *grid)
-        built, provenance["model"] = as_measured(dmap), model_provenance(model, models, dmap)
-        predicted = f"; {int(dmap.predicted.sum())} points predicted by the {model} model (never scored)"
+    if not maps.layered:
+        provenance.update(recorded_libmpi(files))
     if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
         keep_default = False if paper else "auto"
-    fn = build_decision_function(built, **settings, keep_default=keep_default if built.default_cost is not None else False,
-                                 outside="extrapolate" if extrapolate else "default", provenance=provenance)
+    built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "default", provenance,
+                           (model, *grid) if model else None)
+    fn, score = built.fn, built.score
     text = fn.dumps()
     _readable_tree(text)
+    if maps.layered:
+        echo_notes(rows)
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
-    from ..evaluate.comparators import QuadtreeSelector, choice_on
-    stats, choice = fn.stats(), choice_on(QuadtreeSelector.of(fn), dmap)
-    penalty = penalty_grid(dmap, choice)
-    score = summarize(penalty, dmap, charged=charged_grid(dmap, choice))
-    click.echo(f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
-               f"{fn.constraint} tree: {stats['leaves']} leaves"
-               + (f" (the paper's padded tree: {stats['paper']['leaves']})" if "paper" in stats else "") + ", "
-               f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; "
-               f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % "
-               f"({score.points} points, {score.charged} charged, {score.unscored} unscored){predicted}"
-               + (f"; wrote {output}" if output != "-" else ""), err=True)
-    from ..decision.measured_floor import loss_warning
-    warning = loss_warning(dmap, fn, penalty)
-    if warning:
+    click.echo(_build_line(built) + (f"; wrote {output}" if output != "-" else ""), err=True)
+    for warning in built.warnings:
         click.echo(warning, err=True)
     from ..ingest.replaced import replaced_note
-    note = replaced_note(files, dmap.collective, extra=dmap.replaced)
+    note = replaced_note(files, maps.collective, extra=built.maps.replaced)
     if note:
         click.echo(f"note: {note}", err=True)
     if as_json:
-        summary = {"collective": dmap.collective, "tree": output, "constraint": fn.constraint,
-                   "builder": fn.options.to_json(), **stats}
-        summary.update(score.to_json())
-        if model:
-            summary.update(model=model, predicted_points=int(dmap.predicted.sum()))
-        click.echo(json.dumps(summary))
+        click.echo(json.dumps(_build_summary(built, output)))
+
+
+def _build_line(built):
+    """What build prints of the function it built: its maps, its size, its penalty on the measured points."""
+    fn, maps, score = built.fn, built.maps, built.score
+    scored = (f"penalty on the measured points: mean {score.mean:.2f} %, max {score.max:.2f} % ({score.points} "
+              f"points, {score.charged} charged, {score.unscored} unscored)")
+    if maps.layered:
+        layouts = sum(len(layer.nodes) for layer in fn.layers)
+        methods = len(set().union(*(d.methods for d in maps.maps.values())))
+        return (f"{fn.collective}: {layouts} layouts ({len(maps.maps)} ppn: {', '.join(map(str, maps.maps))}), "
+                f"{methods} methods; layout forest of {len(fn.layers)} trees: {fn.leaf_line()}; {scored}")
+    dmap, tree, stats = maps.maps[None], fn.size_tree, fn.stats()
+    predicted = (f"; {int(dmap.predicted.sum())} points predicted by the {tree.provenance['model']['form']} model "
+                 "(never scored)") if dmap.predicted is not None else ""
+    return (f"{dmap.collective}: {dmap.shape[0]} comm sizes x {dmap.shape[1]} msg sizes, {len(dmap.methods)} methods; "
+            f"{tree.constraint} tree: {stats['leaves']} leaves"
+            + (f" (the paper's padded tree: {stats['paper']['leaves']})" if "paper" in stats else "") + ", "
+            f"{stats['nodes']} nodes, depth {stats['depth_min']}-{stats['depth_max']}; {scored}{predicted}")
+
+
+def _build_summary(built, output):
+    """build --json: the function's size and its penalty."""
+    fn, score = built.fn, built.score
+    if built.maps.layered:
+        return {"collective": fn.collective, "tree": output, "format": "quadsel-layout-forest", **fn.stats(),
+                "penalty_mean": score.mean, "penalty_max": score.max, "points": score.points,
+                "charged": score.charged, "unscored": score.unscored}
+    tree = fn.size_tree
+    summary = {"collective": fn.collective, "tree": output, "constraint": tree.constraint,
+               "builder": tree.options.to_json(), **fn.stats()}
+    summary.update(score.to_json())
+    dmap = built.maps.maps[None]
+    if dmap.predicted is not None:
+        summary.update(model=tree.provenance["model"]["form"], predicted_points=int(dmap.predicted.sum()))
+    return summary
 
 
 def _readable_tree(text):
     """Never write a tree file that quadsel's own loader would refuse (a grid beyond its cell limit, ...)."""
-    from ..decision.tree_file import from_json
+    from ..decision.decision_function import DecisionFunction
     try:
-        from_json(json.loads(text), path="the tree built")
+        DecisionFunction.from_json(json.loads(text), "the tree built", text)
     except QuadselError as exc:
         raise QuadselError(f"not written: {exc} (quadsel's own loader would refuse the file)") from None
 
@@ -188,16 +195,16 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     check_output(output, inputs=list(trees) + list(verified) + ([mpich_base] if mpich_base not in (None, "none") else []))
     if runtime_dir is not None:
         make_folder(runtime_dir, create=False)   # fails before the blob is written
-    from ..decision.forest_file import load_tree
-    fns = [load_tree(tree) for tree in trees]
+    from ..decision.decision_function import DecisionFunction
+    fns = [DecisionFunction.load(tree) for tree in trees]
     if verified:   # a layout forest: each member by the result's points of its layouts (verify/prune.py)
         from ..verify.prune import prune_all
         for result in verified:
             fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
-    if ppn is not None:   # the member a job of this ppn runs (decision/layouts.py's query rule)
-        if not any(hasattr(fn, "members") for fn in fns):
+    if ppn is not None:   # the layer a job of this ppn runs (decision_function.py's query rule)
+        if not any(fn.has_layout for fn in fns):
             raise QuadselError("--ppn picks a layout forest's member: no TREE is a layout forest")
-        fns = [fn.members[int(fn.member_of([ppn])[0])].fn if hasattr(fn, "members") else fn for fn in fns]
+        fns = [fn.at_ppn(ppn) for fn in fns]
     base = None
     if target == "mpich-json":
         if mpich_base is None:
@@ -214,8 +221,8 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
                       merge=not no_merge, library=library, order=order)
     finally:   # ids per collective, named by tree file:line (exit 2); option errors come first
         for fn, tree in zip(fns, trees):
-            for member in (fn.members if hasattr(fn, "members") else [None]):
-                check_tree(member.fn if member else fn, tree, target, flavor, library)
+            for size_tree in fn.size_trees:
+                check_tree(size_tree, tree, target, flavor, library)
     outputs = [(output, result if isinstance(result, bytes) else result.encode("utf-8"))]
     if runtime_dir is not None:
         from ..targets.blob import runtime_sources
@@ -270,11 +277,12 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     if any(not 0.0 < t <= 1.0 for t in sweep):
         raise QuadselError("--thresholds values must be in (0, 1]")
     splits = [parse_holdout(h) for h in holdouts]
-    from ..decision.forest_file import load_tree
-    trees = [(os.path.basename(path), load_tree(path)) for path in tree_files]
-    if any(hasattr(fn, "members") for _, fn in trees):   # a layout forest: penalty per layout (report_layouts.py)
+    from ..decision.decision_function import DecisionFunction
+    trees = [(os.path.basename(path), DecisionFunction.load(path)) for path in tree_files]
+    if any(fn.has_layout for _, fn in trees):   # the layout key: penalty per layout (report_layouts.py)
         from .layouts import report_forest
         return report_forest(files, collective, fmt, comm_size, column_map, trees, out_format, output)
+    trees = [(name, fn.size_tree) for name, fn in trees]
     dmap = load_decision_map(files, collective or (trees[0][1].collective if trees else None), fmt, comm_size,
                              column_map)
     result = rpt.build_report(dmap, pad_mode=pad_mode, leaf_rule=leaf_rule, thresholds=sweep, holdouts=splits,

@@ -255,7 +255,7 @@ def _alpha_options(ctx, spec):
 
 def _layout_options(ctx, spec, np_):
     """--layouts into the spec (its communicator sizes are the layouts' products); --mpiexec-args needs --np."""
-    from ..measure.layouts import parse_layouts
+    from ..layout import parse_layouts
     params = ctx.params
     if params["mpiexec_args"] is not None and (np_ is None or launch.inside_mpi_job()):
         raise click.UsageError("--mpiexec-args goes with --np (self-launch); under your own launcher give its "

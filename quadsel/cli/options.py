@@ -38,16 +38,13 @@ def input_library():
 
 
 def _layout(ctx, param, value):
-    """--layout NODESxPPN -> (nodes, ppn) in ctx.meta for the reader (docs/formats-input.md, The layout)."""
+    """--layout NODESxPPN -> its Layout in ctx.meta for the reader (docs/formats-input.md, The layout)."""
     if value is not None:
-        import re
-        from ..inputs import INT_MAX
-        match = re.fullmatch(r"\s*([0-9]{1,10})\s*[xX*]\s*([0-9]{1,10})\s*", value)
-        if not match or not 1 <= int(match.group(1)) <= INT_MAX or not 1 <= int(match.group(2)) <= INT_MAX \
-                or int(match.group(1)) * int(match.group(2)) > INT_MAX:
-            raise click.BadParameter(f"expected NODESxPPN such as 4x8 (nodes x ranks per node, their product at most "
-                                     f"{INT_MAX}), not {one_line(value, 40)!r}")
-        ctx.meta["quadsel.layout"] = (int(match.group(1)), int(match.group(2)))
+        from ..layout import Layout
+        try:
+            ctx.meta["quadsel.layout"] = Layout.parse(value, "--layout")
+        except QuadselError as exc:
+            raise click.BadParameter(str(exc).split(": ", 1)[1]) from None
     return value
 
 

@@ -77,14 +77,15 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
     the measured range is answered with the library default (`default 0`), or with --extrapolate builds the nearest
     measured size's decision, and said so on stderr. A rules file (codegen's ompi-rules, ompi-json, mpich-json and
     impi-adjust targets) is answered as the library reads it (the readers `verify` uses): `default 0` where the
-    library's own selection decides. A layout forest (built from measurements with nodes and ppn) needs the layout
+    file leaves the choice to the library (Open MPI's fixed decision, Intel MPI's preset 0); an MPICH file holds
+    MPICH's own selection wherever it does not tune, and there the answer is what that selection picks. A layout forest (built from measurements with nodes and ppn) needs the layout
     of the queries: --ppn P, or --nodes N (docs/formats-tree.md, Layout forest).
     """
     import sys
 
     import numpy as np
 
-    from ..decision.forest_file import load_tree
+    from ..decision.decision_function import DecisionFunction
     from ..inputs import read_text
     from ..targets.rules_file import detect_format
     check_output(output, inputs=[tree])
@@ -98,16 +99,17 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
         from .query_rules import query_rules
         pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
         return query_rules(tree, text, collective, pairs, as_json, output)
-    fn = load_tree(tree)
+    fn = DecisionFunction.load(tree)
     if collective is not None and collective != fn.collective:
         raise QuadselError(f"{tree} is a {fn.collective} tree, not {collective}")
     pairs = _query_pairs(comm, msg, sys.stdin if comm is None and msg is None else ())
-    if hasattr(fn, "members"):
+    if fn.has_layout:      # its answers name the layer too
         from .layouts import query_forest, write_query
         return write_query(output, *query_forest(fn, tree, pairs, ppn, nodes, as_json))
     if ppn is not None or nodes is not None:
         raise QuadselError(f"{tree} is a 2-D tree (communicator and message size): --ppn and --nodes apply to a "
                            "layout forest")
+    fn = fn.size_tree
     chosen = fn.choices(np.array([c for c, _ in pairs]), np.array([m for _, m in pairs]))
     from ..libraries import algorithm_name
     outside, lines = 0, []

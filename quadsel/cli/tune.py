@@ -84,7 +84,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     if (layouts or sync) and not mpiexec_args:
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:
-        from ..measure.layouts import parse_layouts
+        from ..layout import parse_layouts
         parse_layouts(layouts)
     if comm_sizes:
         comms = parse_list(comm_sizes, "communicator size")

@@ -35,16 +35,25 @@ def ranks(low=1):
 RANKS = ranks()
 
 
+# mpiexec options that set the number of ranks: quadsel gives it (-n) in every launch, from --np or the layouts
+RANK_COUNT_OPTIONS = ("-n", "-np", "--np", "--n", "-c")
+
+
 class MpiexecArgs(click.ParamType):
-    """Options for mpiexec, split like a shell (shlex); the text is kept as given."""
+    """Options for mpiexec, split like a shell (shlex); the text is kept as given. An option that sets the number
+    of ranks (Open MPI's and Hydra's -n, -np, ...) contradicts quadsel's own -n: refused here."""
 
     name = "args"
 
     def convert(self, value, param, ctx):
         try:
-            shlex.split(value)
+            words = shlex.split(value)
         except ValueError as exc:
             self.fail(f"{one_line(value, 60)!r} cannot be split like a shell: {str(exc).lower()}.", param, ctx)
+        for word in words:
+            if word.split("=", 1)[0] in RANK_COUNT_OPTIONS:
+                self.fail(f"{one_line(word, 30)!r} sets the number of ranks, which quadsel gives mpiexec itself "
+                          "(--np, or the layouts): leave it out.", param, ctx)
         return value
 
 

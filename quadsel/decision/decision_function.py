@@ -1,94 +1,166 @@
-"""A quadtree together with what it needs to answer queries: the grid's axes, the method table, how it was built.
+"""The decision function: one tree over typed keys, the way MPICH's csel is (src/mpi/coll/src/csel.c).
 
-The query rule (one rule for Python, the generated C and every emitter), §3.2 generalised:
-  1. each size -> its cell on its axis (decision/grid.py): the measured size at or below it (`floor`), or
-     with the between rule the open interval between two measured sizes; below the smallest measured size
-     the first cell, above the largest the last;
-  2. descend the quadtree (decision/quadtree.py) from the root: south when the communicator cell is at or
-     past the node's communicator cut, east likewise for the message cell, until a leaf.
-Cell boundaries are integer sizes, so every step is an integer comparison `size >= bound`.
+Its keys are, outermost first, the layout (ranks per node, `ppn`: csel's `comm_avg_ppn<=P`), the communicator
+size and the message size. The layout key is optional: a function without it is one size tree (size_tree.py, the
+paper's quadtree over communicator x message size) for every layout; with it, one layer per range of ppn, each
+holding the size tree of that range. Every stage and every writer reads this one type: a writer asks for its
+layers (targets/layout_rules.py), never whether it has any.
+
+Query rule, the one Python, the C and every rules file follow: the first layer whose ppn bound is >= the query's
+ppn (MPICH's `comm_avg_ppn<=P`), else the last; then that layer's size tree (size_tree.py). A query given nodes
+instead of ppn takes ppn = ceil(comm size / nodes), the smallest P with comm size <= P x nodes (what MPICH's csel
+tests). A function without the layout key answers every ppn alike.
 """
 
-import datetime
-from dataclasses import dataclass, field
-from typing import List, Optional
+from dataclasses import dataclass, field, replace
+from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .. import __version__
-from ..errors import OptionError
+from ..errors import QuadselError
+from . import forest_file, tree_file
+from .builder import build_size_tree
 from .decision_map import DecisionMap, Method  # noqa: F401
-from . import tree_file
-from .grid import COMM_TOP, Axis, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
-from .quadtree import Quadtree
+from .size_tree import SizeTree
+
+# Rules for a ppn between or beyond the layers' bounds: "ceiling" is the deployed one (MPICH's comm_avg_ppn<=P);
+# the others are the alternatives benchmarks/layouts.py compares it with on held-out layouts.
+UNSEEN_PPN_RULES = ("ceiling", "lower", "nearest")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One range of the layout key: ppn in (the previous layer's bound, `ppn`], and its size tree."""
+    ppn: Optional[int]              # the bound; None: the function has no layout key (every ppn)
+    measured_ppn: Tuple[int, ...]   # the measured ppn it was built from (several when identical neighbours merged)
+    nodes: Tuple[int, ...]          # the measured node counts
+    tree: SizeTree
+
+    @property
+    def leaves(self):
+        return int(self.tree.stats()["leaves"])
+
 
 @dataclass
 class DecisionFunction:
     collective: str
-    comm_sizes: np.ndarray
-    msg_sizes: np.ndarray
-    methods: List[Method]
-    tree: Quadtree
-    options: BuildOptions = field(default_factory=BuildOptions)
+    layers: List[Layer]
     provenance: dict = field(default_factory=dict)
-    paper_stats: Optional[dict] = None       # midpoint: the padded tree's statistics as the paper counts them
 
-    def __post_init__(self):
-        outside = self.options.outside == "default"     # outside cells: the library default's (library_default.py)
-        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside, top=COMM_TOP)
-        self.msg_axis = Axis.of(self.msg_sizes, self.options.between, outside)
+    @classmethod
+    def of(cls, tree):
+        """The decision function of one size tree: no layout key (its provenance is the tree's). A decision
+        function is returned as it is, so that every consumer can take either."""
+        if isinstance(tree, DecisionFunction):
+            return tree
+        return cls(tree.collective, [Layer(None, (), (), tree)], tree.provenance)
 
-    # -- queries ---------------------------------------------------------------------------------
-    def choices(self, comm_sizes, msg_sizes):
-        """Method index chosen for equally shaped arrays of any communicator and message sizes."""
-        leaves = self.tree.leaves_of(self.comm_axis.cells(comm_sizes), self.msg_axis.cells(msg_sizes))
-        return self.tree.method[leaves]
+    def with_trees(self, trees):
+        """The same function with each layer's size tree replaced (without the layout key its provenance is the
+        new tree's)."""
+        if not self.has_layout:
+            return DecisionFunction.of(trees[0])
+        return DecisionFunction(self.collective, [replace(layer, tree=tree) for layer, tree in zip(self.layers, trees)],
+                                dict(self.provenance))
 
-    def query(self, comm_size, msg_size):
-        """Method chosen for any communicator and message size."""
-        return self.methods[int(self.choices(np.array([comm_size]), np.array([msg_size]))[0])]
+    # -- the keys ----------------------------------------------------------------------------------
+    @property
+    def has_layout(self):
+        """Does the function test the layout key (ranks per node)?"""
+        return self.layers[0].ppn is not None
 
-    def choice_grid(self):
-        """(C, M) method index chosen at every measured grid point."""
-        painted = self.cell_methods()
-        return painted[np.ix_(self.comm_axis.measured_cells(), self.msg_axis.measured_cells())]
+    @property
+    def keys(self):
+        return ("ppn", "comm_size", "msg_size") if self.has_layout else ("comm_size", "msg_size")
 
-    def cell_methods(self):
-        """(rows, cols) method index of every cell of the grid (measured sizes and gaps)."""
-        return self.tree.paint(len(self.comm_axis), len(self.msg_axis))
+    @property
+    def size_trees(self):
+        return [layer.tree for layer in self.layers]
+
+    @property
+    def size_tree(self):
+        """The one size tree of a function without the layout key (for an output that has no layout level)."""
+        if self.has_layout:
+            raise QuadselError(f"the {self.collective} decision function has a layout key ({self.leaf_line()}): "
+                               "give the layout, --ppn P, for the layer a job of P ranks per node runs")
+        return self.layers[0].tree
+
+    @property
+    def methods(self):
+        """Every method of its size trees, in first-use order."""
+        return list(dict.fromkeys(m for tree in self.size_trees for m in tree.methods))
+
+    @property
+    def library(self):
+        return self.provenance.get("library") or self.layers[0].tree.provenance.get("library")
 
     @property
     def constraint(self):
-        return self.options.constraint
+        """The constraint its size trees were built under (None when they differ)."""
+        found = {tree.constraint for tree in self.size_trees}
+        return found.pop() if len(found) == 1 else None
 
     @property
-    def max_depth(self):
-        return self.options.max_depth
+    def bounds(self):
+        return np.array([layer.ppn for layer in self.layers], dtype=np.int64)
 
-    @property
-    def accuracy_threshold(self):
-        return self.options.accuracy_threshold
+    # -- queries -----------------------------------------------------------------------------------
+    def layer_index(self, ppn, rule="ceiling"):
+        """Layer index of every ppn (array): the deployed `ceiling` rule, or an alternative (UNSEEN_PPN_RULES)."""
+        if not self.has_layout:
+            return np.zeros(np.shape(ppn), dtype=np.int64)
+        return layer_index(self.bounds, ppn, rule)
 
-    @property
-    def leaf_rule(self):
-        return self.options.leaf_rule
+    def at_ppn(self, ppn):
+        """The function a job of `ppn` ranks per node runs: its layer's size tree, without the layout key."""
+        return DecisionFunction.of(self.layers[int(self.layer_index(np.array([ppn]))[0])].tree)
 
-    def stats(self):
-        """The deployed tree's statistics (depths, `leaves` -- leaf_count, the one count every output prints --
-        and nodes); for the paper's builder also `paper`: those of its padded tree as the paper counts them
-        (padding-only quadrants included), a figure of its own."""
-        out = self.tree.stats()
-        if self.paper_stats:
-            out["paper"] = dict(self.paper_stats)
+    def query(self, comm_size, msg_size, ppn=None, nodes=None, rule="ceiling"):
+        """The Method chosen for one call (ppn, or nodes, needed with the layout key)."""
+        if self.has_layout:
+            ppn = query_ppn(comm_size, ppn, nodes)
+        tree = self.layers[int(self.layer_index(np.array([ppn or 1]), rule)[0])].tree
+        return tree.query(comm_size, msg_size)
+
+    def methods_at(self, ppn, comm_sizes, msg_sizes, rule="ceiling"):
+        """The Method chosen for equally long arrays of ppn, comm and msg sizes (a list)."""
+        ppn, comm_sizes, msg_sizes = (np.asarray(a) for a in (ppn, comm_sizes, msg_sizes))
+        which = self.layer_index(ppn, rule)
+        out = [None] * len(comm_sizes)
+        for k in np.unique(which).tolist():
+            at = np.flatnonzero(which == k)
+            tree = self.layers[k].tree
+            for i, index in zip(at.tolist(), tree.choices(comm_sizes[at], msg_sizes[at]).tolist()):
+                out[i] = tree.methods[index]
         return out
 
-    # -- persistence (the tree file, docs/formats-tree.md) ---------------------------------------
+    # -- what it is --------------------------------------------------------------------------------
+    def stats(self):
+        """The size tree's statistics; with the layout key per layer and in all: the total leaves are the sum of
+        the layers' (one number wherever printed)."""
+        if not self.has_layout:
+            return self.size_tree.stats()
+        per = [{"ppn": layer.ppn, "measured_ppn": list(layer.measured_ppn), "leaves": layer.leaves,
+                "nodes": int(layer.tree.stats()["nodes"])} for layer in self.layers]
+        return {"members": len(per), "leaves": sum(p["leaves"] for p in per),
+                "nodes": sum(p["nodes"] for p in per), "per_layout": per}
+
+    def layer_label(self, i):
+        return layer_label([layer.ppn for layer in self.layers], i)
+
+    def leaf_line(self):
+        """`ppn<=1: 5, ppn<=4: 7, any: 3 leaves (15 in all)`: what build prints."""
+        each = ", ".join(f"{self.layer_label(i)}: {layer.leaves}" for i, layer in enumerate(self.layers))
+        return f"{each} leaves ({self.stats()['leaves']} in all)"
+
+    # -- persistence (the tree file, docs/formats-tree.md: one format per shape, one checked reader) --------
     def to_json(self):
-        return tree_file.to_json(self)
+        return forest_file.to_json(self) if self.has_layout else tree_file.to_json(self.size_tree)
 
     def dumps(self):
-        return tree_file.dumps(self)
+        import json
+        return json.dumps(self.to_json(), indent=1) + "\n"
 
     def save(self, path):
         from ..output import write_text
@@ -96,258 +168,54 @@ class DecisionFunction:
 
     @classmethod
     def load(cls, path):
-        """Read a tree file, checked whole before use (decision/tree_file.py)."""
-        return cls(**tree_file.load(path))
+        """Read a tree file of either shape, checked whole before use (tree_file.read: strict JSON and its schema,
+        then the structure)."""
+        data, text = tree_file.read(path)
+        return cls.from_json(data, path, text)
 
     @classmethod
-    def from_json(cls, data, path="<tree>"):
-        return cls(**tree_file.from_json(data, path))
+    def from_json(cls, data, path="<tree>", text=None):
+        if forest_file.is_forest(data):
+            collective, members, provenance = forest_file.from_json(data, path, text)
+            layers = [Layer(ppn, tuple(measured), tuple(nodes), SizeTree(**args)) for ppn, measured, nodes, args in members]
+            return cls(collective, layers, provenance)
+        return cls.of(SizeTree(**tree_file.from_json(data, path)))
 
 
-def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
-                            accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
-                            tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
-                            budget_rule=None, shared=None):
-    """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
-
-    split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
-    (decision/split.py), exactly, under the paper's constraints or to a leaf budget; max_leaves="auto"
-    chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
-    library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
-    max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
-    (decision/library_default.py). shared: a SharedWork for several builds of the same map.
-    """
-    size_info = None
-    if max_leaves is not None and accuracy_threshold < 1.0:
-        raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
-    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
-                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-    if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
-        # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
-        from ..libraries import get as get_library
-        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
-            and get_library(dmap.library).names_its_default else False
-        same["keep_default"] = keep_default
-    frame = _frame(dmap, between, outside) if split != "midpoint" else 0
-    if max_leaves == "auto":
-        from .budget_rule import DEFAULT_RULE
-        rule = budget_rule or DEFAULT_RULE
-        max_leaves, scores, keep_default, keep_record, floor = _fold_choice(dmap, same, keep_default, rule, shared)
-        same["keep_default"] = keep_default
-        # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
-        # that hand the sizes outside it back to the library
-        max_leaves = None if max_leaves is None else max_leaves + frame
-        size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
-                     "held_out_penalty": [[None if b is None else b + frame, round(v, 4)] for b, v in scores.items()]}
-        if frame:
-            size_info["outside_leaves"] = frame
-        if keep_record:
-            size_info["keep_default"] = keep_record
-        if floor:       # a small grid: the measured floor (decision/measured_floor.py), in deployed budgets too
-            deployed = lambda b: None if b is None else b + frame  # noqa: E731
-            size_info["measured_floor"] = dict(floor, folds_chose=deployed(floor["folds_chose"]),
-                                               built=deployed(floor["built"]),
-                                               measured_penalty=[[deployed(b), v] for b, v in floor["measured_penalty"]])
-    options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
-                              **same)
-    shared = shared or SharedWork()
-    work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    paper = None
-    if split == "midpoint":
-        from .midpoint import cut_tree, exact_padded
-        tree, paper = cut_tree(exact_padded(grid, pad_mode, leaf_rule), grid.shape, max_depth, accuracy_threshold)
-    elif max_leaves is not None:
-        from .best_first import grow_best_first
-        from .library_default import inner_budget
-        tree = grow_best_first(grid, inner_budget(max_leaves, frame), leaf_rule, max_depth,
-                               shared.ahead(dmap, between, tolerance, keep_default))
-    else:
-        tree = shared.exact(dmap, same)
-    if split != "midpoint":
-        tree = shared.labelled(dmap, same, tree)
-    return decision_function_of(dmap, work, tree, options, provenance, size_info, paper)
+def build_decision_function(dmap: DecisionMap, **options):
+    """The decision function of one decision map (no layout key): its size tree (builder.build_size_tree)."""
+    return DecisionFunction.of(build_size_tree(dmap, **options))
 
 
-class SharedWork:
-    """What several builds of one decision map share (the default build and `report`, which also builds every
-    budget and the exact tree of the map): per grid, its block costs and look-ahead cache (decision/lookahead.py)
-    and its exact trees. Maps are told apart by identity (each is kept alive here)."""
-
-    def __init__(self):
-        self._grids, self._exact, self._labelled = {}, {}, {}
-
-    def grid(self, dmap, between, tolerance, keep_default):
-        """(the map the tree is built on, its DecisionGrid)."""
-        key = (id(dmap), between, tolerance, bool(keep_default))
-        if key not in self._grids:
-            work, grid, labels = _grid(dmap, between, tolerance, keep_default)
-            self._grids[key] = [dmap, work, grid, None, labels]      # [3]: the LookAhead, made when asked
-        return tuple(self._grids[key][1:3])
-
-    def labelled(self, dmap, same, tree):
-        """The tree grown on that grid with its leaves labelled by the penalties before the ties, when the grid
-        has ties within the noise (decision/leaf_labels.py); the library default's leaves keep it."""
-        key = (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]))
-        _, work, grid, _, labels = self._grids[key]
-        if labels is None:
-            return tree
-        if (key, id(tree)) not in self._labelled:      # one relabelled tree per tree (the exact one is shared)
-            from .decision_map import DEFAULT_METHOD
-            from .leaf_labels import relabel
-            keep = work.methods.index(DEFAULT_METHOD) if DEFAULT_METHOD in work.methods else None
-            self._labelled[key, id(tree)] = (tree, relabel(tree, labels, grid.shape, same["leaf_rule"], keep))
-        return self._labelled[key, id(tree)][1]
-
-    def ahead(self, dmap, between, tolerance, keep_default):
-        """The LookAhead (with the BlockCosts) of that grid."""
-        entry = self._grids[(id(dmap), between, tolerance, bool(keep_default))]
-        if entry[3] is None:
-            from .lookahead import LookAhead
-            from .split import BlockCosts
-            entry[3] = LookAhead(BlockCosts(entry[2]))
-        return entry[3]
-
-    def exact_leaves(self, dmap, same):
-        """`more_than(n)`: the exact tree has more than n leaves -- split.ExactLeaves, walked only as far as
-        asked, unless the tree is already grown."""
-        from .split import ExactLeaves
-        key = self._exact_key(dmap, same)
-        if key in self._exact:
-            return lambda n, leaves=self._exact[key].n_leaves: leaves > n
-        at = (dmap, same["between"], same["tolerance"], same["keep_default"])
-        return ExactLeaves(self.grid(*at)[1], same["leaf_rule"], same["max_depth"], same["accuracy_threshold"],
-                           self.ahead(*at).costs).more_than
-
-    @staticmethod
-    def _exact_key(dmap, same):
-        return (id(dmap), same["between"], same["tolerance"], bool(same["keep_default"]), same["leaf_rule"],
-                same["max_depth"], same["accuracy_threshold"])
-
-    def exact(self, dmap, same):
-        """The exact (or depth-, threshold-limited) tree of cuts at measured sizes of that grid."""
-        from .split import grow_exact
-        at = (dmap, same["between"], same["tolerance"], same["keep_default"])
-        key = self._exact_key(dmap, same)
-        if key not in self._exact:
-            self._exact[key] = grow_exact(self.grid(*at)[1], same["leaf_rule"], same["max_depth"],
-                                          same["accuracy_threshold"], self.ahead(*at).costs)
-        return self._exact[key]
+def layer_label(bounds, i):
+    """`ppn<=4` for a layer, `ppn>4` for the last one (it takes every larger ppn), `any ppn` for a single one."""
+    if i + 1 < len(bounds):
+        return f"ppn<={bounds[i]}"
+    return f"ppn>{bounds[i - 1]}" if i else "any ppn"
 
 
-def _fold_choice(dmap, same, keep_default, rule, shared=None):
-    """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None) by the
-    held-out folds (decision/size.py).
-
-    keep_default None: the folds also decide whether the measured library default is one more method -- the
-    variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
-    `record` says what each variant scored (docs/methodology.md, "Keep the default where it is not beaten")."""
-    from .size import choose_budget
-    shared = shared or SharedWork()
-    found = {}
-    for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
-        variant = dict(same, keep_default=keep)
-        budget, scores, floor = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                              shared.exact_leaves(dmap, variant), rule)
-        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor)
-    keep = next(iter(found))
-    if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
-        keep = True
-    record = None
-    if len(found) == 2:
-        record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
-                  "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
-                                                      "with": round(found[True][2], 4)}}
-    return found[keep][0], found[keep][1], keep, record, found[keep][3]
+def layer_index(bounds, ppn, rule="ceiling"):
+    """Layer of every ppn given the layers' ppn bounds (increasing). ceiling: the first bound >= ppn, else the
+    last (MPICH's comm_avg_ppn<=P); lower: the last bound <= ppn, else the first; nearest: the bound nearest in
+    log2(ppn), a tie to the larger."""
+    ppn = np.asarray(ppn, dtype=np.int64)
+    last = len(bounds) - 1
+    if rule == "ceiling":
+        return np.minimum(np.searchsorted(bounds, ppn, side="left"), last)
+    if rule == "lower":
+        return np.maximum(np.searchsorted(bounds, ppn, side="right") - 1, 0)
+    if rule == "nearest":
+        up = np.minimum(np.searchsorted(bounds, ppn, side="left"), last)
+        down = np.maximum(up - 1, 0)
+        log = np.log2(np.maximum(ppn, 1))
+        return np.where(np.abs(np.log2(bounds[down]) - log) < np.abs(np.log2(bounds[up]) - log), down, up)
+    raise ValueError(f"unknown ppn rule {rule!r} (choose from {', '.join(UNSEEN_PPN_RULES)})")
 
 
-def budget_functions(dmap, budgets, **options):
-    """The decision function of every leaf budget in `budgets` (None: the exact tree) of one decision map: each
-    the tree `build --max-leaves BUDGET` deploys (decision/best_first.py, budget_trees), so that the folds
-    score what a budget would deploy. Options as budget_stream's."""
-    return list(budget_stream(dmap, budgets, **options))
-
-
-def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
-                  leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                  provenance=None, shared=None):
-    """budget_functions one budget at a time (a generator: a budget not asked for is not grown); the budgets
-    in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
-    a SharedWork for several builds of the same map)."""
-    from .best_first import budget_trees
-    if keep_default not in (True, False):
-        raise ValueError("budget_functions needs keep_default resolved to true or false")
-    shared = shared or SharedWork()
-    same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
-                leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-    from .library_default import inner_budget
-    work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    frame = _frame(dmap, between, outside)        # budgets are of the deployed tree, outside leaves included
-    grown = budget_trees(grid, (inner_budget(b, frame) for b in budgets if b is not None), leaf_rule, max_depth,
-                         shared.ahead(dmap, between, tolerance, keep_default))
-    for budget in budgets:
-        tree = shared.labelled(dmap, same, next(grown) if budget is not None else shared.exact(dmap, same))
-        options = builder_options(max_leaves=budget, outside=outside, **same)
-        yield decision_function_of(dmap, work, tree, options, provenance)
-
-
-def _frame(dmap, between, outside):
-    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates)."""
-    if outside != "default":
-        return 0
-    from .grid import outside_leaves
-    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between)
-
-
-def leaf_count(fn):
-    """The one leaf count every output prints (build, report, query --info, the C's header, the tree file's
-    `stats.leaves`): the leaves of the tree as deployed -- the regions of the tree the query rule descends to,
-    those that hand the sizes outside the measured range back to the library included. A leaf budget
-    (`--max-leaves`) bounds this count."""
-    return fn.tree.n_leaves
-
-
-def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
-                    keep_default=False, outside="extrapolate", size_rule="fixed"):
-    """The checked BuildOptions of one build (decision/options.py)."""
-    options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
-                           accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
-                           size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
-                           keep_default=bool(keep_default), outside=outside)
-    options.check()
-    return options
-
-
-def _grid(dmap, between, tolerance, keep_default):
-    """(the map the tree is built on, its DecisionGrid, the label costs of its measured penalties or None: with
-    ties within the noise, decision/leaf_labels.py; the grid then keeps only these sums, not the cube)."""
-    work = dmap
-    if keep_default:      # the measured library default is one more method (decision/library_default.py)
-        from .library_default import with_default_column
-        work = with_default_column(dmap)
-    grid = build_grid(work, between, tolerance=tolerance)
-    if grid.measured is None:
-        return work, grid, None
-    from dataclasses import replace
-    from .leaf_labels import label_costs
-    return work, replace(grid, measured=None), label_costs(grid)
-
-
-def decision_function_of(dmap, work, tree, options, provenance=None, size_info=None, paper=None):
-    """The DecisionFunction of a tree built on `work` (the map, or the map with the library default as one more
-    method), with its provenance; sizes outside the measured range handed back to the library when asked."""
-    methods = list(work.methods)
-    if options.outside == "default":
-        from .library_default import hand_back_outside, with_default
-        methods, default = with_default(methods)
-        tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True, top=COMM_TOP),
-                                 Axis.of(dmap.msg_sizes, options.between, True), default)
-    info = {"quadsel_version": __version__,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "sources": list(dmap.sources),
-            "filled_points": int(dmap.filled.sum())}
-    if dmap.library:
-        info["library"] = dmap.library        # the C then returns that library's own algorithm ids
-    if size_info:
-        info["size"] = size_info
-    info.update(provenance or {})
-    return DecisionFunction(dmap.collective, dmap.comm_sizes, dmap.msg_sizes, methods, tree, options, info, paper)
+def query_ppn(comm_size, ppn=None, nodes=None):
+    """The ppn of a query given --ppn or --nodes (ceil(comm / nodes): MPICH's comm_size <= P x nodes)."""
+    if (ppn is None) == (nodes is None):
+        raise QuadselError("a layout forest needs the layout of the query: give --ppn P or --nodes N")
+    if ppn is not None:
+        return int(ppn)
+    return -(-int(comm_size) // int(nodes))

@@ -1,8 +1,9 @@
-"""The layout forest file (format `quadsel-layout-forest`, docs/formats-tree.md): writing it, reading it back checked.
+"""The tree file of a decision function with the layout key (format `quadsel-layout-forest`, docs/formats-tree.md):
+writing it, and its structure read back checked (after tree_file.read's schema check).
 
-A forest is a list of members, each a ppn bound, the measured ppn and node counts it was built from and a complete
-2-D tree document, read by the tree file's own checked reader (tree_file.from_json). Any fault is one InputError
-naming the file and, where it can be told, the line of the member at fault.
+The file lists the layers, each a ppn bound, the measured ppn and node counts it was built from and a complete size
+tree document, read by the tree file's own checked reader (tree_file.from_json). Any fault is one InputError
+naming the file and, where it can be told, the line of the layer at fault.
 """
 
 import json
@@ -12,48 +13,27 @@ from ..errors import InputError
 from ..inputs import INT_MAX
 from . import tree_file
 
-FORMAT_NAME = "quadsel-layout-forest"
-FORMAT_VERSION = 1
+FORMAT_NAME, FORMAT_VERSION = tree_file.FOREST_FORMAT
 MAX_MEMBERS = 4096
 
 
-def to_json(forest):
+def to_json(fn):
+    """The document of a DecisionFunction with the layout key."""
     from .. import __version__
-    return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "collective": forest.collective,
+    return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "collective": fn.collective,
             "query": "the first layout whose ppn is >= the query's ppn (MPICH comm_avg_ppn<=P), else the last",
-            "layouts": [{"ppn": m.ppn, "measured_ppn": list(m.measured_ppn), "nodes": list(m.nodes),
-                         "tree": tree_file.to_json(m.fn)} for m in forest.members],
-            "stats": forest.stats(),
-            "provenance": {"quadsel_version": __version__, **forest.provenance}}
-
-
-def dumps(forest):
-    return json.dumps(to_json(forest), indent=1) + "\n"
+            "layouts": [{"ppn": layer.ppn, "measured_ppn": list(layer.measured_ppn), "nodes": list(layer.nodes),
+                         "tree": tree_file.to_json(layer.tree)} for layer in fn.layers],
+            "stats": fn.stats(),
+            "provenance": {"quadsel_version": __version__, **fn.provenance}}
 
 
 def is_forest(data):
     return isinstance(data, dict) and data.get("format") == FORMAT_NAME
 
 
-def load(path):
-    """The LayoutForest of a forest file (InputError naming the file, and the member's line, on any fault)."""
-    from ..inputs import read_text
-    data = tree_file.read_json(path, "tree file")
-    return from_json(data, path, read_text(path, "tree file"))
-
-
-def load_tree(path):
-    """A tree file of either kind: a DecisionFunction (format quadsel-quadtree) or a LayoutForest."""
-    data = tree_file.read_json(path, "tree file")
-    if is_forest(data):
-        from ..inputs import read_text
-        return from_json(data, path, read_text(path, "tree file"))
-    from .decision_function import DecisionFunction
-    return DecisionFunction(**tree_file.from_json(data, path))
-
-
 def from_json(data, path="<forest>", text=None):
-    from .layouts import LayoutForest, LayoutMember
+    """(collective, [(ppn bound, measured ppn, nodes, SizeTree keyword arguments)], provenance) of a parsed file."""
     lines = _member_lines(text) if text is not None else []
     try:
         if not is_forest(data):
@@ -76,16 +56,16 @@ def from_json(data, path="<forest>", text=None):
     for i, entry in enumerate(layouts):
         line = lines[i] if len(lines) == len(layouts) else None
         try:
-            members.append(_member(entry, collective, previous, path, LayoutMember))
+            members.append(_member(entry, collective, previous, path))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(path, line, f"invalid quadsel layout forest: layout {i + 1}: {exc}") from None
         except InputError as exc:      # the member's tree, refused by the tree file's reader
             raise InputError(path, line, f"layout {i + 1} (ppn {entry.get('ppn')}): {exc.message}") from None
-        previous = members[-1].ppn
-    return LayoutForest(collective, members, {k: v for k, v in provenance.items() if k != "quadsel_version"})
+        previous = members[-1][0]
+    return collective, members, {k: v for k, v in provenance.items() if k != "quadsel_version"}
 
 
-def _member(entry, collective, previous, path, member_class):
+def _member(entry, collective, previous, path):
     if not isinstance(entry, dict) or set(entry) - {"ppn", "measured_ppn", "nodes", "tree"}:
         raise ValueError("a layout is an object with ppn, measured_ppn, nodes and tree")
     ppn = tree_file._int(entry.get("ppn"), "ppn", 1, INT_MAX)
@@ -104,8 +84,7 @@ def _member(entry, collective, previous, path, member_class):
         if not any(n * p in axis for p in measured):
             raise ValueError(f"nodes {n} x measured ppn {measured[0] if len(measured) == 1 else measured} is not a "
                              "communicator size of its tree")
-    from .decision_function import DecisionFunction
-    return member_class(ppn, measured, nodes, DecisionFunction(**fn_args))
+    return ppn, measured, nodes, fn_args
 
 
 def _member_lines(text):

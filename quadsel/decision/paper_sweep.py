@@ -3,11 +3,11 @@
 A sweep of maximum depths and accuracy thresholds (`quadsel report`'s paper rows) would grow the padded
 midpoint tree once per constraint; the midpoints do not depend on the constraints, so every constrained tree
 is the exact tree cut at its first stopping nodes (midpoint.constrained). Each decision function equals what
-`build_decision_function(dmap, max_depth=..., accuracy_threshold=..., pad_mode=..., leaf_rule=...)` returns
+`build_size_tree(dmap, max_depth=..., accuracy_threshold=..., pad_mode=..., leaf_rule=...)` returns
 (its "created" time aside).
 """
 
-from .decision_function import SharedWork, builder_options, decision_function_of
+from .builder import SharedWork, builder_options, size_tree_of
 from .midpoint import cut_tree, exact_padded
 
 
@@ -22,5 +22,5 @@ def paper_functions(dmap, constraints, pad_mode="spread", leaf_rule="majority"):
     out = []
     for option in checked:
         tree, stats = cut_tree(exact, grid.shape, option.max_depth, option.accuracy_threshold)
-        out.append(decision_function_of(dmap, work, tree, option, paper=stats))
+        out.append(size_tree_of(dmap, work, tree, option, paper=stats))
     return out

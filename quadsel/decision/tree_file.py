@@ -153,15 +153,11 @@ def _paper_stats(stats):
 
 
 def from_json(data, path="<tree>"):
-    """The keyword arguments of a DecisionFunction from a parsed tree file (InputError naming `path`)."""
+    """The keyword arguments of a SizeTree from a parsed tree file (InputError naming `path`)."""
     try:
-        if not isinstance(data, dict):
-            raise ValueError("the top level is not an object")
+        identify(data)
         if data.get("format") != FORMAT_NAME:
             raise ValueError(f"not a quadsel tree file (format is {json.dumps(data.get('format'))[:40]})")
-        if data.get("version") not in (1, FORMAT_VERSION):
-            raise ValueError(f"unsupported tree file version {json.dumps(data.get('version'))[:20]} "
-                             f"(this quadsel reads 1 and {FORMAT_VERSION})")
         collective = data.get("collective")
         if not isinstance(collective, str) or not collective or len(collective) > MAX_NAME:
             raise ValueError("`collective` must be a name")
@@ -250,6 +246,34 @@ def _check_padded(padded, side, n_methods):
                 raise ValueError(f"node {child}: its block is not quadrant {q} of its parent's")
 
 
-def load(path):
-    """The keyword arguments of a DecisionFunction from a tree file."""
-    return from_json(read_json(path, "tree file"), path)
+FOREST_FORMAT = ("quadsel-layout-forest", 1)     # forest_file.py's format and version
+
+
+def read(path):
+    """(the parsed document, its text) of a tree file of either shape: a regular UTF-8 file within its size limit,
+    strict JSON, a format and version this quadsel reads, checked against docs/schemas/tree.schema.json -- the one
+    checked path of every tree file; what a schema cannot state is checked by from_json and forest_file.from_json."""
+    from ..schemas import check_doc, parse
+    text = read_text(path, "tree file")
+    data = parse(text, path)
+    try:
+        identify(data)
+    except ValueError as exc:
+        raise InputError(path, None, f"invalid quadsel tree file: {exc}") from None
+    return check_doc(data, path, "tree", text=text), text
+
+
+def identify(data):
+    """ValueError unless `data` is an object of a tree file format and version this quadsel reads."""
+    if not isinstance(data, dict):
+        raise ValueError("the top level is not an object")
+    if data.get("format") == FOREST_FORMAT[0]:
+        if data.get("version") != FOREST_FORMAT[1]:
+            raise ValueError(f"unsupported layout forest version {json.dumps(data.get('version'))[:20]} (this quadsel "
+                             f"reads {FOREST_FORMAT[1]})")
+        return
+    if data.get("format") != FORMAT_NAME:
+        raise ValueError(f"not a quadsel tree file (format is {json.dumps(data.get('format'))[:40]})")
+    if data.get("version") not in (1, FORMAT_VERSION):
+        raise ValueError(f"unsupported tree file version {json.dumps(data.get('version'))[:20]} "
+                         f"(this quadsel reads 1 and {FORMAT_VERSION})")

@@ -107,7 +107,7 @@ class QuadtreeSelector(Selector):
     @property
     def deployed_assignments(self):
         from ..targets.c_branches import function_size
-        return function_size(self.fn, order="tree").assignments    # the merged quadtree's size, as the paper counts
+        return function_size(self.fn).assignments    # the C `codegen` writes, as its header counts it
 
     @property
     def deployed_rules(self):
@@ -116,7 +116,7 @@ class QuadtreeSelector(Selector):
 
     @property
     def size(self):
-        from ..decision.decision_function import leaf_count
+        from ..decision.size_tree import leaf_count
         return leaf_count(self.fn)
 
     def stats(self):

@@ -180,7 +180,7 @@ def _label(selector):
 def write_figures(report, directory):
     """Write every figure of `report` into `directory`; return [(caption, path)]."""
     from .report import tree_row
-    from ..decision.decision_function import build_decision_function
+    from ..decision.builder import build_size_tree
     dmap = report.dmap
     make_folder(directory)   # the folder itself, never missing parents (quadsel.output)
     stem = os.path.join(directory, dmap.collective)
@@ -281,7 +281,7 @@ def write_figures(report, directory):
 
     sweep = []
     for t in FIG_THRESHOLDS:
-        fn = build_decision_function(dmap, accuracy_threshold=t, pad_mode=report.pad_mode, leaf_rule=report.leaf_rule)
+        fn = build_size_tree(dmap, accuracy_threshold=t, pad_mode=report.pad_mode, leaf_rule=report.leaf_rule)
         row = tree_row(fn, dmap)
         row["threshold"] = t
         sweep.append(row)

@@ -74,12 +74,20 @@ def _relative(chosen_cost, dmap):
     return out
 
 
+def pooled_summary(parts):
+    """summarize over every measured point of several maps at once: [(penalty grid, dmap, charged grid)]."""
+    values = np.concatenate([grid[dmap.measured] for grid, dmap, _ in parts])
+    return _summary(values, sum(int(np.count_nonzero(c[d.measured])) for _, d, c in parts))
+
+
 def summarize(grid, dmap, mask=None, charged=None):
     """Min/max/mean/median of a penalty grid over measured points (optionally only where `mask`)."""
     scope = dmap.measured if mask is None else (dmap.measured & mask)
-    values = grid[scope]
+    return _summary(grid[scope], 0 if charged is None else int(np.count_nonzero(charged[scope])))
+
+
+def _summary(values, n_charged):
     known = values[~np.isnan(values)]
-    n_charged = 0 if charged is None else int(np.count_nonzero(charged[scope]))
     if known.size == 0:
         return PenaltySummary(float("nan"), float("nan"), float("nan"), float("nan"), 0, int(values.size))
     return PenaltySummary(float(known.min()), float(known.max()), float(known.mean()), float(np.median(known)),

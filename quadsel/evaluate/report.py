@@ -21,7 +21,7 @@ import numpy as np
 from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, TreeFileSelector, cart_available,
                           choice_on)
 from .model import ModelSelector
-from ..decision.decision_function import DEFAULT_BUILD, build_decision_function
+from ..decision.builder import DEFAULT_BUILD, build_size_tree
 from ..errors import QuadselError, markdown_cell
 from ..decision.decision_map import penalty_cube
 from ..decision.padding import padded_size
@@ -72,15 +72,15 @@ def quadsel_functions(dmap):
     (the budget is the deployed tree's) -- up to the largest the folds scored (they stop once their curve has
     turned, decision/size.py), and the exact tree (every budget from one best-first growth,
     decision/best_first.py): each the tree `quadsel build` deploys with that `--max-leaves`."""
-    from ..decision.decision_function import SharedWork, budget_functions
+    from ..decision.builder import SharedWork, budget_functions
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
     # the trees `quadsel build` deploys: sizes outside the measured range handed back to the library
     deployed = dict(DEFAULT_BUILD, outside="default")
-    chosen = build_decision_function(dmap, shared=shared, **deployed)
+    chosen = build_size_tree(dmap, shared=shared, **deployed)
     # the budget rows and the exact tree keep the library default where the default build does
     options = {k: v for k, v in deployed.items() if k != "max_leaves"}
     options["keep_default"] = chosen.options.keep_default
-    exact = build_decision_function(dmap, shared=shared, **options)
+    exact = build_size_tree(dmap, shared=shared, **options)
     size = chosen.provenance.get("size", {})
     frame = size.get("outside_leaves", 0)
     scored = [b for b, _ in size.get("held_out_penalty", ()) if b is not None]

@@ -1,9 +1,9 @@
-"""`quadsel report` on measurements with layouts (nodes, ppn): the penalty of each tree given (--tree: a layout forest
-or a 2-D tree) and of the library default, per layout (docs/report.md, "Per layout").
+"""`quadsel report` on measurements with layouts (nodes, ppn): the penalty of each tree given (--tree: a decision function
+with the layout key or without) and of the library default, per layout (docs/report.md, "Per layout").
 
 Every layout is scored on its own measured points only (its rows alone make its decision map: layouts are never
-pooled); a forest answers a layout with its member for that ppn (the query rule of every target), a 2-D tree with
-its one map. One number per thing: per layout and selector the mean and the worst penalty over the layout's
+pooled); a function answers a layout with its layer for that ppn (the query rule of every target), one without the
+layout key with its one size tree. One number per thing: per layout and selector the mean and the worst penalty over the layout's
 measured points, and over all layouts the mean of every measured point (each point counted once) and the worst.
 """
 
@@ -23,12 +23,9 @@ def layout_tables(rows):
     return {k: group_table(v, rows) for k, v in sorted(groups.items(), key=lambda kv: (kv[0][0] * kv[0][1], kv[0][0]))}
 
 
-def _tree_for(fn, ppn):
-    return fn.members[int(fn.member_of([ppn])[0])].fn if hasattr(fn, "members") else fn
-
-
 def layout_report(rows, trees, collective=None):
-    """{"collective", "layouts": [...], "overall": {...}}; trees: [(name, DecisionFunction or LayoutForest)]."""
+    """{"collective", "layouts": [...], "overall": {...}}; trees: [(name, DecisionFunction)], each answering a
+    layout with the layer its ppn selects (a function without the layout key: its one size tree)."""
     from ..decision.decision_map import build_decision_map
     from .comparators import QuadtreeSelector, choice_on
     from .penalty import LIBRARY_DEFAULT, penalty_grid
@@ -48,7 +45,7 @@ def layout_report(rows, trees, collective=None):
             else:
                 if fn.collective != dmap.collective:
                     raise QuadselError(f"{name} is a {fn.collective} tree and the measurements are {dmap.collective}")
-                choice = choice_on(QuadtreeSelector.of(_tree_for(fn, ppn)), dmap)
+                choice = choice_on(QuadtreeSelector.of(fn.at_ppn(ppn).size_tree), dmap)
             grid = penalty_grid(dmap, choice)[dmap.measured]
             known = grid[~np.isnan(grid)]
             if known.size:

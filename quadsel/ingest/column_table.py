@@ -87,6 +87,7 @@ class ColumnTable:
     its notes and library, as Table has them; iterating it gives the Measurements."""
 
     aggregated = True
+    layouts = False      # columns are read only from files without nodes/ppn (csvfile.read_columns)
 
     def __init__(self, columns, notes=(), library=None):
         self.columns = columns

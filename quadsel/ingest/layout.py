@@ -8,6 +8,8 @@ def layout_groups(rows):
     """{ppn: rows of that ppn} of an ingest table, or None when no row has a layout (the 2-D build, unchanged).
 
     A table mixing rows with and without a layout is refused in one line: pooling them would merge layouts."""
+    if getattr(rows, "layouts", None) is False:      # a table that says it has none is not read row by row
+        return None
     with_layout = without = None
     groups = {}
     for m in rows:

@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from typing import Optional
 
+from ..layout import Layout
+
 from ..libraries.base import DEFAULT_ALGORITHM  # noqa: F401 (rows of the library's own choice: the baseline)
 
 # Our own generic CSV layout (written by `quadsel measure`, read by every command).
@@ -39,8 +41,8 @@ class Measurement:
 
     @property
     def layout(self):
-        """(nodes, ppn), or None when the row has no layout."""
-        return None if self.ppn is None else (self.nodes, self.ppn)
+        """Its Layout (nodes, ppn), or None when the row has no layout."""
+        return None if self.ppn is None else Layout(self.nodes, self.ppn)
 
     @property
     def is_default(self):

@@ -8,38 +8,8 @@ r // ppn. That is the order launchers give by default (--map-by slot/core, Hydra
 communicator looks like a job of nodes x ppn ranks started alone.
 """
 
-import re
-
 from ..errors import QuadselError
-
-LAYOUT = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
-
-
-def parse_layouts(text):
-    """'2x1,1x2,2x2' -> [(2, 1), (1, 2), (2, 2)] (order kept, duplicates dropped); QuadselError on a bad one."""
-    out = []
-    for item in str(text).split(","):
-        if not item.strip():
-            continue
-        match = LAYOUT.match(item)
-        if not match:
-            raise QuadselError(f"--layouts: {item.strip()[:40]!r} is not NODESxPPN (e.g. 2x4)")
-        layout = (int(match.group(1)), int(match.group(2)))
-        if min(layout) < 1:
-            raise QuadselError(f"--layouts: {item.strip()}: nodes and ppn must be >= 1")
-        if layout[0] * layout[1] < 2:
-            raise QuadselError(f"--layouts: {item.strip()} is one rank: a collective needs 2 or more")
-        if layout not in out:
-            out.append(layout)
-    if not out:
-        raise QuadselError("--layouts: empty list")
-    return out
-
-
-def format_layout(layout):
-    return f"{layout[0]}x{layout[1]}"
-
-
+from ..layout import Layout, parse_layouts  # noqa: F401 (measure's layouts are quadsel.layout's)
 def _powers_and(top):
     values, v = [], 1
     while v < top:
@@ -51,7 +21,7 @@ def _powers_and(top):
 def default_layouts(nodes, ppn, comm_sizes=None):
     """Every (n, p) with n in 1..nodes and p in 1..ppn, each a power of two or the maximum, n x p >= 2 (and in
     `comm_sizes` when given), ordered by communicator size, then by nodes."""
-    out = [(n, p) for n in _powers_and(nodes) for p in _powers_and(ppn)
+    out = [Layout(n, p) for n in _powers_and(nodes) for p in _powers_and(ppn)
            if n * p >= 2 and (comm_sizes is None or n * p in comm_sizes)]
     return sorted(out, key=lambda lp: (lp[0] * lp[1], lp[0]))
 

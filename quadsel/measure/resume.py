@@ -10,6 +10,7 @@ metadata.py).
 """
 
 from ..errors import one_line
+from ..layout import Layout
 
 RUN_GRID = ("methods", "comm_sizes", "msg_sizes")
 _WHAT = {"comm_sizes": "communicator sizes", "msg_sizes": "message sizes", "methods": "methods"}
@@ -41,7 +42,7 @@ def run_grid(grid):
 
 def _keys(collective, grid):
     """Every key of `grid` as the ResultFile holds them (a layout's end in nodes, ppn)."""
-    layouts = [tuple(int(v) for v in str(text).split("x")) for text in grid.get("layouts") or []] or [()]
+    layouts = [Layout.parse(text, "the metadata's grid") for text in grid.get("layouts") or []] or [()]
     for label in grid.get("methods", []):
         algorithm, seg = method_key(label)
         for n in grid.get("comm_sizes", []):

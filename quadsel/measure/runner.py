@@ -24,6 +24,7 @@ from .calls import buffer_bytes, call_for, check_sizes, is_reduction
 from .point import POINT_DELAY, MethodComms, heartbeat, replaced_keys, time_point  # noqa: F401 (replaced_keys: part of the interface)
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
+from ..layout import Layout
 from .layouts import NodeGroups, default_layouts
 from . import clocksync
 from .metadata import first_writes, now, open_outputs
@@ -65,7 +66,7 @@ class Spec:
     alphas: List[str] = field(default_factory=list)   # quadsel's α-tree methods (libraries/alphatree.py)
     alpha_levels: object = "auto"       # where their levels come from (alpha_bcast.parse_levels)
     sync: str = "barrier"               # before every timed call: barrier, or the ring semi-barrier
-    layouts: Optional[List[Tuple[int, int]]] = None   # --layouts (nodes, ppn); None: the default set across hosts
+    layouts: Optional[List[Layout]] = None   # --layouts; None: the default set across hosts
     common_start: Optional[object] = None   # set in the job: clocksync.CommonStart of --timing offset
 
 
@@ -220,7 +221,7 @@ def run(spec, planned_sweep=None):
     spec.common_start, clock_sync = clocksync.setup(MPI, world, groups, timing, sync)
 
     replaced = replaced_keys(library.name, spec, methods, dtype_size)
-    units = [(n, None) for n in spec.comm_sizes] if layouts is None else [(a * b, (a, b)) for a, b in layouts]
+    units = [(n, None) for n in spec.comm_sizes] if layouts is None else [(lay.comm_size, Layout(*lay)) for lay in layouts]
     keys = [(spec.collective, label, seg, n, m) + (layout or ())
             for n, layout in units for m in spec.msg_sizes for label, seg in methods
             if (spec.collective, label, seg, n, m) not in replaced]
@@ -359,7 +360,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
     comms = MethodComms(MPI, world, library, spec.collective, n, wanted, spec.alpha_levels,
                         place=groups.place(layout) if layout else None)
     tail = layout or ()              # a layout's keys end in (nodes, ppn)
-    where = f"layout {layout[0]}x{layout[1]}" if layout else f"comm size {n}"
+    where = f"layout {layout}" if layout else f"comm size {n}"
     if comms.member:
         todo = set(pending)
         for m in spec.msg_sizes:
@@ -370,7 +371,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
             for meth in at_point:
                 earlier = journal.prior((spec.collective, meth[0], meth[1], n, m) + tail, round_)
                 prior[meth], prior_time[meth] = earlier if earlier else ([], 0.0)
-            rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}" + (f":{layout[0]}x{layout[1]}" if layout else ""))
+            rng = random.Random(f"{spec.seed}:{round_}:{n}:{m}" + (f":{layout}" if layout else ""))
             call = call_for(MPI, spec.collective, send, recv, m, datatype, dtype_size, n)
             samples, spent = time_point(spec, comms, at_point, call, rng,
                                         heartbeat(watchdog, f"{where}, message size {m}"),
@@ -383,7 +384,7 @@ def _measure_comm_size(MPI, world, spec, library, methods, n, round_, pending, j
                     results.append(key, *spec.rule.summarize(samples[meth]))
             if POINT_DELAY:
                 time.sleep(POINT_DELAY)
-            shown = f"layout={layout[0]}x{layout[1]}" if layout else f"n={n}"
+            shown = f"layout={layout}" if layout else f"n={n}"
             progress.advance(1, f"[round {round_}/{spec.rounds} {shown} msg={m}: {len(at_point)} method(s)]",
                              weight=sum(_expected_cost((None, None, None, n, m), round_, spec.rounds)
                                         for _ in at_point))

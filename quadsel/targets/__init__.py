@@ -27,6 +27,8 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     """
     if target not in TARGETS:
         raise QuadselError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+    from ..decision.decision_function import DecisionFunction
+    fns = [DecisionFunction.of(fn) for fn in fns]     # a size tree is a function without the layout key
     if target != "c" and (flavor != "plain" or name):
         raise QuadselError("--flavor and --name apply to --target c only")
     if not merge and (target != "c" or flavor == "table"):
@@ -38,29 +40,30 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
         raise QuadselError("--library applies to --target c (plain, table) and blob only")
     if max_requests is not None and target not in ("ompi-rules", "ompi-json"):
         raise QuadselError("--max-requests applies to --target ompi-rules and ompi-json only")
-    _forests_expressible(target, flavor, fns)
+    _layout_expressible(target, flavor, fns)
     from .method_ids import check_library
-    check_library(target if flavor != "ompi-tuned" else "ompi-rules", [t for fn in fns for t in trees_of(fn)])
+    check_library(target if flavor != "ompi-tuned" else "ompi-rules", [t for fn in fns for t in fn.size_trees])
     if target in ("c", "blob"):
         if len(fns) != 1:
             raise QuadselError(f"--target {target} takes exactly one TREE")
         if target == "blob":
             from .blob import to_blob
-            return to_blob(fns[0], library=library)
+            return to_blob(fns[0].size_tree, library=library)
         if flavor == "ompi-tuned":
             _no_alpha_trees("--flavor ompi-tuned", fns)
             tuned = importlib.import_module(".ompi_tuned", __name__)
-            return tuned.generate(fns[0], name=name, merge=merge, order=order)
-        if hasattr(fns[0], "members"):       # a layout forest: one static function per ppn (c_forest.py)
+            return tuned.generate(fns[0].size_tree, name=name, merge=merge, order=order)
+        if fns[0].has_layout:       # the layout key: one static function per layer, dispatched by ppn (c_forest.py)
             from .c_forest import generate_c_forest
             return generate_c_forest(fns[0], name=name, merge=merge, library=library, order=order)
+        tree = fns[0].size_tree
         if flavor == "table":     # the grid searched branch-free, or the node table when the grid is too large
             from .c_grid import generate_c_grid, grid_fits
             from .c_table import generate_c_table
-            generate = generate_c_grid if grid_fits(fns[0]) else generate_c_table
-            return generate(fns[0], name=name, library=library)
+            generate = generate_c_grid if grid_fits(tree) else generate_c_table
+            return generate(tree, name=name, library=library)
         from .c import generate_c
-        return generate_c(fns[0], name=name, merge=merge, library=library, order=order)
+        return generate_c(tree, name=name, merge=merge, library=library, order=order)
     _no_alpha_trees(target, fns)
     module = importlib.import_module("." + target.replace("-", "_"), __name__)
     if target == "mpich-json":
@@ -68,21 +71,16 @@ def emit(target, fns, flavor="plain", name=None, max_requests=None, mpich_base=N
     return module.emit(fns, max_requests=max_requests)
 
 
-# What each output cannot say about a layout forest (decision/layouts.py) until its library's layout keys are written.
+# What each output cannot say about the layout key (decision/decision_function.py): it has no ppn level.
 _NO_LAYOUT = {"blob": "the blob's node table has no ppn level",
               "impi-adjust": "I_MPI_ADJUST strings key on process count only; -t env-script picks them per layout",
               "table": "the grid and node tables have no ppn level", "ompi-tuned": "coll/tuned's fixed decision "
               "is called with the communicator only"}
 
 
-def trees_of(fn):
-    """The 2-D trees of a decision function: itself, or a layout forest's members."""
-    return [m.fn for m in fn.members] if hasattr(fn, "members") else [fn]
-
-
-def _forests_expressible(target, flavor, fns):
-    """One line for a layout forest given to an output that cannot express the ppn axis (docs/formats-tree.md)."""
-    if not any(hasattr(fn, "members") for fn in fns):
+def _layout_expressible(target, flavor, fns):
+    """One line for a function with the layout key given to an output that cannot express it (docs/formats-tree.md)."""
+    if not any(fn.has_layout for fn in fns):
         return
     what = _NO_LAYOUT.get(target) or (_NO_LAYOUT.get(flavor) if target == "c" else None)
     if what:
@@ -94,7 +92,7 @@ def _forests_expressible(target, flavor, fns):
 def _no_alpha_trees(target, fns):
     """A rules file is read by the library itself, and no MPI library ships quadsel's α-tree broadcast."""
     from ..libraries import alphatree
-    fns = [t for fn in fns for t in trees_of(fn)]
+    fns = [t for fn in fns for t in fn.size_trees]
     for fn in fns:
         used = {fn.methods[k].algorithm for k in set(fn.tree.method[fn.tree.is_leaf].tolist())}
         alphas = sorted(name for name in used if alphatree.is_alpha(name))
@@ -107,8 +105,10 @@ def _no_alpha_trees(target, fns):
 def conversion_notes(target, fns):
     """One line each: where a rules file cannot follow the tree (its library matches the collective on no message
     size: docs/collectives.md); empty for the C targets, which take the decision map's size."""
+    from ..decision.decision_function import DecisionFunction
     from .method_ids import TARGET_LIBRARY
     from .rule_list import rule_lists
+    fns = [DecisionFunction.of(fn) for fn in fns]
     library = TARGET_LIBRARY.get(target)
     if library is None:
         return []
@@ -117,11 +117,10 @@ def conversion_notes(target, fns):
         return [f"note: {note}" for note in notes(fns)]
     if target in ("impi-adjust", "env-script"):        # the file's own `# note:` lines say it
         return []
-    if target in ("ompi-rules", "ompi-json", "ompi-han"):    # a layout forest: the layouts the file collapses
-        from .layout_collapse import lost_line
-        layout = [f"note: {lost_line(fn, 2 if target == 'ompi-json' else 1)}" for fn in fns if hasattr(fn, "members")]
-        if layout:
-            return layout + list(dict.fromkeys(f"note: {n}" for fn in fns for t in trees_of(fn)
-                                               for n in rule_lists([t], library)[0].notes))
-    # per tree: a forest's members are several trees of one collective
-    return list(dict.fromkeys(f"note: {n}" for fn in fns for t in trees_of(fn) for n in rule_lists([t], library)[0].notes))
+    layout = []
+    if target in ("ompi-rules", "ompi-json", "ompi-han"):    # the layouts a file keyed on comm size alone collapses
+        from .layout_rules import layout_rules
+        layout = [f"note: {line}" for fn in fns for line in layout_rules(fn).lost_lines(2 if target == "ompi-json" else 1)]
+    # per size tree: a function with the layout key has several of one collective
+    return layout + list(dict.fromkeys(f"note: {n}" for fn in fns for t in fn.size_trees
+                                       for n in rule_lists([t], library)[0].notes))

@@ -20,12 +20,12 @@ A 2-D tree is one member: its strings are exported whatever the layout.
 
 import shlex
 
-from ..decision.layouts import member_label
 from ..errors import QuadselError
 from ..libraries import intelmpi
 from .escape import comment_text
 from .impi_adjust import adjust_value
-from .rule_list import header_lines, inside_rule_list
+from .layout_rules import layout_rules
+from .rule_list import header_lines
 
 # POSIX sh, sourced: every helper variable is quadsel_* and unset at the end; no `local`, no arrays, no $(( )) on
 # an unchecked value: quadsel_digits accepts 1 to 999999999 written without a leading zero (an octal in $(( ))).
@@ -79,26 +79,18 @@ UNSET_SH = "unset quadsel_ppn quadsel_np quadsel_tasks quadsel_nodes quadsel_res
 UNSET_FUNCTIONS_SH = "unset -f quadsel_digits"
 
 
-def members_of(fn):
-    """[(ppn bound or None for the last, 2-D tree)] of a forest, or [(None, fn)] of a 2-D tree."""
-    if not hasattr(fn, "members"):
-        return [(None, fn)]
-    last = len(fn.members) - 1
-    return [(None if i == last else m.ppn, m.fn) for i, m in enumerate(fn.members)]
-
-
-def member_values(fn):
-    """[(bound or None, value of I_MPI_ADJUST_<COLL>, notes)] per member: impi_adjust's strings of its tree."""
-    out, members = [], members_of(fn)
-    for i, (bound, tree) in enumerate(members):
-        rl = inside_rule_list(tree, intelmpi.NAME)
+def layer_values(rules):
+    """[(bound or None for the last layer, value of I_MPI_ADJUST_<COLL>, notes)] per layer of a LayoutRules:
+    impi_adjust's strings of its rules."""
+    out, last = [], len(rules.layers) - 1
+    for i, ((bound, rl), label) in enumerate(zip(rules.layers, rules.labels())):
         try:
             value, notes = adjust_value(rl)
         except QuadselError as exc:
-            if len(members) == 1:
+            if not last:
                 raise
-            raise QuadselError(f"layout {member_label(fn.members, i)}: {exc}") from None
-        out.append((bound, value, list(rl.notes) + notes))
+            raise QuadselError(f"layout {label}: {exc}") from None
+        out.append((None if i == last else bound, value, list(rl.notes) + notes))
     return out
 
 
@@ -108,13 +100,14 @@ def emit(fns, max_requests=None):
         if fn.collective in seen:
             raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
         seen.add(fn.collective)
-        lists += [inside_rule_list(t, intelmpi.NAME) for _, t in members_of(fn)]
+        rules = layout_rules(fn, intelmpi.NAME, inside=True)
+        lists += [rl for _, rl in rules.layers]
         var = intelmpi.adjust_var(fn.collective)
-        values = member_values(fn)
+        values = layer_values(rules)
         if len(values) == 1:
             blocks += [f"# note: {comment_text(n)}" for n in values[0][2]] + [f"export {var}={shlex.quote(values[0][1])}"]
             continue
-        labels = [member_label(fn.members, i) for i in range(len(fn.members))]
+        labels = rules.labels()
         fallback.append(f"{comment_text(fn.collective)} {labels[-1]}")
         lines = [f"# {comment_text(fn.collective)}: {len(values)} layouts ({', '.join(labels)})"]
         for i, (bound, value, notes) in enumerate(values):
@@ -132,7 +125,7 @@ def emit(fns, max_requests=None):
             "# quadsel env-script for Intel MPI: source it in the job script before mpiexec or srun (. ./FILE);",
             "# it exports I_MPI_ADJUST_<COLL> for the job's layout: QUADSEL_PPN, or QUADSEL_NODES with QUADSEL_NP,",
             "# or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE (docs/formats-output.md, env-script)."]
-    layered = any(hasattr(fn, "members") and len(fn.members) > 1 for fn in fns)
+    layered = any(len(fn.layers) > 1 for fn in fns)
     if layered:
         out.append(LAYOUT_SH.replace("FALLBACK", ", ".join(fallback)))
     out += blocks

@@ -31,7 +31,8 @@ from ..inputs import INT_MAX, fits, shorten, text_lines
 from ..libraries import DEFAULT_ALGORITHM, intelmpi, sizes
 from .escape import comment_text
 from .library_call import DEFAULT_PICK, Pick
-from .rule_list import header_lines, inside_rule_list
+from .layout_rules import layout_rules
+from .rule_list import header_lines
 
 MAX_VALUE = intelmpi.MAX_VALUE
 _LINE = re.compile(r"^\s*(?:export\s+)?I_MPI_ADJUST_([A-Z_]+)\s*=\s*(.*?)\s*$")
@@ -98,7 +99,7 @@ def emit(fns, max_requests=None):
         if fn.collective in seen:
             raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
         seen.add(fn.collective)
-        lists.append(inside_rule_list(fn, intelmpi.NAME))
+        lists.append(layout_rules(fn, intelmpi.NAME, inside=True).layers[0][1])   # one layer: emit() refuses more
     out = [f"# {line}" for line in header_lines(lists, "intelmpi")]
     out.append("# Intel MPI: source this file (or copy the exports) before mpiexec; I_MPI_ADJUST_<COLL> is read "
                "at MPI_Init")

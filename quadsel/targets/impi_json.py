@@ -41,8 +41,7 @@ from ..libraries import DEFAULT_ALGORITHM, intelmpi
 from .impi_adjust import message_size, preset_of
 from ..json_lines import JObject, parse_json_lines
 from .library_call import DEFAULT_PICK, Pick
-from ..decision.layouts import member_label
-from .rule_list import inside_rule_list
+from .layout_rules import layout_rules
 
 MAX_VALUE = intelmpi.MAX_VALUE   # keys are C ints ("msg_size=%d")
 ANY = -1
@@ -62,16 +61,11 @@ def _key(hi):
     return ANY if hi is None or hi >= MAX_VALUE else hi
 
 
-def collective_tree(rule_list):
-    """{"ppn=-1": {"comm_size=N": {"comm_id=-1": {"msg_size=M": {"<COLL>=ID": {}}}}}} of one RuleList."""
-    return {f"ppn={ANY}": comm_levels(rule_list)}
-
-
-def forest_tree(forest):
-    """{"ppn=P": comm levels, ..., "ppn=-1": ...} of a layout forest: one block per member, in its order."""
-    last = len(forest.members) - 1
-    return {f"ppn={ANY if i == last else m.ppn}": comm_levels(inside_rule_list(m.fn, intelmpi.NAME))
-            for i, m in enumerate(forest.members)}
+def ppn_levels(rules):
+    """{"ppn=P": comm levels, ..., "ppn=-1": ...}: one block per layer in its order, the last (and a function
+    without the layout key) -1."""
+    last = len(rules.layers) - 1
+    return {f"ppn={ANY if i == last else ppn}": comm_levels(rl) for i, (ppn, rl) in enumerate(rules.layers)}
 
 
 def comm_levels(rule_list):
@@ -98,33 +92,29 @@ def comm_levels(rule_list):
 
 
 def emit(fns, max_requests=None):
-    lists, seen = [], set()
+    doc, seen = {}, set()
     for fn in fns:
         if fn.collective in seen:
             raise QuadselError(f"two trees for collective {fn.collective!r}: give one tree per collective")
         seen.add(fn.collective)
         if fn.collective not in NAMES:
             raise QuadselError(f"collective {fn.collective!r} has no Intel MPI tuning-file name")
-        lists.append(fn if hasattr(fn, "members") else inside_rule_list(fn, intelmpi.NAME))
-    doc = {f"coll={NAMES[x.collective]}": forest_tree(x) if hasattr(x, "members") else collective_tree(x)
-           for x in lists}
+        doc[f"coll={NAMES[fn.collective]}"] = ppn_levels(layout_rules(fn, intelmpi.NAME, inside=True))
     return json.dumps(doc, indent=1) + "\n"
 
 
 def notes(fns):
     """What the file cannot say as the tree does (printed by codegen: JSON has no comments)."""
     out = []
-    for whole in fns:
-        members = whole.members if hasattr(whole, "members") else [None]
-        for i, member in enumerate(members):
-            fn = member.fn if member else whole
-            where = f"{member_label(members, i)}: " if member and len(members) > 1 else ""
-            rl = inside_rule_list(fn, intelmpi.NAME)
+    for fn in fns:
+        rules = layout_rules(fn, intelmpi.NAME, inside=True)
+        for label, (_, rl) in zip(rules.labels(), rules.layers):
+            where = f"{label}: " if len(rules.layers) > 1 else ""
             out += [where + n for n in rl.notes]
             if any(r.method.algorithm == DEFAULT_ALGORITHM for c in rl.comm_rules for r in c.msg_rules):
                 out.append(f"{where}{fn.collective}: preset 0 (Intel's basic selection logic) stands where the tree keeps the "
                            "library default inside its measured range, which the tuning file cannot name")
-    if any(hasattr(fn, "members") and len(fn.members) > 1 for fn in fns):
+    if any(len(fn.layers) > 1 for fn in fns):
         out.append("ppn blocks: Intel MPI takes a communicator's ppn as comm_size // nodes; where the ranks are spread "
                    "unevenly over the nodes that can be below the --nodes query's ceil(comm_size / nodes)")
     return out

@@ -16,7 +16,7 @@ from ..inputs import INT_MAX, fits, read_bytes, shorten
 from ..libraries import mpich, sizes
 from ..libraries.base import DEFAULT_ALGORITHM
 from ..json_lines import JObject
-from .rule_list import rule_lists
+from .layout_rules import layout_rules
 
 
 def _container(collective, method):
@@ -85,17 +85,19 @@ def selection(rl, base=None):
     return {"comm_type=intra": by_comm, **({"comm_type=inter": inter} if inter else {})}
 
 
-def forest_selection(forest, base=None):
-    """The `collective=...` subtree of a layout forest (decision/layouts.py): `comm_avg_ppn<=P` blocks outermost, one
-    per member, the last one `comm_avg_ppn=any`, each holding its member's comm_size / message rules. MPICH's csel
-    takes a block when the communicator is node-aware and comm_size <= P x nodes, i.e. ceil(comm_size / nodes) <=
-    P: the forest's own rule; a communicator without node information (MPICH's internal node and node-roots
-    sub-communicators) takes the last block (docs/formats-output.md)."""
+def function_selection(fn, base=None):
+    """The `collective=...` subtree of a decision function. With the layout key, `comm_avg_ppn<=P` blocks
+    outermost, one per layer, the last one `comm_avg_ppn=any`, each holding its layer's comm_size / message rules.
+    MPICH's csel takes a block when the communicator is node-aware and comm_size <= P x nodes, i.e.
+    ceil(comm_size / nodes) <= P: the function's own rule; a communicator without node information (MPICH's
+    internal node and node-roots sub-communicators) takes the last block (docs/formats-output.md)."""
+    rules = layout_rules(fn, mpich.NAME)
+    if not rules.has_layout:
+        return selection(rules.layers[0][1], base)
     blocks, inter = {}, None
-    for i, member in enumerate(forest.members):
-        own = selection(rule_lists([member.fn], mpich.NAME)[0], base)
-        key = f"comm_avg_ppn<={member.ppn}" if i + 1 < len(forest.members) else "comm_avg_ppn=any"
-        blocks[key] = own["comm_type=intra"]
+    for i, (ppn, rl) in enumerate(rules.layers):
+        own = selection(rl, base)
+        blocks[f"comm_avg_ppn<={ppn}" if i + 1 < len(rules.layers) else "comm_avg_ppn=any"] = own["comm_type=intra"]
         inter = own.get("comm_type=inter", inter)
     return {"comm_type=intra": blocks, **({"comm_type=inter": inter} if inter else {})}
 
@@ -107,14 +109,10 @@ def document(fns, base=None):
     cover, so a deployable file needs the base; base=None gives our collectives only.
     """
     ours = {}
-    rule_lists([fn for fn in fns if not hasattr(fn, "members")], mpich.NAME)     # one tree per collective
     for fn in fns:
         if fn.collective.lower() in {key[len("collective="):] for key in ours}:
             raise QuadselError(f"two trees for collective {fn.collective!r}: give one tree per collective")
-        if hasattr(fn, "members"):
-            ours[f"collective={fn.collective.lower()}"] = forest_selection(fn, base)
-        else:
-            ours[f"collective={fn.collective.lower()}"] = selection(rule_lists([fn], mpich.NAME)[0], base)
+        ours[f"collective={fn.collective.lower()}"] = function_selection(fn, base)
     if base is None:
         return ours
     merged = {}

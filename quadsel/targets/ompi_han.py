@@ -19,7 +19,7 @@ What quadsel writes (docs/formats-output.md, "coll/han"): HAN cannot name a coll
 routes each multi-node call to the component that runs the tree's choice: `tuned` where the tree names a tuned
 algorithm (tuned's own rules file, `-t ompi-rules` of the same trees, then picks it), `han` (HAN's own
 hierarchical algorithm, Open MPI's default across nodes) where the tree hands the size back to the library.
-A layout forest is collapsed to its packed layouts exactly as the tuned file is (layout_collapse.py), so the two
+A layout forest is collapsed to its packed layouts exactly as the tuned file is (layout_rules.py), so the two
 files agree at every communicator size; the intra_node and inter_node levels say `tuned` (HAN's default), whose
 rules file then decides HAN's sub-steps.
 """
@@ -59,9 +59,8 @@ def component_of(method):
 
 def global_rules(fn):
     """[(configuration size, [(message size, component)])] of the global level: lower bounds, the first 1 and 0."""
-    from .layout_collapse import collapsed_rule_list
-    from .rule_list import build_rule_list
-    rl = collapsed_rule_list(fn) if hasattr(fn, "members") else build_rule_list(fn)
+    from .layout_rules import layout_rules
+    rl = layout_rules(fn).collapsed()
     out = []
     for comm in rl.comm_rules:
         msgs = []
@@ -76,7 +75,7 @@ def global_rules(fn):
 
 def emit(fns, max_requests=None):
     """coll/han's dynamic rules file for the trees or layout forests `fns` (one per collective)."""
-    from .layout_collapse import library_lists
+    from .layout_rules import library_lists
     if max_requests is not None:
         raise QuadselError("--max-requests applies to the tuned file (-t ompi-rules), not to coll/han's")
     lists, layout_lines = library_lists(fns, "openmpi")

@@ -13,7 +13,7 @@ from ..inputs import INT64_MAX, shorten
 from ..libraries import openmpi
 from ..json_lines import JArray, JObject
 from .ompi_rules import INF, INT_MAX
-from .rule_list import rule_lists
+from .layout_rules import layout_rules
 
 
 # The order of a forest's entries: Open MPI takes the first whose distribution and comm range hold.
@@ -21,20 +21,18 @@ DISTRIBUTIONS = ("single-node", "one-per-node", "any")
 
 
 def _blocks(fn):
-    """[(comm_rank_distribution or None, RuleList)] of one tree, or of a layout forest (decision/layouts.py):
-    single-node (1 node: ppn = comm size, exact), one-per-node (ppn 1: the first member, exact), any (several
-    nodes with several ranks on some: the packed multi-node layout, layout_collapse.py)."""
-    if not hasattr(fn, "members"):
-        return [(None, rule_lists([fn], openmpi.NAME)[0])]
-    from .layout_collapse import collapsed_rule_list
-    return [("single-node", collapsed_rule_list(fn, openmpi.NAME, 1)),
-            ("one-per-node", rule_lists([fn.members[0].fn], openmpi.NAME)[0]),
-            ("any", collapsed_rule_list(fn, openmpi.NAME, 2))]
+    """[(comm_rank_distribution or None, RuleList)]: Open MPI's layout level is the rank distribution. Without
+    the layout key one entry for every distribution; with it single-node (1 node: ppn = comm size, exact),
+    one-per-node (ppn 1: the first layer, exact), any (several nodes with several ranks on some: the packed
+    multi-node layout, layout_rules.py)."""
+    rules = layout_rules(fn, openmpi.NAME)
+    if not rules.has_layout:
+        return [(None, rules.collapsed())]
+    return [("single-node", rules.collapsed(1)), ("one-per-node", rules.layers[0][1]), ("any", rules.collapsed(2))]
 
 
 def document(fns, max_requests=None):
     collectives = {}
-    rule_lists([fn for fn in fns if not hasattr(fn, "members")], openmpi.NAME)    # one tree per collective
     for fn in fns:
         openmpi.collective_id(fn.collective)
         if fn.collective.lower() in collectives:

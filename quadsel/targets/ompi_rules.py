@@ -34,12 +34,12 @@ INF = float("inf")
 def emit(fns, max_requests=None):
     """Open MPI classic dynamic rules (coll_tuned_dynamic_rules_filename); version 2 when max_requests is set.
 
-    A layout forest is collapsed to its packed layouts (layout_collapse.py; the header says so). Comm keys are
+    A layout forest is collapsed to its packed layouts (layout_rules.py; the header says so). Comm keys are
     the measured comm sizes (5.0.x: the largest key <= the comm size applies, below the
     first key the first), message keys lower bounds starting at 0: exactly the decision function's floor rule,
     in what coll/tuned matches the collective on (libraries/sizes.py: e.g. allgather x comm size).
     """
-    from .layout_collapse import library_lists
+    from .layout_rules import library_lists
     collectives, (lists, layout_lines) = [], library_lists(fns, openmpi.NAME)
     for rl in lists:
         comms = []

@@ -122,6 +122,7 @@ class RulesSelection:
         self.path = rules_file.path
         self.comm_sizes = None         # a rules file has no measured grid: --comm-sizes/--msg-sizes or --measurements
         self.msg_sizes = None
+        self.has_layout = False        # its layout level, if any, is the library's: verified as the library reads it
 
     def pick(self, comm_size, msg, call=None):
         return self.file.pick(self.collective, comm_size, msg, call)

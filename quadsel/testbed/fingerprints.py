@@ -11,7 +11,7 @@ import os
 import tempfile
 
 from ..errors import QuadselError
-from ..measure.layouts import LAYOUT
+from ..layout import Layout
 
 
 def layout_fingerprints(cluster, flavor, python, ppn, points, collective="allreduce", env=None, nodes=None,
@@ -43,8 +43,8 @@ def layout_fingerprints(cluster, flavor, python, ppn, points, collective="allred
 
 def _point(comm, msg, layout):
     """quadsel.verify.fingerprint's point: [comm, msg, nodes, ppn] for "NxP", [comm, msg, "r0,r1,..."] else."""
-    match = LAYOUT.match(layout)
-    return [comm, msg, int(match.group(1)), int(match.group(2))] if match else [comm, msg, layout]
+    match = Layout.match(layout)
+    return [comm, msg, *match] if match else [comm, msg, layout]
 
 
 def _name(layout):

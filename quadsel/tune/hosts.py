@@ -39,58 +39,19 @@ def measure_options(spec):
     return out
 
 
-def build(folder, collective, rows, groups, csv):
-    """The layout forest of a collective's rows (decision/layouts.py), `quadsel build`'s default settings per ppn:
-    (forest, {ppn: dmap}, summary)."""
-    from ..decision.decision_function import build_decision_function
-    from ..decision.forest_file import dumps
-    from ..decision.layouts import build_forest
-    from ..decision.options import DEFAULT_BUILD
-    from ..evaluate.comparators import QuadtreeSelector, choice_on
-    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
-    from ..ingest.metadata import meta_path
-    from .folder import input_identity
-    settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
-    provenance = {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]}
-
-    def build_one(dmap):
-        return build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
-                                       outside="default", provenance=provenance)
-
-    groups = {ppn: [m for m in group if m.collective == collective] for ppn, group in groups.items()}
-    forest, maps = build_forest({p: g for p, g in groups.items() if g}, collective, build_one, rows, provenance)
-    write_text(folder.tree(collective), dumps(forest))
-    means, worst = [], 0.0
-    for ppn, dmap in maps.items():
-        member = forest.members[int(forest.member_of([ppn])[0])].fn
-        score = summarize(penalty_grid(dmap, choice_on(QuadtreeSelector.of(member), dmap)), dmap,
-                          charged=charged_grid(dmap, choice_on(QuadtreeSelector.of(member), dmap)))
-        means.append(score.mean)
-        worst = max(worst, score.max)
-    leaves = sum(m.fn.stats()["leaves"] for m in forest.members)
-    layouts = sorted({(n, p) for m in forest.members for p in m.measured_ppn for n in m.nodes})
-    summary = {"leaves": leaves, "penalty_mean": round(sum(means) / len(means), 3), "penalty_max": round(worst, 3),
-               "comm_sizes": len({n * p for n, p in layouts}), "msg_sizes": len({s for d in maps.values()
-                                                                               for s in d.msg_sizes.tolist()}),
-               "methods": len(set().union(*(d.methods for d in maps.values()))), "constraint": None,
-               "layouts": [f"{n}x{p}" for n, p in layouts], "members": len(forest.members)}
-    return forest, next(iter(maps.values())), summary
-
-
 def verify_inputs(folder, fns, label):
-    """The forests verify checks, written to DIR/verify/LABEL.COLL.qt.json: [paths]."""
-    from ..decision.forest_file import dumps
+    """The decision functions verify checks, written to DIR/verify/LABEL.COLL.qt.json: [paths]."""
     paths = []
     for fn in fns:
         path = folder("verify", f"{label}.{fn.collective}.qt.json")
-        write_text(path, dumps(fn) if hasattr(fn, "members") else fn.dumps())
+        write_text(path, fn.dumps())
         paths.append(path)
     return paths
 
 
 def ppns_of(fns):
     """The measured ppn of the forests, ascending: Open MPI's one file per ppn."""
-    return sorted({p for fn in fns for m in fn.members for p in m.measured_ppn})
+    return sorted({p for fn in fns for layer in fn.layers for p in layer.measured_ppn})
 
 
 def ppn_files(folder):
@@ -110,7 +71,7 @@ def ompi_files(fns, han_collectives=()):
     from ..verify.han import ROUTE_FILE
     if not fns:
         return {}
-    out = {OMPI_PPN_FILE.format(ppn): ompi_rules.emit([fn.members[int(fn.member_of([ppn])[0])].fn for fn in fns])
+    out = {OMPI_PPN_FILE.format(ppn): ompi_rules.emit([fn.at_ppn(ppn) for fn in fns])
            for ppn in ppns_of(fns)}
     routed = sorted({fn.collective for fn in fns} & set(han_collectives))
     if routed:

@@ -90,12 +90,12 @@ def _figures(folder, built, echo):
     from ..output import make_folder
     out = ["## Decision maps of the built trees (every collective, before pruning; only the deployed ones are in the file)", ""]
     make_folder(os.path.join(folder, "figures"))
-    for coll, (fn, summary, dmap) in built.items():
-        if hasattr(fn, "members"):     # a layout forest: no single map (quadsel report FOREST --tree draws per layout)
-            out += [f"({coll}: a layout forest of {len(fn.members)} trees; `quadsel report` draws it per layout.)", ""]
-            continue
-        path = os.path.join(folder, "figures", f"{coll}.png")
-        panel = (f"{summary['leaves']} leaves", choice_on(QuadtreeSelector.of(fn), dmap))
-        decision_maps(dmap, [panel], path, f"{coll}: the default build")
-        out += [f"![{coll}](figures/{coll}.png)", ""]
+    for coll, (fn, summary, maps) in built.items():
+        for ppn, dmap in maps.maps.items():   # one map per layer of the layout key
+            name = coll if ppn is None else f"{coll}-ppn{ppn}"
+            tree = fn.at_ppn(ppn or 1).size_tree
+            panel = (f"{tree.stats()['leaves']} leaves", choice_on(QuadtreeSelector.of(tree), dmap))
+            title = f"{coll}: the default build" + ("" if ppn is None else f", {ppn} ranks per node")
+            decision_maps(dmap, [panel], os.path.join(folder, "figures", f"{name}.png"), title)
+            out += [f"![{name}](figures/{name}.png)", ""]
     return out

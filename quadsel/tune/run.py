@@ -98,8 +98,8 @@ def _run(spec, library, dep, wanted, plan, display, folder):
             plan.end_measure(coll, measured=False)
         measured[coll] = journal.data["steps"][name]
         display.step(i, coll, "building")
-        fn, dmap, summary = steps.build(folder, coll)
-        built[coll] = (fn, summary, dmap)
+        fn, summary, maps = steps.build(folder, coll)
+        built[coll] = (fn, summary, maps)
         journal.finish(f"build:{coll}", [folder.measurement(coll)], **summary)
     if not built:
         raise QuadselError("nothing was measured: give a larger --budget")

@@ -16,6 +16,7 @@ import time
 
 from ..errors import QuadselError, one_line
 from ..output import write_text
+from ..layout import Layout
 from .folder import input_identity
 
 
@@ -168,35 +169,27 @@ def _complete(csv):
 
 
 def build(folder, collective):
-    """The default build of `quadsel build` on the collective's measurements: (DecisionFunction, summary, map)."""
-    from ..decision.decision_function import build_decision_function
-    from ..decision.decision_map import build_decision_map
+    """The default build of `quadsel build` on the collective's measurements (pipeline/build.py; with a layout key
+    when they were measured across hosts): (DecisionFunction, summary, pipeline Maps)."""
     from ..decision.options import DEFAULT_BUILD
-    from ..evaluate.comparators import QuadtreeSelector, choice_on
-    from ..evaluate.penalty import charged_grid, penalty_grid, summarize
     from ..ingest import read_measurements
     from ..ingest.metadata import meta_path
+    from ..pipeline.build import build as build_function, decision_maps
     csv = folder.measurement(collective)
-    rows = read_measurements([csv], collective=collective, columns=True)
-    if getattr(rows, "columns", None) is None:      # rows with layouts (measured across hosts): a layout forest
-        from ..decision.layouts import layout_groups
-        groups = layout_groups(rows)
-        if groups is not None:
-            from .hosts import build as build_forest
-            forest, dmap, summary = build_forest(folder, collective, rows, groups, csv)
-            return forest, dmap, summary
-    dmap = build_decision_map(rows, collective)
+    maps = decision_maps(read_measurements([csv], collective=collective, columns=True), collective)
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
-    fn = build_decision_function(dmap, **settings, keep_default="auto" if dmap.default_cost is not None else False,
-                                 outside="default", provenance={"sources": [os.path.basename(csv)],
-                                                                "inputs": [input_identity(csv, meta_path(csv))]})
+    built = build_function(maps, settings, "auto", "default",
+                           {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]})
+    fn, score = built.fn, built.score
     write_text(folder.tree(collective), fn.dumps())
-    choice = choice_on(QuadtreeSelector.of(fn), dmap)
-    score = summarize(penalty_grid(dmap, choice), dmap, charged=charged_grid(dmap, choice))
-    stats = fn.stats()
-    return fn, dmap, {"leaves": stats["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
-                "comm_sizes": len(dmap.comm_sizes), "msg_sizes": len(dmap.msg_sizes), "methods": len(dmap.methods),
-                "constraint": fn.constraint}
+    summary = {"leaves": fn.stats()["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
+               "comm_sizes": len({c for d in maps.maps.values() for c in d.comm_sizes.tolist()}),
+               "msg_sizes": len({m for d in maps.maps.values() for m in d.msg_sizes.tolist()}),
+               "methods": len(set().union(*(d.methods for d in maps.maps.values()))), "constraint": fn.constraint}
+    if fn.has_layout:     # what tune's report says of the layouts measured
+        layouts = sorted({Layout(n, p) for layer in fn.layers for p in layer.measured_ppn for n in layer.nodes})
+        summary.update(layouts=[str(layout) for layout in layouts], members=len(fn.layers))
+    return fn, summary, maps
 
 
 def verify(spec, files, measurements, result_path, echo):

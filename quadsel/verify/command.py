@@ -7,6 +7,7 @@ import tempfile
 import time
 
 from ..errors import QuadselError
+from ..layout import Layout
 from ..measure import launch
 from ..libraries import detect, get as get_library, label_of
 from ..targets.library_call import CallModel, verify_type_size
@@ -40,7 +41,7 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
     comms = [int(c) for c in comms if int(c) <= np_]
     msgs = [int(m) for m in msgs]
     if layouts is not None:
-        units = [(a * b, (a, b)) for a, b in layouts if a * b <= np_]
+        units = [(lay.comm_size, Layout(*lay)) for lay in layouts if lay.comm_size <= np_]
         if not units:
             raise QuadselError(f"{sel.collective}: no layout of at most {np_} ranks to verify (use --np or --layouts)")
     else:
@@ -211,7 +212,7 @@ def format_table(rows, summaries, checks, notes=(), library=None):
                        (", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no point checked"))
             for c in file_checks:
                 if c.status == "differs":
-                    at = f" layout {c.layout[0]}x{c.layout[1]}" if c.layout else ""
+                    at = f" layout {Layout(*c.layout)}" if c.layout else ""
                     ran = ", ".join(named_label(library, c.collective, m) for m in c.matches)
                     out.append(f"  DIFFERS: {c.collective}{at} comm {c.comm} msg {c.msg}: selected "
                                f"{named_label(library, c.collective, c.method)}, library ran "

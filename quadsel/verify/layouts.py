@@ -8,9 +8,10 @@ forest's member for that ppn: what a job script picking the file from its alloca
 (docs/deploy.md, "Verify a layout forest").
 """
 
+from ..layout import Layout, parse_layouts
 from ..libraries import CLASSES
-from ..measure.layouts import NodeGroups, format_layout, parse_layouts
-from .selection import ForestSelection
+from ..measure.layouts import NodeGroups
+from .selection import TreeSelection
 
 # Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout): MPICH's
 # comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
@@ -20,10 +21,10 @@ ONE_FILE = {cls.name for cls in CLASSES if not cls.per_ppn_files}
 
 
 def point_layout(point):
-    """(nodes, ppn) of a speed point (a dict) or a fingerprint point ([comm, msg(, nodes, ppn)]); () for none."""
-    if isinstance(point, dict):
-        return tuple(point.get("layout") or ())
-    return tuple(point[2:4])
+    """The Layout of a speed point (a dict) or a fingerprint point ([comm, msg(, nodes, ppn)]); () for none, and
+    a tuple of the ranks for an uneven spread ([comm, msg, "r0,r1,..."], quadsel.testbed.fingerprints)."""
+    found = tuple(point.get("layout") or ()) if isinstance(point, dict) else tuple(point[2:4])
+    return Layout(*found) if len(found) == 2 else found
 
 
 def units_of(MPI, world, points, hostname):
@@ -54,25 +55,25 @@ def split_unit(MPI, world, n, layout, groups):
 def chosen_layouts(selections, layouts_text):
     """{collective: [(nodes, ppn)]} to verify: --layouts, else each forest's measured layouts."""
     given = parse_layouts(layouts_text) if layouts_text else None
-    return {s.collective: (given or s.layouts) for s in selections if isinstance(s, ForestSelection)}
+    return {s.collective: (given or s.layouts) for s in selections if s.has_layout}
 
 
 def forest_rules(library, selections, points):
-    """[(source, [DecisionFunction or LayoutForest], {collective: [checked points]})]: the files the follow
-    check loads for trees and forests (points: {collective: [(comm, msg) or (comm, msg, nodes, ppn)]}).
+    """[(source, [DecisionFunction], [selections], {collective: [checked points]})]: the files the follow
+    check loads for the trees' decision functions (points: {collective: [(comm, msg) or (comm, msg, nodes, ppn)]}).
 
     The caller writes each file (run.emit_rules) and checks its selections at its points. A library in ONE_FILE gets one file with
     every forest whole; any other one file per ppn among the checked layouts, each with the forests' member for
     that ppn (and the 2-D trees, the same in every file)."""
-    forests = [s for s in selections if isinstance(s, ForestSelection)]
-    trees = [s for s in selections if not isinstance(s, ForestSelection)]
+    forests = [s for s in selections if s.has_layout]
+    trees = [s for s in selections if not s.has_layout]
     if not forests or library in ONE_FILE:
-        fns = [s.fn for s in trees] + [s.forest for s in forests]
+        fns = [s.fn for s in trees] + [s.fn for s in forests]
         return [("emitted from the trees", fns, selections, points)]
     ppns = sorted({p[3] for s in forests for p in points.get(s.collective, [])})
     out = []
     for k, ppn in enumerate(ppns):
-        members = [s.member(ppn) for s in forests]
+        members = [TreeSelection(s.fn.at_ppn(ppn), s.library, s.path) for s in forests]
         mine = {s.collective: [p for p in points.get(s.collective, []) if p[3] == ppn] for s in forests}
         if k == 0:   # the 2-D trees are checked once, with the first file
             mine.update({s.collective: points.get(s.collective, []) for s in trees})
@@ -97,7 +98,7 @@ def layout_summary(rows, checks):
         if r.get("nodes") is None:
             continue
         entry = out.setdefault((r["collective"], r["nodes"], r["ppn"]), {
-            "collective": r["collective"], "layout": format_layout((r["nodes"], r["ppn"])), "nodes": r["nodes"],
+            "collective": r["collective"], "layout": str(Layout(r["nodes"], r["ppn"])), "nodes": r["nodes"],
             "ppn": r["ppn"], "points": 0, "changed": 0, "log_sum": 0.0, "followed": None if checks is None else {}})
         entry["points"] += 1
         if r.get("verdict") != "default":

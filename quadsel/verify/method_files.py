@@ -11,7 +11,8 @@ are followed for each method; it says nothing about the timing-chosen file, whic
 
 import os
 
-from ..decision.decision_function import build_decision_function
+from ..decision.builder import build_size_tree
+from ..decision.decision_function import DecisionFunction
 from ..decision.decision_map import Method, build_decision_map
 from ..ingest.table import Measurement, Table
 from ..output import write_text
@@ -34,9 +35,9 @@ def one_method_tree(collective, method, points, library):
     """A decision function choosing `method` at every (comm, msg) of `points` (and beyond: extrapolated)."""
     rows = [Measurement(collective, method.algorithm, method.segsize, n, m, 1.0, source=f"check-methods:{i}")
             for i, (n, m) in enumerate(sorted(set(points)))]
-    fn = build_decision_function(build_decision_map(Table(rows, library=library, aggregated=True), collective))
-    fn.provenance = dict(fn.provenance or {}, library=library)
-    return fn
+    tree = build_size_tree(build_decision_map(Table(rows, library=library, aggregated=True), collective))
+    tree.provenance = dict(tree.provenance or {}, library=library)
+    return DecisionFunction.of(tree)
 
 
 def check_methods(methods, points, library, np_, emit, workdir, mpiexec=None, echo=None):

@@ -78,10 +78,10 @@ def _around(axis, cell):
 
 
 def prune(fn, points):
-    """(the DecisionFunction with `points` handed back to the library default, number of cells pruned)."""
-    from ..decision.decision_function import DecisionFunction
+    """(the SizeTree with `points` handed back to the library default, number of cells pruned)."""
     from ..decision.grid import DecisionGrid
     from ..decision.library_default import with_default
+    from ..decision.size_tree import SizeTree
     from ..decision.split import grow_exact
     if not points:
         return fn, 0
@@ -103,57 +103,46 @@ def prune(fn, points):
         raise QuadselError("pruning failed to re-encode the tree exactly (a bug: please report it)")
     provenance = dict(fn.provenance)
     provenance["pruned"] = [[int(c), int(m)] for c, m in points]
-    return DecisionFunction(fn.collective, fn.comm_sizes, fn.msg_sizes, methods, tree, fn.options, provenance,
-                            fn.paper_stats), changed
+    return SizeTree(fn.collective, fn.comm_sizes, fn.msg_sizes, methods, tree, fn.options, provenance,
+                    fn.paper_stats), changed
 
 
 def prune_all(fns, path, echo=None):
-    """Every tree pruned by the verify JSON at `path`; `echo` gets one line per collective."""
+    """Every decision function pruned by the verify JSON at `path`; `echo` gets one line per layer."""
     doc = read_result(path)
-    slower = slower_points(path, doc)
     shown = one_line(path)
     out = []
     for fn in fns:
         layered = any(p.get("ppn") is not None for p in doc["points"] if p["collective"] == fn.collective)
-        if hasattr(fn, "members") != layered and any(p["collective"] == fn.collective for p in doc["points"]):
-            what = "a layout forest" if hasattr(fn, "members") else "a 2-D tree"
+        if fn.has_layout != layered and any(p["collective"] == fn.collective for p in doc["points"]):
+            what = "a layout forest" if fn.has_layout else "a 2-D tree"
             raise QuadselError(f"{shown}: {fn.collective} was verified {'per layout' if layered else 'without layouts'}"
                                f" and {what} is given: prune with the result of verifying this very file")
-        if hasattr(fn, "members"):
-            out.append(prune_forest(fn, doc, path, echo))
-            continue
-        check_result(fn, doc, path)
-        pruned, cells = prune(fn, slower.get(fn.collective, []))
-        if echo is not None:
-            where = ", ".join(f"comm {c} msg {m}" for c, m in slower.get(fn.collective, [])) or "none"
-            echo(f"{one_line(fn.collective)}: points slower than the default in {shown}: {where}; {cells} cell(s) "
-                 f"handed back to the library default")
-        out.append(pruned)
-    unknown = sorted(set(slower) - {fn.collective for fn in fns})
+        out.append(prune_function(fn, doc, path, echo))
+    unknown = sorted(set(slower_points(path, doc)) - {fn.collective for fn in fns})
     if unknown and echo is not None:
         echo(f"note: {shown} also found slower points of {one_line(', '.join(unknown), 200)}, which no TREE given "
              f"selects")
     return out
 
 
-def prune_forest(forest, doc, path, echo=None):
-    """The forest with each member pruned by the slower points of the layouts it answers (forest.member_of their
-    ppn, the query rule of every target): a slower point of layout 2x1 prunes the member for ppn 1 only."""
-    from dataclasses import replace
-    from ..decision.layouts import LayoutForest, member_label
+def prune_function(fn, doc, path, echo=None):
+    """The decision function with each layer pruned by the slower points of the layouts it answers (its layer_index
+    of their ppn, the query rule of every target): a slower point of layout 2x1 prunes the layer for ppn 1 only."""
     shown = one_line(path)
-    slower = [p for p in doc["points"] if p["collective"] == forest.collective and p["verdict"] == "slower"]
-    members = []
-    for i, member in enumerate(forest.members):
+    slower = [p for p in doc["points"] if p["collective"] == fn.collective and p["verdict"] == "slower"]
+    trees = []
+    for i, layer in enumerate(fn.layers):
         def mine(p, i=i):
-            return int(forest.member_of([p["ppn"]])[0]) == i
-        check_result(member.fn, doc, path, keep=mine)
+            return not fn.has_layout or int(fn.layer_index([p["ppn"]])[0]) == i
+        check_result(layer.tree, doc, path, keep=mine if fn.has_layout else None)
         points = [(p["comm_size"], p["msg_size"]) for p in slower if mine(p)]
-        pruned, cells = prune(member.fn, points)
-        members.append(replace(member, fn=pruned))
+        pruned, cells = prune(layer.tree, points)
+        trees.append(pruned)
         if echo is not None:
-            where = ", ".join(f"layout {p['nodes']}x{p['ppn']} comm {p['comm_size']} msg {p['msg_size']}"
-                              for p in slower if mine(p)) or "none"
-            echo(f"{one_line(forest.collective)} {member_label(forest.members, i)}: points slower than the default in "
-                 f"{shown}: {where}; {cells} cell(s) handed back to the library default")
-    return LayoutForest(forest.collective, members, dict(forest.provenance))
+            where = ", ".join((f"layout {p['nodes']}x{p['ppn']} " if fn.has_layout else "")
+                              + f"comm {p['comm_size']} msg {p['msg_size']}" for p in slower if mine(p)) or "none"
+            label = f" {fn.layer_label(i)}" if fn.has_layout else ""
+            echo(f"{one_line(fn.collective)}{label}: points slower than the default in {shown}: {where}; {cells} "
+                 f"cell(s) handed back to the library default")
+    return fn.with_trees(trees)

@@ -187,7 +187,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
         "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
         "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
         "hosts": {"mpiexec_args": hosts.prefix() or None, "under_own_launcher": inside} if on_hosts else None,
-        "inputs": [{"path": t.path, "kind": "forest" if hasattr(t, "forest") else "tree", "collectives": [t.collective]}
+        "inputs": [{"path": t.path, "kind": "forest" if t.has_layout else "tree", "collectives": [t.collective]}
                    for t in loaded.trees] +
                   [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
                     "warnings": r.warnings} for r in loaded.rules_files],

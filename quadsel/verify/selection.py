@@ -11,19 +11,19 @@ from typing import List
 
 from ..errors import QuadselError
 from ..inputs import read_text
+from ..layout import Layout
 from ..libraries import DEFAULT_ALGORITHM, get as get_library, label_of
 from ..targets.library_call import Pick
 from ..targets.rules_file import VERIFIABLE, detect_format, read_rules_file
 
 
-class TreeSelection:
-    def __init__(self, fn, library, path=None):
-        self.fn = fn
-        self.library = library
-        self.collective = fn.collective
-        self.path = path
-        self.comm_sizes = [int(c) for c in fn.comm_sizes.tolist()]
-        self.msg_sizes = [int(m) for m in fn.msg_sizes.tolist()]
+class _SizeTreeSelection:
+    """One size tree's picks (a layer of a decision function)."""
+
+    def __init__(self, tree, library):
+        self.tree, self.library, self.collective = tree, library, tree.collective
+        self.comm_sizes = [int(c) for c in tree.comm_sizes.tolist()]
+        self.msg_sizes = [int(m) for m in tree.msg_sizes.tolist()]
 
     def method_pick(self, method):
         if method.algorithm == DEFAULT_ALGORITHM:      # a region handed back to the library
@@ -32,45 +32,47 @@ class TreeSelection:
                     int(method.segsize) if get_library(self.library).forces_segsize else 0)
 
     def pick(self, comm_size, msg, call=None):
-        return self.method_pick(self.fn.query(comm_size, msg))
+        return self.method_pick(self.tree.query(comm_size, msg))
 
     def methods(self):
-        return [self.method_pick(m) for m in self.fn.methods]
+        return [self.method_pick(m) for m in self.tree.methods]
 
 
-class ForestSelection:
-    """A layout forest as verify's selection: pick(comm, msg, call, ppn) -> Pick of the member for that ppn."""
+class TreeSelection:
+    """A decision function as verify's selection: pick(comm, msg, call, ppn) -> Pick of the layer for that ppn
+    (every ppn alike without the layout key, which a point then need not carry)."""
 
-    def __init__(self, forest, library, path=None):
-        self.forest, self.library, self.path = forest, library, path
-        self.collective = forest.collective
-        self.members = [TreeSelection(m.fn, library, path) for m in forest.members]
-        self.comm_sizes = sorted({c for m in self.members for c in m.comm_sizes})
-        self.msg_sizes = sorted({s for m in self.members for s in m.msg_sizes})
+    def __init__(self, fn, library, path=None):
+        self.fn, self.library, self.path = fn, library, path
+        self.collective = fn.collective
+        self.layers = [_SizeTreeSelection(layer.tree, library) for layer in fn.layers]
+        self.comm_sizes = sorted({c for sel in self.layers for c in sel.comm_sizes})
+        self.msg_sizes = sorted({s for sel in self.layers for s in sel.msg_sizes})
+
+    @property
+    def has_layout(self):
+        return self.fn.has_layout
 
     @property
     def layouts(self):
-        """The measured layouts: each member's measured ppn with its node counts whose product it measured."""
+        """The measured layouts: each layer's measured ppn with its node counts whose product it measured."""
         out = set()
-        for member, sel in zip(self.forest.members, self.members):
-            for ppn in member.measured_ppn:
-                out |= {(n, ppn) for n in member.nodes if n * ppn in sel.comm_sizes}
-        return sorted(out, key=lambda lp: (lp[0] * lp[1], lp[0]))
-
-    def member(self, ppn):
-        return self.members[int(self.forest.member_of([ppn])[0])]
+        for layer, sel in zip(self.fn.layers, self.layers):
+            for ppn in layer.measured_ppn:
+                out |= {Layout(n, ppn) for n in layer.nodes if n * ppn in sel.comm_sizes}
+        return sorted(out, key=lambda layout: (layout.comm_size, layout.nodes))
 
     def method_pick(self, method):
-        return self.members[0].method_pick(method)
+        return self.layers[0].method_pick(method)
 
     def pick(self, comm_size, msg, call=None, ppn=None):
-        if ppn is None:
+        if self.has_layout and ppn is None:
             raise QuadselError(f"{self.path}: a layout forest picks per layout (a bug: a point without its layout)")
-        return self.member(ppn).pick(comm_size, msg, call)
+        return self.layers[int(self.fn.layer_index([ppn or 1])[0])].pick(comm_size, msg, call)
 
     def methods(self):
         seen = {}
-        for sel in self.members:
+        for sel in self.layers:
             for pick in sel.methods():
                 seen.setdefault((pick.label, pick.segsize), pick)
         return list(seen.values())
@@ -88,7 +90,9 @@ def _check_tree_library(fn, path, library):
 
 def as_selection(item, library):
     """A DecisionFunction becomes a TreeSelection; selections pass through."""
-    return item if hasattr(item, "pick") else TreeSelection(item, library)
+    from ..decision.decision_function import DecisionFunction
+    from ..decision.size_tree import SizeTree
+    return TreeSelection(DecisionFunction.of(item), library) if isinstance(item, (DecisionFunction, SizeTree)) else item
 
 
 @dataclass
@@ -116,15 +120,11 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
     for path in paths:
         text = read_text(path, what="rules file")   # regular files only, size-limited
         if detect_format(text) == "tree":
-            from ..decision.forest_file import load_tree
-            fn = load_tree(path)
-            if hasattr(fn, "members"):   # a layout forest: verified per layout (verify/layouts.py)
-                for member in fn.members:
-                    _check_tree_library(member.fn, path, library)
-                selections = [ForestSelection(fn, library, path)]
-            else:
-                _check_tree_library(fn, path, library)
-                selections = [TreeSelection(fn, library, path)]
+            from ..decision.decision_function import DecisionFunction
+            fn = DecisionFunction.load(path)
+            for tree in fn.size_trees:   # with the layout key: verified per layout (verify/layouts.py)
+                _check_tree_library(tree, path, library)
+            selections = [TreeSelection(fn, library, path)]
             out.trees += selections
         else:
             rules = read_rules_file(path, text, library_version)

@@ -17,6 +17,8 @@
 Any point significantly slower than the default also means `do not deploy` (prune it: codegen --verified).
 """
 
+from ..layout import Layout
+
 DECISIONS = ("deploy", "do not deploy", "unproven")
 # The smallest geometric-mean gain worth deploying, and the lower bound its interval must clear. From the
 # A/A runs of docs/deploy.md ("The minimum gain"): a tree forcing the very algorithm the default runs scatters
@@ -35,7 +37,7 @@ def point_key(point):
 
 def _where_of(key):
     coll, comm, msg, nodes, ppn = key
-    return coll if nodes is None else f"{coll} layout {nodes}x{ppn}"
+    return coll if nodes is None else f"{coll} layout {Layout(nodes, ppn)}"
 
 
 def follow_status(checks):

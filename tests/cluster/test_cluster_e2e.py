@@ -26,9 +26,9 @@ from netns_helpers import job_env, job_on_hosts, needs_netns
 pytestmark = needs_netns
 TIMEOUT = 240
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
-needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 IMPI_PYTHON = os.environ.get("QUADSEL_IMPI_PYTHON")
-needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
+needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="the Intel MPI venv: set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
 # Two algorithms that are not the library's default at these sizes, told apart by the follow check's fingerprints
 ALGORITHMS = {"openmpi": "2,3", "mpich": "nb,scatter_ring_allgather", "intelmpi": "3,8"}
 COLLECTIVE = {"openmpi": "bcast", "mpich": "bcast", "intelmpi": "allreduce"}

@@ -15,8 +15,8 @@ import os
 import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
-from quadsel.decision.decision_function import build_decision_function
-from quadsel.decision.layouts import build_forest, layout_groups
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.layouts import build_from_groups, layout_groups
 from quadsel.ingest.table import Measurement
 from quadsel.libraries import openmpi
 from quadsel.targets import emit, ompi_han, ompi_rules
@@ -56,8 +56,8 @@ def forest():
                 fast = "8" if (nodes, ppn) == (2, 2) else "6"
                 rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 5.0,
                                         source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
-    build = lambda d: build_decision_function(d, outside="extrapolate")  # noqa: E731
-    return build_forest(layout_groups(rows), "bcast", build)[0]
+    build = lambda d: build_size_tree(d, outside="extrapolate")  # noqa: E731
+    return build_from_groups(layout_groups(rows), "bcast", build)[0]
 
 
 def run(cluster, python, tmp, han_text, tuned_text):
@@ -119,16 +119,16 @@ def test_open_mpi_follows_the_han_and_tuned_files_per_layout_and_not_without_the
 
 CHECK = r"""
 import json, sys
-from quadsel.decision.forest_file import load
+from quadsel.decision.decision_function import DecisionFunction
 from quadsel.targets import ompi_rules
 from quadsel.verify import follow, hosts
-from quadsel.verify.selection import ForestSelection
-forest = load(sys.argv[1])
-member = forest.members[int(forest.member_of([2])[0])].fn
+from quadsel.verify.selection import TreeSelection
+forest = DecisionFunction.load(sys.argv[1])
+member = forest.at_ppn(2)
 with open(sys.argv[2], "w") as handle:
     handle.write(ompi_rules.emit([member]))
 with hosts.passing(sys.argv[4]):
-    checks = follow.check_follows([ForestSelection(forest, "openmpi")], sys.argv[2], "openmpi", 4, points={"bcast": [(4, 4096, 2, 2)]},
+    checks = follow.check_follows([TreeSelection(forest, "openmpi")], sys.argv[2], "openmpi", 4, points={"bcast": [(4, 4096, 2, 2)]},
                                   mpiexec=sys.argv[3], han_route=tuple(sys.argv[5].split(",")))
 print(json.dumps([[c.status, c.method, c.matches] for c in checks]))
 """
@@ -142,10 +142,9 @@ def test_verify_proves_the_deployment_through_coll_hans_routing_file_and_not_wit
     cluster Open MPI 5.0.x then crashes in coll/han's own bcast under the traffic counter, pml/monitoring, which the
     check reports as a failed launch: verify's rule makes that `unproven`, never deploy.)"""
     from netns_helpers import job_on_hosts
-    from quadsel.decision.forest_file import dumps
     from quadsel.targets.ompi_han import HAN_5_0
     python, mpiexec, options, env = job_on_hosts(cluster2, "openmpi")
-    (tmp_path / "bcast.qt.json").write_text(dumps(forest()))
+    (tmp_path / "bcast.qt.json").write_text(forest().dumps())
     (tmp_path / "check.py").write_text(CHECK)
     got = {}
     for name, route in (("all", HAN_5_0), ("all but bcast", [c for c in HAN_5_0 if c != "bcast"])):

@@ -9,8 +9,8 @@ import pytest
 
 from netns_helpers import job_env, library_python, needs_netns
 from quadsel.testbed.fingerprints import layout_fingerprints
-from quadsel.decision.decision_function import build_decision_function
-from quadsel.decision.layouts import build_forest, layout_groups
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.layouts import build_from_groups, layout_groups
 from quadsel.ingest.table import Measurement
 from quadsel.targets import emit
 
@@ -27,10 +27,10 @@ def forest():
             for preset in ("3", "7", "8"):
                 rows.append(Measurement("allreduce", preset, 0, nodes * ppn, m, 1.0 if preset == WINNER[ppn] else 5.0,
                                         source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
-    built, _ = build_forest(layout_groups(rows), "allreduce", lambda d: build_decision_function(d, outside="extrapolate"))
-    for member in built.members:
-        member.fn.provenance["library"] = "intelmpi"
-    assert [m.ppn for m in built.members] == [1, 2]
+    built, _ = build_from_groups(layout_groups(rows), "allreduce", lambda d: build_size_tree(d, outside="extrapolate"))
+    for member in built.layers:
+        member.tree.provenance["library"] = "intelmpi"
+    assert [m.ppn for m in built.layers] == [1, 2]
     return built
 
 

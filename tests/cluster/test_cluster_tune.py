@@ -18,7 +18,7 @@ from netns_helpers import job_env, job_on_hosts, kill_when, needs_netns
 
 pytestmark = needs_netns
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
-needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 LAYOUTS = [(2, 1), (1, 2), (2, 2)]
 TUNE = ["--msg-sizes", "1K,16K", "--layouts", "2x1,1x2,2x2", "--sync", "barrier", "--rounds", "1", "--max-reps", "5",
         "--max-time", "0.05", "--verify-rounds", "2", "--no-figures", "--verbose"]

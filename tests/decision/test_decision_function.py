@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import InputError
 
@@ -20,7 +21,7 @@ def _dmap(seed, n_comm, n_msg, n_methods):
 @settings(max_examples=60, deadline=None)
 def test_exact_tree_answers_the_best_method_at_every_measured_point(seed, n_comm, n_msg, n_methods, pad_mode):
     dmap = _dmap(seed, n_comm, n_msg, n_methods)
-    fn = build_decision_function(dmap, pad_mode=pad_mode)
+    fn = build_size_tree(dmap, pad_mode=pad_mode)
     assert np.array_equal(fn.choice_grid(), dmap.best)
     for ci, comm in enumerate(dmap.comm_sizes):
         for mi, msg in enumerate(dmap.msg_sizes):
@@ -31,7 +32,7 @@ def test_exact_tree_answers_the_best_method_at_every_measured_point(seed, n_comm
 @settings(max_examples=40, deadline=None)
 def test_query_reads_the_measured_point_below_and_expands_the_boundaries(seed, max_depth, pad_mode):
     dmap = _dmap(seed, 5, 7, 3)
-    fn = build_decision_function(dmap, max_depth=max_depth, pad_mode=pad_mode)
+    fn = build_size_tree(dmap, max_depth=max_depth, pad_mode=pad_mode)
     choice = fn.choice_grid()
     comm, msg = dmap.comm_sizes, dmap.msg_sizes
     assert fn.query(1, 0) == dmap.methods[choice[0, 0]]
@@ -45,10 +46,10 @@ def test_query_reads_the_measured_point_below_and_expands_the_boundaries(seed, m
 
 def test_json_round_trip_keeps_every_answer(tmp_path):
     dmap = _dmap(7, 6, 9, 4)
-    fn = build_decision_function(dmap, max_depth=2, provenance={"sources": ["a.csv"]})
+    fn = build_size_tree(dmap, max_depth=2, provenance={"sources": ["a.csv"]})
     path = tmp_path / "t.qt.json"
     fn.save(path)
-    again = DecisionFunction.load(path)
+    again = DecisionFunction.load(path).size_tree
     assert again.constraint == "max_depth=2"
     assert np.array_equal(again.choice_grid(), fn.choice_grid())
     data = json.loads(path.read_text())
@@ -74,7 +75,7 @@ def test_bad_tree_files_name_the_file(tmp_path, text, message):
 
 
 def test_a_tampered_tree_is_rejected(tmp_path):
-    fn = build_decision_function(_dmap(3, 4, 4, 3))
+    fn = build_size_tree(_dmap(3, 4, 4, 3))
     data = fn.to_json()
     data["tree"]["method"][-1] = 99
     path = tmp_path / "t.qt.json"
@@ -89,7 +90,7 @@ def test_a_tampered_tree_is_rejected(tmp_path):
 def test_measured_split_exact_and_budgeted_trees_answer_from_their_cells(seed, n_comm, n_msg, n_methods, between,
                                                                         budget):
     dmap = _dmap(seed, n_comm, n_msg, n_methods)
-    fn = build_decision_function(dmap, split="measured", between=between, leaf_rule="penalty", max_leaves=budget)
+    fn = build_size_tree(dmap, split="measured", between=between, leaf_rule="penalty", max_leaves=budget)
     if budget is None:
         assert np.array_equal(fn.choice_grid(), dmap.best)
     else:
@@ -109,9 +110,9 @@ def test_between_rule_gives_a_gap_the_method_least_bad_at_both_neighbours():
     cost = np.array([[[100.0, 101.0, 100.5], [101.0, 100.0, 100.5]]])
     rows = table_from_cube(cost, [4], [1024, 4096], [("1", 0), ("2", 0), ("3", 0)])
     dmap = build_decision_map(rows)
-    fn = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
+    fn = build_size_tree(dmap, split="measured", between="least-bad", leaf_rule="penalty")
     assert [fn.query(4, m).algorithm for m in (1024, 1025, 4095, 4096)] == ["1", "3", "3", "2"]
-    floor = build_decision_function(dmap, split="measured", leaf_rule="penalty")
+    floor = build_size_tree(dmap, split="measured", leaf_rule="penalty")
     assert [floor.query(4, m).algorithm for m in (1024, 1025, 4095, 4096)] == ["1", "1", "1", "2"]
 
 
@@ -119,9 +120,9 @@ def test_version_1_tree_files_still_load_and_answer_as_before():
     from pathlib import Path
     from quadsel.ingest import read_measurements
     here = Path(__file__).resolve().parents[1]
-    old = DecisionFunction.load(here / "data" / "trees" / "ompi5-bcast.d3.v1.qt.json")
+    old = DecisionFunction.load(here / "data" / "trees" / "ompi5-bcast.d3.v1.qt.json").size_tree
     dmap = build_decision_map(read_measurements([here.parent / "examples" / "ompi5-bcast.csv"]))
-    new = build_decision_function(dmap, max_depth=3)
+    new = build_size_tree(dmap, max_depth=3)
     assert old.constraint == "max_depth=3" and old.stats() == new.stats()
     for comm in range(1, 12):
         for msg in [0, 1, 3, 700, 1024, 5000, 2**20, 2**22]:
@@ -142,7 +143,7 @@ def test_points_where_nothing_was_measured_get_the_interpolated_decision(seed, n
     rows = [r for r in rows if (comm_sizes.index(r.comm_size), msg_sizes.index(r.msg_size)) not in holes]
     dmap = build_decision_map(rows)
     split, between = builder
-    fn = build_decision_function(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
+    fn = build_size_tree(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
     assume(dmap.filled.any())
     assert np.array_equal(fn.choice_grid()[dmap.filled], dmap.best[dmap.filled])
 
@@ -150,17 +151,17 @@ def test_points_where_nothing_was_measured_get_the_interpolated_decision(seed, n
 def test_shared_work_gives_the_same_trees_and_builds_the_exact_tree_once():
     """report builds the default, every budget and the exact tree of one map sharing one grid, look-ahead
     cache and exact tree (decision_function.SharedWork): the trees are those of separate builds."""
-    from quadsel.decision.decision_function import DEFAULT_BUILD, SharedWork, budget_functions
+    from quadsel.decision.builder import DEFAULT_BUILD, SharedWork, budget_functions
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest import read_measurements
     from helpers import REPO
     dmap = build_decision_map(read_measurements([str(REPO / "examples" / "ompi5-bcast.csv")]))
     options = dict({k: v for k, v in DEFAULT_BUILD.items() if k != "max_leaves"}, keep_default=False)
     shared = SharedWork()
-    together = [build_decision_function(dmap, shared=shared, **DEFAULT_BUILD),
-                build_decision_function(dmap, shared=shared, **options)] + \
+    together = [build_size_tree(dmap, shared=shared, **DEFAULT_BUILD),
+                build_size_tree(dmap, shared=shared, **options)] + \
         budget_functions(dmap, [2, 4, None], shared=shared, **options)
-    alone = [build_decision_function(dmap, **DEFAULT_BUILD), build_decision_function(dmap, **options)] + \
+    alone = [build_size_tree(dmap, **DEFAULT_BUILD), build_size_tree(dmap, **options)] + \
         budget_functions(dmap, [2, 4, None], **options)
     for a, b in zip(together, alone):
         for name in ("children", "comm_cut", "msg_cut", "method", "depth"):

@@ -1,4 +1,5 @@
-"""The layout forest (decision/layouts.py, forest_file.py): one tree per ppn, its query rule, its file."""
+"""The layout key (decision/decision_function.py, layouts.py, forest_file.py): one size tree per ppn, its query rule,
+its file."""
 
 import json
 import os
@@ -10,11 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction, layer_index, query_ppn
 from quadsel.decision.decision_map import build_decision_map
-from quadsel.decision.forest_file import dumps, load_tree
-from quadsel.decision.layouts import (LayoutForest, layout_groups, member_index, merge_identical, same_decisions,
-                                      query_ppn)
+from quadsel.decision.layouts import layout_groups, merge_identical, same_decisions
 from quadsel.errors import InputError, QuadselError
 
 from helpers import REPO, random_table
@@ -24,10 +24,10 @@ from layout_helpers import forest_of, layout_rows
 @given(st.lists(st.integers(1, 64), min_size=1, max_size=6, unique=True), st.integers(1, 200))
 def test_ceiling_rule_is_the_first_bound_at_or_above_else_the_last(bounds, ppn):
     bounds = np.array(sorted(bounds))
-    got = int(member_index(bounds, [ppn])[0])
+    got = int(layer_index(bounds, [ppn])[0])
     above = [i for i, b in enumerate(bounds) if b >= ppn]
     assert got == (above[0] if above else len(bounds) - 1)
-    lower = int(member_index(bounds, [ppn], "lower")[0])
+    lower = int(layer_index(bounds, [ppn], "lower")[0])
     assert lower == max([i for i, b in enumerate(bounds) if b <= ppn] or [0])
 
 
@@ -41,17 +41,17 @@ def test_nodes_give_the_ppn_mpich_tests(comm, nodes):
 def test_each_member_is_the_2d_tree_of_its_ppn_rows(seed):
     rows = layout_rows(seed)
     forest = forest_of(rows, split="measured", between="least-bad", leaf_rule="penalty")
-    for member in forest.members:
-        alone = build_decision_function(build_decision_map([m for m in rows if m.ppn in member.measured_ppn][
+    for member in forest.layers:
+        alone = build_size_tree(build_decision_map([m for m in rows if m.ppn in member.measured_ppn][
             :len(rows)] if len(member.measured_ppn) == 1 else [m for m in rows if m.ppn == member.measured_ppn[-1]]),
             split="measured", between="least-bad", leaf_rule="penalty")
-        assert same_decisions(alone, member.fn)
-        assert member.nodes == [1, 2, 4]
+        assert same_decisions(alone, member.tree)
+        assert member.nodes == (1, 2, 4)
     for p in (1, 2, 3, 4, 5, 100):
-        member = forest.members[int(forest.member_of(np.array([p]))[0])]
+        member = forest.layers[int(forest.layer_index(np.array([p]))[0])]
         for comm in (1, 4, 7, 16, 1000):
             for msg in (0, 5, 1 << 19, 1 << 40):
-                assert forest.query(p, comm, msg) == member.fn.query(comm, msg)
+                assert forest.query(comm, msg, ppn=p) == member.tree.query(comm, msg)
 
 
 def test_adjacent_members_that_decide_alike_merge():
@@ -60,18 +60,18 @@ def test_adjacent_members_that_decide_alike_merge():
         pass
     same = [m.__class__(**{**m.__dict__, "ppn": 8, "comm_size": m.comm_size * 2}) for m in rows if m.ppn == 4]
     forest = forest_of(rows + same, max_depth=0)     # one-leaf trees: alike when their methods are
-    assert sum(len(m.measured_ppn) for m in forest.members) == 4
-    one_leaf = [m.fn.query(1, 1) for m in forest.members]
+    assert sum(len(m.measured_ppn) for m in forest.layers) == 4
+    one_leaf = [m.tree.query(1, 1) for m in forest.layers]
     assert all(a != b for a, b in zip(one_leaf, one_leaf[1:]))       # neighbours left apart differ
-    assert forest.stats()["leaves"] == sum(m.leaves for m in forest.members)
+    assert forest.stats()["leaves"] == sum(m.leaves for m in forest.layers)
 
 
 def test_members_of_the_same_decisions_merge_into_the_higher_bound():
     rows = layout_rows(3)
-    fns = forest_of(rows).members
-    twin = type(fns[0])(fns[0].ppn + 100, [fns[0].ppn + 100], fns[0].nodes, fns[0].fn)
+    fns = forest_of(rows).layers
+    twin = type(fns[0])(fns[0].ppn + 100, (fns[0].ppn + 100,), fns[0].nodes, fns[0].tree)
     merged = merge_identical([fns[-1], twin])
-    assert len(merged) == 1 or not same_decisions(fns[-1].fn, fns[0].fn)
+    assert len(merged) == 1 or not same_decisions(fns[-1].tree, fns[0].tree)
 
 
 def test_a_file_without_layouts_has_no_groups():
@@ -82,15 +82,15 @@ def test_a_file_without_layouts_has_no_groups():
 def test_forest_file_round_trip_answers_alike(tmp_path):
     forest = forest_of(layout_rows(5), split="measured", between="least-bad", leaf_rule="penalty")
     path = tmp_path / "f.qt.json"
-    path.write_text(dumps(forest))
-    back = load_tree(str(path))
-    assert isinstance(back, LayoutForest) and [m.ppn for m in back.members] == [m.ppn for m in forest.members]
+    path.write_text(forest.dumps())
+    back = DecisionFunction.load(str(path))
+    assert back.has_layout and [m.ppn for m in back.layers] == [m.ppn for m in forest.layers]
     for p in (1, 2, 3, 9):
         for comm in (1, 3, 8, 17):
             for msg in (0, 100, 1 << 21):
-                assert back.query(p, comm, msg) == forest.query(p, comm, msg)
-    assert json.loads(path.read_text())["stats"]["leaves"] == sum(m.leaves for m in back.members)
-    assert isinstance(load_tree(str(path)), LayoutForest)
+                assert back.query(comm, msg, ppn=p) == forest.query(comm, msg, ppn=p)
+    assert json.loads(path.read_text())["stats"]["leaves"] == sum(m.leaves for m in back.layers)
+    assert back.dumps() == forest.dumps().replace(forest.provenance.get("quadsel_version", "@"), "@")
 
 
 @pytest.mark.parametrize("change,words", [
@@ -102,13 +102,13 @@ def test_forest_file_round_trip_answers_alike(tmp_path):
 ])
 def test_a_damaged_forest_is_one_line_naming_file_and_member_line(tmp_path, change, words):
     forest = forest_of(layout_rows(2))
-    data = json.loads(dumps(forest))
+    data = json.loads(forest.dumps())
     change(data)
     text = json.dumps(data, indent=1)
     path = tmp_path / "bad.qt.json"
     path.write_text(text)
     with pytest.raises(InputError) as err:
-        load_tree(str(path))
+        DecisionFunction.load(str(path))
     message = str(err.value)
     assert words in message and "\n" not in message and message.startswith(str(path))
     if "layout 2" in words:     # the member's own line
@@ -119,10 +119,11 @@ def test_a_damaged_forest_is_one_line_naming_file_and_member_line(tmp_path, chan
 
 def test_a_2d_tree_file_loads_as_before(tmp_path):
     rows, _, _ = random_table(np.random.default_rng(3), 4, 5, 3)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     path = tmp_path / "t.qt.json"
     path.write_text(fn.dumps())
-    assert isinstance(load_tree(str(path)), DecisionFunction)
+    back = DecisionFunction.load(str(path))
+    assert not back.has_layout and json.loads(back.dumps()) == json.loads(fn.dumps())
 
 
 def test_mixed_rows_refuse_in_one_line():

@@ -10,7 +10,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from quadsel.cli import main
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function, leaf_count
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction
+from quadsel.decision.size_tree import leaf_count
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.decision.grid import Axis, outside_leaves
 from quadsel.decision.library_default import hand_back_outside
@@ -50,17 +52,17 @@ def test_the_deployed_tree_keeps_the_leaf_budget_and_every_count_agrees(seed, n_
                    keep_default=default)
     if budget < frame + 1:
         with pytest.raises(OptionError, match="cannot hold"):
-            build_decision_function(dmap, max_leaves=budget, **options)
+            build_size_tree(dmap, max_leaves=budget, **options)
         return
-    fn = build_decision_function(dmap, max_leaves=budget, **options)
+    fn = build_size_tree(dmap, max_leaves=budget, **options)
     leaves = leaf_count(fn)
     assert leaves <= budget and leaves == fn.tree.n_leaves
     assert json.loads(fn.dumps())["stats"]["leaves"] == leaves                  # the tree file
-    assert DecisionFunction.from_json(json.loads(fn.dumps())).stats()["leaves"] == leaves
+    assert DecisionFunction.from_json(json.loads(fn.dumps())).size_tree.stats()["leaves"] == leaves
     row = selector_row(QuadtreeSelector.of(fn), dmap)                           # report
     assert row["size"] == row["leaves"] == leaves
     assert _c_leaves(fn) == leaves                                              # the C's header
-    auto = build_decision_function(dmap, max_leaves="auto", **options)          # the budget the folds chose
+    auto = build_size_tree(dmap, max_leaves="auto", **options)          # the budget the folds chose
     assert auto.options.max_leaves is None or leaf_count(auto) <= auto.options.max_leaves
 
 

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from quadsel.decision.best_first import grow_best_first
-from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
 from quadsel.decision.grid import build_grid
 from quadsel.decision.leaf_labels import label_costs, relabel
@@ -38,7 +38,7 @@ def test_one_method_everywhere_is_the_single_best_not_the_least_often_significan
     linear[2, 3] = 150.0
     knomial = np.full((3, 4), 107.0)
     dmap = build_decision_map(rows({"1": linear, "7": knomial}, se=5.0))
-    fn = build_decision_function(dmap, **dict(DEFAULT_BUILD, max_leaves=1))
+    fn = build_size_tree(dmap, **dict(DEFAULT_BUILD, max_leaves=1))
     assert {str(fn.query(c, m).algorithm) for c in COMMS for m in MSGS} == {"1"}
     assert (choice_on(SingleBest.fit(dmap), dmap) == 0).all()                  # the single best: "1" too
     tied = build_grid(dmap, "least-bad", "ci")
@@ -79,7 +79,7 @@ def test_without_ties_within_the_noise_the_tree_is_left_alone():
     no_spread = build_decision_map([Measurement(m.collective, m.algorithm, m.segsize, m.comm_size, m.msg_size, m.time)
                                     for m in rows({"1": np.full((3, 4), 1.0), "2": np.full((3, 4), 1.01)}, se=1.0)])
     assert build_grid(no_spread, "least-bad", "ci").measured is None  # ci without spread: nothing is tied
-    exact = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty")
+    exact = build_size_tree(dmap, split="measured", between="least-bad", leaf_rule="penalty")
     assert (exact.choice_grid() == np.argmin(dmap.cost, axis=2)).all()
 
 

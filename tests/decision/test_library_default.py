@@ -4,7 +4,8 @@ and outside the measured range -- in the Python query, the C and every rules tar
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction
 from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
 from quadsel.decision.grid import Axis
 from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
@@ -32,7 +33,7 @@ def default_best_for_large_comms(noise=0.0, seed=0):
 
 @pytest.fixture(scope="module")
 def tree():
-    return build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+    return build_size_tree(build_decision_map(default_best_for_large_comms()), split="measured",
                                    between="least-bad", leaf_rule="penalty", max_leaves="auto", tolerance="ci",
                                    keep_default=True, outside="default")
 
@@ -51,7 +52,7 @@ def test_outside_the_measured_range_the_library_decides(tree):
 
 
 def test_extrapolate_keeps_the_nearest_rules():
-    fn = build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+    fn = build_size_tree(build_decision_map(default_best_for_large_comms()), split="measured",
                                  between="least-bad", leaf_rule="penalty", keep_default=True)
     assert fn.query(1, 64).algorithm == "6" and fn.query(3, 1 << 40).algorithm == "6"
     assert fn.query(1000, 8) == DEFAULT_METHOD         # the kept default region extends like any other
@@ -62,7 +63,7 @@ def test_every_target_hands_the_region_back(tree, compile_decision):
     expected = {(c, m): tree.query(c, m) for c, m in probes}
     classic = OmpiClassicRules(emit("ompi-rules", [tree]))
     js = OmpiJsonRules(emit("ompi-json", [tree]))
-    mpich_tree = build_decision_function(build_decision_map(
+    mpich_tree = build_size_tree(build_decision_map(
         [r.__class__(r.collective, {"1": "binomial", "6": "smp"}.get(r.algorithm, r.algorithm), r.segsize, r.comm_size,
                      r.msg_size, r.time) for r in default_best_for_large_comms()]),
         split="measured", between="least-bad", leaf_rule="penalty", keep_default=True, outside="default")
@@ -88,7 +89,7 @@ def test_every_target_hands_the_region_back(tree, compile_decision):
 
 def test_mpich_needs_its_own_selection_to_hand_back(tree):
     from quadsel.errors import QuadselError
-    fn = build_decision_function(build_decision_map(
+    fn = build_size_tree(build_decision_map(
         [r.__class__(r.collective, {"1": "binomial", "6": "smp"}.get(r.algorithm, r.algorithm), r.segsize, r.comm_size,
                      r.msg_size, r.time) for r in default_best_for_large_comms()]), outside="default")
     with pytest.raises(QuadselError, match="--mpich-base"):
@@ -116,7 +117,7 @@ def test_a_gain_within_the_noise_goes_to_the_default_and_a_clear_gain_does_not()
         return out
 
     for gain, kept in ((1.02, True), (1.5, False)):    # 0.2 µs faster: within 1.96 se of the difference; 3.3 µs
-        fn = build_decision_function(build_decision_map(rows(gain)), split="measured", between="least-bad",
+        fn = build_size_tree(build_decision_map(rows(gain)), split="measured", between="least-bad",
                                      leaf_rule="penalty", max_leaves="auto", tolerance="ci", keep_default=True)
         assert (fn.query(4, 512) == DEFAULT_METHOD) == kept, gain
 
@@ -124,7 +125,7 @@ def test_a_gain_within_the_noise_goes_to_the_default_and_a_clear_gain_does_not()
 def test_the_tree_file_keeps_the_outside_cells(tree, tmp_path):
     path = tmp_path / "t.qt.json"
     tree.save(path)
-    again = DecisionFunction.load(path)
+    again = DecisionFunction.load(path).size_tree
     assert again.options.outside == "default" and again.options.keep_default
     probes = [(c, m) for c in (1, 2, 6, 9) for m in (0, 8, 40000)]
     assert [again.query(*p) for p in probes] == [tree.query(*p) for p in probes]
@@ -138,7 +139,7 @@ def test_axis_outside_cells():
 
 
 def _auto(rows):
-    return build_decision_function(build_decision_map(rows), split="measured", between="least-bad",
+    return build_size_tree(build_decision_map(rows), split="measured", between="least-bad",
                                    leaf_rule="penalty", max_leaves="auto", tolerance="ci", keep_default="auto")
 
 
@@ -168,7 +169,7 @@ def test_auto_without_a_measured_default_or_a_chosen_budget_is_off():
     fn = _auto(table_from_cube(np.stack([np.full((5, 5), 20.0), np.full((5, 5), 10.0)], axis=2), COMMS, MSGS,
                                [("1", 0), ("6", 0)]))
     assert not fn.options.keep_default and "keep_default" not in fn.provenance["size"]
-    fixed = build_decision_function(build_decision_map(default_best_for_large_comms()), split="measured",
+    fixed = build_size_tree(build_decision_map(default_best_for_large_comms()), split="measured",
                                     between="least-bad", leaf_rule="penalty", max_leaves=4, keep_default="auto")
     assert not fixed.options.keep_default and DEFAULT_METHOD not in fixed.methods
 
@@ -201,7 +202,7 @@ def test_auto_does_not_keep_intel_mpis_default():
 
 
 def _auto_map(dmap):
-    return build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty",
+    return build_size_tree(dmap, split="measured", between="least-bad", leaf_rule="penalty",
                                    max_leaves="auto", tolerance="ci", keep_default="auto")
 
 
@@ -215,7 +216,7 @@ def test_mpich_base_without_a_comm_type_level_is_handed_back():
             fast = c == 4         # recursive doubling wins there, the default at 2 (csel keys exscan on no msg size)
             rows += [Measurement("exscan", "default", 0, c, m, 10.0),
                      Measurement("exscan", "recursive_doubling", 0, c, m, 5.0 if fast else 20.0)]
-    fn = build_decision_function(build_decision_map(rows), split="measured", keep_default=True, outside="default")
+    fn = build_size_tree(build_decision_map(rows), split="measured", keep_default=True, outside="default")
     base = {"collective=exscan": {"algorithm=MPIR_Exscan_intra_recursive_doubling": {}}}
     base_default = {"collective=exscan": {"algorithm=MPIR_Exscan_intra_other": {}}}
     for b, at_default in ((base, "MPIR_Exscan_intra_recursive_doubling"), (base_default, "MPIR_Exscan_intra_other")):

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from quadsel.cli import main
 from quadsel.decision import measured_floor
-from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import Method, build_decision_map, map_from_cube
 
 from helpers import random_table
@@ -26,9 +26,9 @@ def test_a_small_grid_the_folds_cannot_judge_keeps_its_structure():
     # the exact tree alike (3.33 %), so `min` (the rule before issue 31) built one leaf: method 2 everywhere,
     # 20 % worse than the best at 256 B.
     dmap = two_methods([8, 8, 8, 9, 12])
-    before = build_decision_function(dmap, **dict(DEFAULT_BUILD, budget_rule="min"))
+    before = build_size_tree(dmap, **dict(DEFAULT_BUILD, budget_rule="min"))
     assert before.options.max_leaves == 1 and {before.query(2, int(m)).algorithm for m in MSG} == {"2"}
-    fn = build_decision_function(dmap, **DEFAULT_BUILD)
+    fn = build_size_tree(dmap, **DEFAULT_BUILD)
     assert [fn.query(2, int(m)).algorithm for m in MSG] == ["2", "2", "2", "2", "1"]
     floor = fn.provenance["size"]["measured_floor"]
     assert floor["folds_chose"] == 1 and floor["built"] is None and dict(floor["measured_penalty"])[1] == 4.0
@@ -37,7 +37,7 @@ def test_a_small_grid_the_folds_cannot_judge_keeps_its_structure():
 def test_a_budget_the_folds_can_tell_is_worse_is_not_taken():
     # the same with three communicator sizes: the folds see that the larger tree does better, nothing to floor;
     # and per-fold penalties far apart are not "cannot tell apart"
-    fn = build_decision_function(two_methods([8, 8, 8, 9, 12], comm=(2, 4, 8)), **DEFAULT_BUILD)
+    fn = build_size_tree(two_methods([8, 8, 8, 9, 12], comm=(2, 4, 8)), **DEFAULT_BUILD)
     assert "measured_floor" not in fn.provenance["size"]
     assert measured_floor.untold({1: [1.0, 1.1, 0.9, 1.0], 2: [5.0, 5.2, 4.8, 5.1]}, 1, 2.0) == [1]
 
@@ -64,8 +64,8 @@ def test_on_grids_large_enough_the_default_builds_what_min_built(seed, n_comm, n
     rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods)
     dmap = build_decision_map(rows)
     assert not measured_floor.is_small(dmap)
-    before = build_decision_function(dmap, **dict(DEFAULT_BUILD, budget_rule="min"))
-    after = build_decision_function(dmap, **DEFAULT_BUILD)
+    before = build_size_tree(dmap, **dict(DEFAULT_BUILD, budget_rule="min"))
+    after = build_size_tree(dmap, **DEFAULT_BUILD)
     assert after.options.max_leaves == before.options.max_leaves
     assert np.array_equal(after.cell_methods(), before.cell_methods())
     assert after.methods == before.methods

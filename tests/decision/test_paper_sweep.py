@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.decision.padding import padded_size
 from quadsel.decision.paper_sweep import paper_functions
@@ -54,7 +54,7 @@ def test_every_depth_and_threshold_is_the_tree_built_alone(name, dmap, pad_mode,
     fns = paper_functions(dmap, constraints, pad_mode, leaf_rule)
     assert len(fns) == len(constraints)
     for (max_depth, threshold), fn in zip(constraints, fns):
-        same_function(fn, build_decision_function(dmap, max_depth=max_depth, accuracy_threshold=threshold,
+        same_function(fn, build_size_tree(dmap, max_depth=max_depth, accuracy_threshold=threshold,
                                                   pad_mode=pad_mode, leaf_rule=leaf_rule))
 
 

@@ -51,13 +51,13 @@ def test_a_change_along_one_axis_is_one_two_way_cut():
 
 def test_an_exact_tree_with_majority_leaves_and_a_tolerance_is_exact_within_it():
     """Review finding: the leaf of a block where one method is exact takes that method, whatever the leaf rule."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map, penalty_cube
     from quadsel.ingest import read_measurements
     from helpers import REPO
     dmap = build_decision_map(read_measurements([str(REPO / "examples" / "ompi5-bcast.csv")]))
     for leaf_rule in ("majority", "penalty"):
-        fn = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule=leaf_rule, tolerance=5.0)
+        fn = build_size_tree(dmap, split="measured", between="least-bad", leaf_rule=leaf_rule, tolerance=5.0)
         chosen = np.take_along_axis(penalty_cube(dmap), fn.choice_grid()[:, :, None], axis=2)[:, :, 0]
         assert np.nanmax(chosen) <= 5.0 + 1e-9, leaf_rule
 
@@ -68,7 +68,7 @@ def test_an_exact_tree_with_majority_leaves_and_a_tolerance_is_exact_within_it()
 def test_exact_trees_never_deploy_a_method_where_it_was_not_measured(seed, n_comm, n_msg, k, builder):
     """Review finding: with methods missing at some points, an exact tree picks a measured best method at every
     measured point (an unmeasured method was free where only one method had been measured)."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from helpers import table_from_cube
     rng = np.random.default_rng(seed)
@@ -78,19 +78,19 @@ def test_exact_trees_never_deploy_a_method_where_it_was_not_measured(seed, n_com
     dmap = build_decision_map(table_from_cube(cost, list(range(2, 2 + n_comm)), [2 ** i for i in range(n_msg)],
                                               [(str(i + 1), 0) for i in range(k)]))
     split, between = builder
-    fn = build_decision_function(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
+    fn = build_size_tree(dmap, split=split, between=between, leaf_rule="penalty", tolerance=0.0)
     chosen = np.take_along_axis(dmap.cost, fn.choice_grid()[:, :, None], axis=2)[:, :, 0]
     assert np.allclose(chosen, np.nanmin(dmap.cost, axis=2))
 
 
 def test_a_leaf_budget_and_a_threshold_do_not_combine():
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.errors import OptionError
     from helpers import random_table
     rows, _, _ = random_table(np.random.default_rng(0), 3, 4, 2)
     with pytest.raises(OptionError, match="do not combine"):
-        build_decision_function(build_decision_map(rows), split="measured", max_leaves=4, accuracy_threshold=0.5)
+        build_size_tree(build_decision_map(rows), split="measured", max_leaves=4, accuracy_threshold=0.5)
 
 
 @given(st.integers(0, 10**6), st.integers(1, 8), st.integers(1, 10), st.integers(1, 4))

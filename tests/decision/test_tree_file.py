@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from quadsel.cli import main
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import InputError
 
@@ -18,7 +19,7 @@ from helpers import random_table
 
 def good_tree():
     rows, _, _ = random_table(np.random.default_rng(5), 4, 6, 3)
-    return build_decision_function(build_decision_map(rows), split="measured", between="least-bad",
+    return build_size_tree(build_decision_map(rows), split="measured", between="least-bad",
                                    leaf_rule="penalty", max_leaves=6).to_json()
 
 
@@ -143,7 +144,7 @@ def test_random_edits_of_a_good_tree_either_load_and_validate_or_fail_cleanly(da
         json.dump(doc, handle)
         handle.flush()
         try:
-            fn = DecisionFunction.load(handle.name)
+            fn = DecisionFunction.load(handle.name).size_tree
         except InputError:
             return
     fn.tree.validate(len(fn.comm_axis), len(fn.msg_axis), len(fn.methods))
@@ -153,17 +154,17 @@ def test_random_edits_of_a_good_tree_either_load_and_validate_or_fail_cleanly(da
 def test_paper_statistics_are_checked_and_a_too_deep_tree_is_refused(tmp_path):
     from quadsel.decision.quadtree import MAX_DEPTH, TreeBuilder
     rows, _, _ = random_table(np.random.default_rng(6), 4, 6, 3)
-    doc = build_decision_function(build_decision_map(rows), max_depth=2).to_json()     # the paper's (midpoint)
+    doc = build_size_tree(build_decision_map(rows), max_depth=2).to_json()     # the paper's (midpoint)
     doc["stats"]["paper"]["leaves"] = "x"
     path = tmp_path / "p.qt.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError, match="stats.leaves"):
         DecisionFunction.load(path)
-    legacy = build_decision_function(build_decision_map(rows), max_depth=2)    # files before `stats.paper`
+    legacy = build_size_tree(build_decision_map(rows), max_depth=2)    # files before `stats.paper`
     doc = legacy.to_json()
     doc["stats"] = doc["stats"]["paper"]
     path.write_text(json.dumps(doc))
-    assert DecisionFunction.load(path).paper_stats == legacy.paper_stats
+    assert DecisionFunction.load(path).size_tree.paper_stats == legacy.paper_stats
     builder = TreeBuilder()                     # a chain of one-axis cuts deeper than the loader accepts
     parent = builder.node(0, 0)
     for depth in range(1, MAX_DEPTH + 2):

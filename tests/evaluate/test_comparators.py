@@ -6,7 +6,7 @@ from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, RunLeng
 from quadsel.evaluate.model import ModelSelector
 from quadsel.models.fit import fit_model
 from quadsel.models.forms import FORMS, hockney_terms as model_terms, model_family
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import Method, build_decision_map
 from quadsel.evaluate.penalty import penalty_grid, summarize
 
@@ -51,7 +51,7 @@ def test_run_length_table_reads_sizes_with_the_floor_rule():
 def test_single_best_is_the_best_constant_choice_and_never_beats_the_exact_tree(seed):
     dmap = _dmap(seed)
     single = SingleBest.fit(dmap)
-    exact = QuadtreeSelector.of(build_decision_function(dmap))
+    exact = QuadtreeSelector.of(build_size_tree(dmap))
     assert _mean(dmap, exact) == 0.0 and _mean(dmap, single) >= 0.0
     constant = [summarize(penalty_grid(dmap, np.full(dmap.shape, k)), dmap).mean for k in range(len(dmap.methods))]
     assert _mean(dmap, single) == pytest.approx(min(constant))
@@ -61,7 +61,7 @@ def test_single_best_is_the_best_constant_choice_and_never_beats_the_exact_tree(
 @pytest.mark.parametrize("seed", range(3))
 def test_quadtree_selector_answers_like_the_decision_function(seed):
     dmap = _dmap(seed)
-    fn = build_decision_function(dmap, max_depth=2)
+    fn = build_size_tree(dmap, max_depth=2)
     selector = QuadtreeSelector.of(fn)
     assert np.array_equal(choice_on(selector, dmap), fn.choice_grid())
     rng = np.random.default_rng(seed)

@@ -6,7 +6,7 @@ import io
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.evaluate.comparators import QuadtreeSelector, choice_on, method_name
 from quadsel.evaluate.penalty import LIBRARY_DEFAULT, penalty_grid
@@ -55,7 +55,7 @@ def test_the_default_has_its_own_colour_and_legend_entry_and_the_legend_lists_on
     from quadsel.evaluate.figure_maps import DEFAULT_COLOUR, decision_figure, method_colours
     import matplotlib.colors as mcolors
     dmap = default_kept_map()
-    fn = build_decision_function(dmap, split="measured", between="least-bad", leaf_rule="penalty",
+    fn = build_size_tree(dmap, split="measured", between="least-bad", leaf_rule="penalty",
                                  keep_default=True, outside="default")
     grid = choice_on(QuadtreeSelector.of(fn), dmap)
     assert (grid == LIBRARY_DEFAULT).any() and not (grid == 1).any()

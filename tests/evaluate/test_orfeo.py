@@ -93,11 +93,11 @@ def _map(orfeo, collective, default=True):
 def test_sixteen_leaves_beat_cart_with_sixteen_leaves(collective, orfeo):
     """Issue 11: --max-leaves 16 loses <= 1 % on the measured points and no more than CART(16) + 0.25 pp."""
     pytest.importorskip("sklearn")
-    from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
     from quadsel.evaluate.comparators import CartSelector, QuadtreeSelector, choice_on
     from quadsel.evaluate.penalty import penalty_grid, summarize
     dmap = _map(orfeo, collective, default=False)       # CART chooses among the forced algorithms
-    fn = build_decision_function(dmap, **{**DEFAULT_BUILD, "max_leaves": 16})
+    fn = build_size_tree(dmap, **{**DEFAULT_BUILD, "max_leaves": 16})
     tree = summarize(penalty_grid(dmap, choice_on(QuadtreeSelector.of(fn), dmap)), dmap).mean
     cart = summarize(penalty_grid(dmap, choice_on(CartSelector.fit(dmap, 16), dmap)), dmap).mean
     assert fn.tree.n_leaves <= 16 and tree <= 1.0 and tree <= cart + 0.25
@@ -106,7 +106,7 @@ def test_sixteen_leaves_beat_cart_with_sixteen_leaves(collective, orfeo):
 def test_default_build_holds_up_between_measured_sizes(orfeo):
     """Issue 11: the default build on every other message (communicator) size, scored on the others: mean of
     the four cases <= 4.5 %, and no case worse than the paper's exact tree with the floor rule."""
-    from quadsel.decision.decision_function import DEFAULT_BUILD, build_decision_function
+    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
     from quadsel.decision.decision_map import training_map
     from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
     from quadsel.evaluate.holdout import Holdout, split
@@ -118,7 +118,7 @@ def test_default_build_holds_up_between_measured_sizes(orfeo):
             test = split(dmap, Holdout(kind))
             train = training_map(dmap, test)
             for options, out in ((DEFAULT_BUILD, ours), ({}, paper)):
-                fn = build_decision_function(train, **options)
+                fn = build_size_tree(train, **options)
                 out.append(summarize(penalty_grid(dmap, choice_on(QuadtreeSelector.of(fn), dmap)), dmap, test).mean)
     assert sum(ours) / 4 <= 4.5
     assert all(a <= b + 1e-9 for a, b in zip(ours, paper)), (ours, paper)

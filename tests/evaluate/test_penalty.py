@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from hypothesis import given, settings, strategies as st
 
@@ -39,9 +39,9 @@ def test_filled_points_are_never_scored():
 def test_exact_tree_has_zero_penalty_and_restricted_trees_do_not(seed):
     rows, _, _ = random_table(np.random.default_rng(seed), 7, 9, 4)
     dmap = build_decision_map(rows)
-    exact = summarize(penalty_grid(dmap, build_decision_function(dmap).choice_grid()), dmap)
+    exact = summarize(penalty_grid(dmap, build_size_tree(dmap).choice_grid()), dmap)
     assert (exact.max, exact.mean) == (0.0, 0.0)
-    one_leaf = summarize(penalty_grid(dmap, build_decision_function(dmap, max_depth=0).choice_grid()), dmap)
+    one_leaf = summarize(penalty_grid(dmap, build_size_tree(dmap, max_depth=0).choice_grid()), dmap)
     assert one_leaf.max > 0 and one_leaf.min >= 0
 
 

@@ -141,7 +141,7 @@ def test_a_tree_built_on_one_run_is_scored_on_another(tmp_path):
     result = CliRunner().invoke(main, ["report", str(paths[1]), "--tree", str(tree), "--format", "json"])
     assert result.exit_code == 0, result.output
     row = next(r for r in json.loads(result.stdout)["rows"] if r["method"] == "tree")
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     other = build_decision_map(read_measurements([str(paths[1])]))
     from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
     from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -181,3 +181,19 @@ def test_figures_of_a_map_one_method_wins_everywhere(tmp_path):
             (("1", 1.0), ("6", 2.0))]
     written = write_figures(report.build_report(build_decision_map(rows)), tmp_path / "figs")
     assert written and all((tmp_path / "figs" / p.split("/")[-1]).exists() for _, p in written)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_c_assignments_a_row_gives_are_the_ones_the_c_header_states(seed):
+    """One number for one thing: a tree's `C assignments` in the report is the count the C `codegen` writes
+    states in its header (issue 41: the header said 46 where the report said 35)."""
+    import re
+    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
+    from quadsel.evaluate.comparators import QuadtreeSelector
+    from quadsel.targets import emit
+    rows, _, _ = random_table(np.random.default_rng(seed), 6, 9, 5)
+    dmap = build_decision_map(rows)
+    for options in (DEFAULT_BUILD, dict(DEFAULT_BUILD, max_leaves=None), dict(DEFAULT_BUILD, max_leaves=5)):
+        tree = build_size_tree(dmap, **options)
+        header = int(re.search(r"(\d+) leaf assignments", emit("c", [tree])).group(1))
+        assert QuadtreeSelector.of(tree).deployed_assignments == header

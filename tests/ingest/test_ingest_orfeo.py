@@ -11,7 +11,7 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 ORFEO = SHARED / "orfeo-epyc-openmpi4"
 TUNING = SHARED / "ompi-collectives-tuning-example"
 
-pytestmark = pytest.mark.skipif(not ORFEO.is_dir(), reason="../shared/datasets is absent")
+pytestmark = pytest.mark.skipif(not ORFEO.is_dir(), reason="../shared/datasets: absent (a fresh clone)")
 
 COMM_SIZES = [2, 4, 8, 16, 32, 64, 128, 256]
 MSG_SIZES = [2 ** k for k in range(1, 21)]  # 2 B ... 1 MiB
@@ -73,7 +73,7 @@ def test_orfeo_collective_option_overrides_the_file_name():
     assert {m.collective for m in rows} == {"bcast"}
 
 
-@pytest.mark.skipif(not TUNING.is_dir(), reason="example directory is absent")
+@pytest.mark.skipif(not TUNING.is_dir(), reason="../shared/datasets: the ompi-collectives-tuning example is absent")
 def test_ompi_collectives_tuning_detail_out():
     assert detect_format(TUNING / "detail.out") == "detail"
     rows = read_measurements(TUNING / "detail.out", collective="gather")

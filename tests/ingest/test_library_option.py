@@ -43,7 +43,7 @@ def test_other_library_builds_its_c_returns_its_ids_and_other_targets_refuse(tmp
         (tmp_path / "gen.meta.json").write_text(json.dumps({"library": "other"}))
     done = CliRunner().invoke(main, args)
     assert done.exit_code == 0, done.output
-    fn = DecisionFunction.load(str(tmp_path / "t.qt.json"))
+    fn = DecisionFunction.load(str(tmp_path / "t.qt.json")).size_tree
     assert fn.provenance["library"] == "other"
     assert {m.algorithm for m in fn.methods} - {"default"} == {str(i) for i in range(1, 13)}   # default: outside
     source = CliRunner().invoke(main, ["codegen", str(tmp_path / "t.qt.json")])
@@ -99,5 +99,5 @@ def test_library_option_wins_over_names_of_two_libraries(tmp_path):
     assert refused.exit_code == 2 and "never merged" in refused.output
     done = CliRunner().invoke(main, ["build", str(data), "--library", "synthetic", "-o", out])
     assert done.exit_code == 0, done.output
-    fn = DecisionFunction.load(out)
+    fn = DecisionFunction.load(out).size_tree
     assert fn.query(4, 8).label == "pipeline" and fn.query(2, 8).label == "scatter_ring_allgather"

@@ -147,7 +147,7 @@ for n in (2, 3):
 """
 
 
-@pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+@pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 def test_mpich_falls_back_exactly_where_the_table_says(_env):
     # MPIR_CVAR_COLLECTIVE_FALLBACK=print: rank 0 prints "<Coll> <algorithm> cannot be applied." and MPICH runs
     # its own selection, as with the default (silent). (=error desynchronises the ranks: only some raise.)

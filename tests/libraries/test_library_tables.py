@@ -69,7 +69,7 @@ def test_open_mpi_tables_are_the_mpit_enumerations():
             assert openmpi.algorithm_id(coll, openmpi.ALGORITHMS[coll][v]) == v
 
 
-@pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+@pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 def test_mpich_tables_are_the_cvar_enumerations():
     got = _probe(MPICH_PYTHON)
     assert "MPICH" in got["version"]

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from quadsel.cli import main
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.libraries import algorithm_name, named_label, openmpi
 from quadsel.targets import emit
@@ -27,7 +27,7 @@ def six_everywhere(collective, tmp_path):
     rows = table_from_cube(cost, COMMS, MSGS, [("1", 0), ("6", 0)], collective=collective)
     dmap = build_decision_map(rows)
     dmap.library = "openmpi"
-    fn = build_decision_function(dmap, split="measured", provenance={"library": "openmpi"})
+    fn = build_size_tree(dmap, split="measured", provenance={"library": "openmpi"})
     path = tmp_path / f"{collective}.qt.json"
     fn.save(path)
     return fn, path

@@ -6,14 +6,7 @@ from hypothesis import given, strategies as st
 
 from quadsel.errors import QuadselError
 from quadsel.measure import output
-from quadsel.measure.layouts import NodeGroups, default_layouts, parse_layouts
-
-
-def test_parse_layouts():
-    assert parse_layouts("2x1, 1X2,2×2,2x1") == [(2, 1), (1, 2), (2, 2)]
-    for bad in ("2", "2x", "0x4", "1x1", "axb", ""):
-        with pytest.raises(QuadselError):
-            parse_layouts(bad)
+from quadsel.measure.layouts import NodeGroups, default_layouts
 
 
 def powers_and(top):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import QuadselError
 from quadsel.evaluate.penalty import penalty_grid, summarize
@@ -47,7 +47,7 @@ def test_predicted_points_are_marked_and_never_scored():
     assert score.points == keep.sum()
     assert np.isnan(penalty_grid(pmap, choice)[pmap.predicted]).all()
     # the tree file records which points were predicted
-    fn = build_decision_function(as_measured(pmap), split="measured", between="least-bad", leaf_rule="penalty",
+    fn = build_size_tree(as_measured(pmap), split="measured", between="least-bad", leaf_rule="penalty",
                                  provenance={"model": model_provenance("hockney", models, pmap)})
     recorded = fn.provenance["model"]
     assert recorded["predicted_points"] == (~keep).sum() and recorded["measured_points"] == keep.sum()

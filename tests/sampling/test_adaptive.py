@@ -47,7 +47,7 @@ def choices(tmp_path, out, comm_sizes, msgs=MSGS):
     tree = tmp_path / "t.qt.json"
     result = CliRunner().invoke(main, ["build", str(out), "-o", str(tree)])
     assert result.exit_code == 0, result.output
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     return {(c, m): fn.query(c, m).algorithm for c in comm_sizes for m in msgs}
 
 

@@ -156,7 +156,7 @@ def _deployed_penalty(csv_path, full_map, tmp_path):
     tree = tmp_path / (Path(csv_path).stem + ".qt.json")
     assert CliRunner().invoke(main, ["build", str(csv_path), "-o", str(tree)]).exit_code == 0
     from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
-    fn = DecisionFunction.load(tree)
+    fn = DecisionFunction.load(tree).size_tree
     return summarize(penalty_grid(full_map, choice_on(QuadtreeSelector.of(fn), full_map)), full_map).mean
 
 
@@ -212,7 +212,7 @@ def test_the_default_is_a_candidate_the_build_can_keep(tmp_path):
         if int(m) >= 4096 and int(c) >= 4:
             assert "default" in here, (c, m)                       # the winner is measured
     assert CliRunner().invoke(main, ["build", str(tmp_path / "a.csv"), "-o", str(tmp_path / "t.qt.json")]).exit_code == 0
-    fn = DecisionFunction.load(tmp_path / "t.qt.json")
+    fn = DecisionFunction.load(tmp_path / "t.qt.json").size_tree
     assert fn.query(8, 1 << 20).algorithm == "default"
 
 

@@ -78,7 +78,7 @@ def test_replay_sample_spends_the_budget_then_builds_with_the_model(tmp_path):
     tree = tmp_path / "m.qt.json"
     result = invoke("build", str(out), "--model", "hockney", "-o", str(tree), "--json")
     assert result.exit_code == 0, result.output
-    fn = DecisionFunction.load(str(tree))
+    fn = DecisionFunction.load(str(tree)).size_tree
     assert fn.comm_sizes.tolist() == meta["grid"]["comm_sizes"] and fn.msg_sizes.tolist() == meta["grid"]["msg_sizes"]
     predicted = done["points"] - done["points_measured"]
     assert fn.provenance["model"]["predicted_points"] == predicted

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from quadsel.cli import main
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import emit
 from quadsel.targets.blob import HEADER, MAGIC
@@ -22,7 +22,7 @@ OK, ETRUNCATED, EMAGIC, EVERSION, ESIZE, ECHECKSUM, ESTRUCTURE = 0, -1, -2, -3, 
 @pytest.fixture(scope="module")
 def fn():
     rows, _, _ = random_table(np.random.default_rng(5), 6, 9, 3)
-    return build_decision_function(build_decision_map(rows), split="measured")
+    return build_size_tree(build_decision_map(rows), split="measured")
 
 
 def decode(data):

@@ -4,7 +4,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import QuadselError
 from quadsel.targets.c import generate_c
@@ -27,12 +27,12 @@ def fn_of_map(best, methods=(("1", 0), ("2", 0), ("3", 0)), comm=None, msg=None,
     comm = np.arange(2, 2 + best.shape[0]) if comm is None else np.asarray(comm)
     msg = 2 ** np.arange(best.shape[1]) if msg is None else np.asarray(msg)
     cost = np.where(np.arange(len(methods))[None, None, :] == best[:, :, None], 1.0, 2.0)
-    return build_decision_function(build_decision_map(table_from_cube(cost, comm, msg, list(methods))), **options)
+    return build_size_tree(build_decision_map(table_from_cube(cost, comm, msg, list(methods))), **options)
 
 
 def test_generated_c_has_the_papers_nested_structure_and_signature():
     rows, _, _ = random_table(np.random.default_rng(1), 4, 4, 3)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     source = generate_c(fn)
     assert "int quadsel_bcast_decision(int comm_size, size_t msg_size, int *segsize)" in source
     assert "if (comm_size < " in source and "if (msg_size < (size_t)" in source and "} else {" in source
@@ -44,7 +44,7 @@ def test_generated_c_has_the_papers_nested_structure_and_signature():
 @pytest.mark.parametrize("seed", range(6))
 def test_function_size_counts_the_tests_of_the_generated_c_and_every_chain_ends_in_else(seed):
     rows, _, _ = random_table(np.random.default_rng(seed), 3 + seed, 4 + 2 * seed, 2 + seed % 3)
-    fn = build_decision_function(build_decision_map(rows), max_depth=seed % 4 or None)
+    fn = build_size_tree(build_decision_map(rows), max_depth=seed % 4 or None)
     merged, paper = body(generate_c(fn)), body(generate_c(fn, merge=False))
     size, paper_size = function_size(fn), function_size(fn, merge=False)
     assert merged.count("if (") == size.tests and paper.count("if (") == paper_size.tests
@@ -74,7 +74,7 @@ def test_merging_folds_a_cut_whose_far_side_repeats_the_near_subtree():
 
 def test_merged_ir_has_no_test_that_cannot_change_the_outcome():
     rows, _, _ = random_table(np.random.default_rng(11), 12, 20, 3)
-    ir, root = merged_ir(build_decision_function(build_decision_map(rows)).tree)
+    ir, root = merged_ir(build_size_tree(build_decision_map(rows)).tree)
     todo, seen = [root], 0
     while todo:
         key = ir.nodes[todo.pop()]
@@ -88,7 +88,7 @@ def test_merged_ir_has_no_test_that_cannot_change_the_outcome():
 def test_orfeo_bcast_depth3_function_has_fewer_tests_than_leaves(orfeo):
     from quadsel.ingest import read_measurements
     files = sorted(orfeo.glob("bcast_algo*.csv")) + [orfeo / "bcast_default.csv"]
-    fn = build_decision_function(build_decision_map(read_measurements([str(f) for f in files])), max_depth=3)
+    fn = build_size_tree(build_decision_map(read_measurements([str(f) for f in files])), max_depth=3)
     assert function_size(fn).tests < fn.tree.n_leaves == 49
     assert body(generate_c(fn)).count("if (") == function_size(fn).tests
 
@@ -119,7 +119,7 @@ def test_library_ids_refuse_names_the_library_does_not_have():
 
 def test_names_become_defines_with_sanitized_identifiers():
     rows, _, _ = random_table(np.random.default_rng(2), 3, 3, 6, names=NASTY)
-    source = generate_c(build_decision_function(build_decision_map(rows)))
+    source = generate_c(build_size_tree(build_decision_map(rows)))
     assert "#define QUADSEL_BCAST_ALG_BASIC_LINEAR" in source
     assert "a*/" not in source and "x\ny" not in source
 
@@ -134,7 +134,7 @@ def test_function_name_must_be_a_c_identifier():
 
 def test_single_leaf_tree_compiles_without_unused_parameter_warnings(compile_decision):
     rows, _, _ = random_table(np.random.default_rng(3), 2, 2, 1)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     assert fn.tree.n_nodes == 1
     ask = compile_decision(generate_c(fn, name="one_leaf"), "one_leaf")
     assert ask([(2, 0)]) == [(1, 0)]
@@ -143,6 +143,6 @@ def test_single_leaf_tree_compiles_without_unused_parameter_warnings(compile_dec
 def test_generated_c_of_a_wide_grid_compiles_with_strict_flags(gcc, tmp_path):
     rows, _, _ = random_table(np.random.default_rng(4), 30, 40, 6)
     path = tmp_path / "d.c"
-    path.write_text(generate_c(build_decision_function(build_decision_map(rows))))
+    path.write_text(generate_c(build_size_tree(build_decision_map(rows))))
     subprocess.run([gcc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-c", str(path), "-o",
                     str(tmp_path / "d.o")], check=True)

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.errors import QuadselError
 from quadsel.libraries import alphatree
@@ -28,7 +28,7 @@ def alpha_fn(seed=0):
     cost = np.where(np.arange(len(METHODS))[None, None, :] == best[:, :, None], 1.0, 2.0)
     cost = cost * rng.uniform(1.0, 1.01, size=cost.shape)
     rows = table_from_cube(cost, comm, msg, METHODS)
-    fn = build_decision_function(build_decision_map(rows), split="measured")
+    fn = build_size_tree(build_decision_map(rows), split="measured")
     fn.provenance["library"] = "openmpi"
     return fn
 

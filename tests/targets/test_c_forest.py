@@ -45,9 +45,9 @@ def compiled(gcc, folder, source, name="quadsel_bcast_decision"):
 def queries(forest):
     ppns = sorted({0, 1} | {b + d for b in forest.bounds.tolist() for d in (-1, 0, 1)} | {2 ** 31 - 1})
     comms, msgs = set(), set()
-    for member in forest.members:
-        comms |= set(probe_sizes(member.fn.comm_sizes, int(member.fn.comm_sizes[-1])))
-        msgs |= set(probe_sizes(member.fn.msg_sizes, int(member.fn.msg_sizes[-1])))
+    for member in forest.layers:
+        comms |= set(probe_sizes(member.tree.comm_sizes, int(member.tree.comm_sizes[-1])))
+        msgs |= set(probe_sizes(member.tree.msg_sizes, int(member.tree.msg_sizes[-1])))
     comms = sorted(c for c in comms if 1 <= c < 2 ** 31) + [2 ** 31 - 1]
     return [(p, c, m) for p in ppns for c in comms for m in sorted(msgs) + [2 ** 63 - 1]]
 
@@ -76,7 +76,7 @@ def test_forest_c_answers_as_the_python_query(gcc, tmp_path_factory, seed, ppns,
     asked = queries(forest)
     got = ask(asked)
     ids = ids_of(source)
-    methods = forest.choices(*zip(*asked))
+    methods = forest.methods_at(*zip(*asked))
     for (p, c, m), answer, method in zip(asked, got, methods):
         alg = 0 if method.algorithm == "default" else ids[method.algorithm] if named else int(method.algorithm)
         assert answer == (alg, method.segsize), (p, c, m, method)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import emit
 from quadsel.targets.c_common import algorithm_ids
@@ -77,7 +77,7 @@ ZOO_SPECS = [
 
 @pytest.fixture(scope="module")
 def zoo():
-    return [build_decision_function(build_decision_map(rows()), **options) for rows, options in ZOO_SPECS]
+    return [build_size_tree(build_decision_map(rows()), **options) for rows, options in ZOO_SPECS]
 
 
 def test_zoo_covers_both_node_layouts_and_one_leaf_trees(zoo):
@@ -173,6 +173,6 @@ OPTIONS = [{}, {"max_depth": 1}, {"max_depth": 2, "pad_mode": "edge"}, {"accurac
 def test_every_form_of_random_trees_equals_python(c_program, seed, n_comm, n_msg, n_methods, options, named):
     rows = (default_rows if options.get("keep_default") else random_rows)(seed, n_comm, n_msg, n_methods,
                                                                         NASTY if named else None)
-    fn = build_decision_function(build_decision_map(rows), **options)
+    fn = build_size_tree(build_decision_map(rows), **options)
     program = c_program(sources([fn]), [emit("blob", [fn])])
     check(program, [fn], [boundary_queries(fn)])

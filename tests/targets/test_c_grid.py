@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import emit
 from quadsel.targets.c_grid import _padded, generate_c_grid, grid_bytes, grid_fits, grid_table
@@ -21,7 +21,7 @@ def test_padded_search_covers_every_count_of_bounds():
 
 def test_bands_and_columns_merge_equal_neighbours_only():
     rows, _, _ = random_table(np.random.default_rng(5), 9, 14, 3)
-    fn = build_decision_function(build_decision_map(rows), split="measured", max_leaves=6)
+    fn = build_size_tree(build_decision_map(rows), split="measured", max_leaves=6)
     grid, painted = grid_table(fn), fn.cell_methods()
     cells = grid.cells
     assert (np.diff(cells, axis=0) != 0).any(axis=1).all() and (np.diff(cells, axis=1) != 0).any(axis=0).all()
@@ -35,7 +35,7 @@ def test_bands_and_columns_merge_equal_neighbours_only():
 
 def test_object_file_holds_the_padded_bounds_cells_and_methods(c_compiler, tmp_path):
     rows, _, _ = random_table(np.random.default_rng(6), 12, 20, 5)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     grid = grid_table(fn)
     symbols = data_symbols(c_compiler, generate_c_grid(fn, name="t"), tmp_path)
     assert symbols == {"t_comm_bound": 4 * _padded(grid.comm_bound)[0], "t_msg_bound": 8 * _padded(grid.msg_bound)[0],
@@ -45,7 +45,7 @@ def test_object_file_holds_the_padded_bounds_cells_and_methods(c_compiler, tmp_p
 
 def test_flavor_table_is_the_grid_when_it_fits():
     rows, _, _ = random_table(np.random.default_rng(7), 6, 8, 3)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     assert grid_fits(fn)
     source = emit("c", [fn], flavor="table", name="t")
     assert "t_cells[" in source and "t_nodes[" not in source

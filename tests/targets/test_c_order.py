@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets import c_order
 from quadsel.targets.c import generate_c
@@ -17,7 +17,7 @@ from helpers import random_table, table_from_cube
 
 def random_fn(seed, n_comm, n_msg, n_methods, **options):
     rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods)
-    return build_decision_function(build_decision_map(rows), **options)
+    return build_size_tree(build_decision_map(rows), **options)
 
 
 def diagonal_fn(n):
@@ -25,7 +25,7 @@ def diagonal_fn(n):
     best = np.eye(n, dtype=int)
     cost = np.where(np.arange(2)[None, None, :] == best[:, :, None], 1.0, 2.0)
     rows = table_from_cube(cost, np.arange(2, 2 + n), np.arange(1, n + 1) * 8, [("1", 0), ("2", 0)])
-    return build_decision_function(build_decision_map(rows), split="measured")
+    return build_size_tree(build_decision_map(rows), split="measured")
 
 
 def test_prior_is_a_distribution_over_the_measured_range():
@@ -71,7 +71,7 @@ def test_orfeo_bcast_exact_trees_walk_under_half_the_tests_of_the_trees_order(or
     files = sorted(orfeo.glob("bcast_algo*.csv")) + [orfeo / "bcast_default.csv"]
     dmap = build_decision_map(read_measurements([str(f) for f in files]))
     for options in (dict(PAPER_BUILD, outside="default"), dict(DEFAULT_BUILD, max_leaves=None, outside="default")):
-        walked, tree = walked_tests(build_decision_function(dmap, **options))
+        walked, tree = walked_tests(build_size_tree(dmap, **options))
         assert walked < 0.6 * tree
 
 

@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from quadsel.decision.decision_function import build_decision_function
+from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.targets.c_table import INT_MAX, compact_table, generate_c_table, table_bytes, table_of
 
@@ -45,7 +45,7 @@ def check_object(compiler, fn, folder):
 
 def test_object_file_holds_4_bytes_per_node_plus_thresholds_and_methods(c_compiler, tmp_path):
     rows, _, _ = random_table(np.random.default_rng(3), 12, 20, 5)
-    fn = build_decision_function(build_decision_map(rows))
+    fn = build_size_tree(build_decision_map(rows))
     assert table_of(fn).layout["bytes"] == 4
     check_object(c_compiler, fn, tmp_path)
 
@@ -55,7 +55,7 @@ def test_orfeo_bcast_exact_tree_table_is_4_bytes_per_node(c_compiler, tmp_path, 
     files = sorted(orfeo.glob("bcast_algo*.csv")) + [orfeo / "bcast_default.csv"]
     dmap = build_decision_map(read_measurements([str(f) for f in files]))
     for options in ({}, {"split": "measured"}, {"split": "measured", "between": "least-bad"}):
-        fn = build_decision_function(dmap, **options)
+        fn = build_size_tree(dmap, **options)
         symbols = check_object(c_compiler, fn, tmp_path)
         axes_and_methods = 4 * (len(fn.comm_sizes) * 2) + 8 * (len(fn.msg_sizes) * 2) + 8 * len(fn.methods)
         assert symbols["t_nodes"] == 4 * fn.tree.n_nodes

@@ -20,8 +20,8 @@ SHELLS = [s for s in ("sh", "bash", "dash", "busybox") if shutil.which(s)]
 
 def intel_forest(seed, ppns, nodes=(2,), depth=None):
     forest = forest_of(layout_rows(seed, ppns=ppns, nodes=nodes, names=NAMES), max_depth=depth)
-    for member in forest.members:
-        member.fn.provenance["library"] = "intelmpi"
+    for member in forest.layers:
+        member.tree.provenance["library"] = "intelmpi"
     return forest
 
 
@@ -67,8 +67,8 @@ def test_each_layout_exports_the_impi_adjust_strings_of_its_member(tmp_path_fact
     path.write_text(text)
     bounds = forest.bounds.tolist()
     for ppn in sorted({1, 2 ** 20} | {b + d for b in bounds for d in (-1, 0, 1) if b + d >= 1}):
-        member = next((m for m in forest.members if m.ppn >= ppn), forest.members[-1])   # the forest's rule
-        want = adjust_strings(member.fn)
+        member = next((m for m in forest.layers if m.ppn >= ppn), forest.layers[-1])   # the forest's rule
+        want = adjust_strings(member.tree)
         for n in (1, 3):
             if ppn * n > 999_999_999:
                 continue
@@ -82,11 +82,11 @@ def test_uneven_slurm_tasks_per_node_take_the_ceiling_of_the_average(tmp_path):
     forest = intel_forest(4, (1, 2, 4))
     path = tmp_path / "tuned.sh"
     path.write_text(emit("env-script", [forest]))
-    by_bound = {m.ppn: adjust_strings(m.fn) for m in forest.members}
+    by_bound = {m.ppn: adjust_strings(m.tree) for m in forest.layers}
     assert len({str(v) for v in by_bound.values()}) > 1, "the test needs members that differ"
     # 3(x2),1: 7 tasks on 3 nodes, ppn = ceil(7 / 3) = 3 -> the ppn<=4 member; 2,1: ceil(3 / 2) = 2
     for value, ppn in (("3(x2),1", 3), ("2,1", 2), ("1(x4)", 1), ("4,4,4", 4), ("5(x2)", 5)):
-        member = next((m for m in forest.members if m.ppn >= ppn), forest.members[-1])
+        member = next((m for m in forest.layers if m.ppn >= ppn), forest.layers[-1])
         assert sourced(path, {"SLURM_TASKS_PER_NODE": value})[0] == by_bound[member.ppn], value
 
 
@@ -99,8 +99,8 @@ def test_no_layout_known_exports_the_last_member_and_says_so(tmp_path, variables
     path = tmp_path / "tuned.sh"
     path.write_text(emit("env-script", [forest]))
     got, err, left = sourced(path, variables)
-    assert got == adjust_strings(forest.members[-1].fn)
-    assert err.count("\n") == 1 and "no job layout known" in err and f"bcast ppn>{forest.members[-2].ppn}" in err
+    assert got == adjust_strings(forest.layers[-1].tree)
+    assert err.count("\n") == 1 and "no job layout known" in err and f"bcast ppn>{forest.layers[-2].ppn}" in err
     assert left == []
     assert not shutil.os.path.exists("/tmp/quadsel-env-pwned")
 
@@ -109,16 +109,16 @@ def test_several_collectives_each_by_its_own_bounds_and_a_2d_tree_whatever_the_l
     bcast = intel_forest(8, (1, 4))
     reduce = as_collective(layout_rows(9, ppns=(2, 8), nodes=(2,), names=("1", "2", "5", "7")), "reduce")
     allreduce = as_collective(layout_rows(10, ppns=(4,), nodes=(2,), names=("1", "2", "3", "8")), "allreduce")
-    assert len(allreduce.members) == 1
-    allreduce = allreduce.members[0].fn                     # a 2-D tree
-    for fn in [m.fn for m in bcast.members + reduce.members] + [allreduce]:
+    assert len(allreduce.layers) == 1
+    allreduce = allreduce.layers[0].tree                     # a 2-D tree
+    for fn in [m.tree for m in bcast.layers + reduce.layers] + [allreduce]:
         fn.provenance["library"] = "intelmpi"
     path = tmp_path / "tuned.sh"
     path.write_text(emit("env-script", [bcast, reduce, allreduce]))
     for ppn in (1, 2, 3, 4, 5, 8, 9):
         want = {}
         for forest in (bcast, reduce):
-            want.update(adjust_strings(next((m for m in forest.members if m.ppn >= ppn), forest.members[-1]).fn))
+            want.update(adjust_strings(next((m for m in forest.layers if m.ppn >= ppn), forest.layers[-1]).tree))
         want.update(adjust_strings(allreduce))
         for shell in SHELLS:
             assert sourced(path, {"QUADSEL_PPN": str(ppn)}, shell)[0] == want, (ppn, shell)
@@ -137,10 +137,10 @@ def test_a_member_no_string_can_express_is_refused_naming_its_layout():
 
 def as_collective(rows, collective):
     from dataclasses import replace
-    from quadsel.decision.decision_function import build_decision_function
-    from quadsel.decision.layouts import build_forest, layout_groups
+    from quadsel.decision.builder import build_size_tree
+    from quadsel.decision.layouts import build_from_groups, layout_groups
     rows = [replace(r, collective=collective) for r in rows]
-    return build_forest(layout_groups(rows), collective, lambda d: build_decision_function(d, outside="extrapolate"))[0]
+    return build_from_groups(layout_groups(rows), collective, lambda d: build_size_tree(d, outside="extrapolate"))[0]
 
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed (apt-get install shellcheck)")

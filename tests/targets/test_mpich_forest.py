@@ -5,7 +5,7 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.layouts import query_ppn
+from quadsel.decision.decision_function import query_ppn
 from quadsel.targets import emit, mpich_json
 from quadsel.json_lines import parse_json_lines
 from quadsel.targets.library_call import CallModel
@@ -26,7 +26,7 @@ def test_blocks_are_outermost_and_the_last_is_any():
     forest = forest_of(layout_rows(4, ppns=(1, 2, 8), names=NAMES))
     text, _ = document(forest)
     intra = json.loads(text)["collective=bcast"]["comm_type=intra"]
-    assert list(intra) == [f"comm_avg_ppn<={m.ppn}" for m in forest.members[:-1]] + ["comm_avg_ppn=any"]
+    assert list(intra) == [f"comm_avg_ppn<={m.ppn}" for m in forest.layers[:-1]] + ["comm_avg_ppn=any"]
     assert all(next(iter(block)).startswith("comm_size") for block in intra.values())
 
 
@@ -39,9 +39,9 @@ def test_reader_matches_the_forest_query_at_every_measured_layout_and_boundary(s
     node_counts = sorted({n + d for n in nodes for d in (-1, 0, 1) if n + d >= 1} | {64})
     msgs = set()
     comms = set()
-    for member in forest.members:
-        msgs |= set(probe_sizes(member.fn.msg_sizes, int(member.fn.msg_sizes[-1])))
-        comms |= set(probe_sizes(member.fn.comm_sizes, int(member.fn.comm_sizes[-1])))
+    for member in forest.layers:
+        msgs |= set(probe_sizes(member.tree.msg_sizes, int(member.tree.msg_sizes[-1])))
+        comms |= set(probe_sizes(member.tree.comm_sizes, int(member.tree.comm_sizes[-1])))
         comms |= {n * b + d for n in node_counts for b in forest.bounds.tolist() for d in (-1, 0, 1)}
     msgs = sorted(m for m in msgs if m < 2 ** 31)          # csel's int thresholds
     checked = 0
@@ -50,7 +50,7 @@ def test_reader_matches_the_forest_query_at_every_measured_layout_and_boundary(s
             if c < max(n, 1):
                 continue                                    # a node holds at least one rank
             p = query_ppn(c, nodes=n)
-            want = forest.choices([p] * len(msgs), [c] * len(msgs), msgs)
+            want = forest.methods_at([p] * len(msgs), [c] * len(msgs), msgs)
             for m, method in zip(msgs, want):
                 found = mpich_json.lookup(doc, "bcast", c, m, CallModel(count=m, type_size=1, nodes=n))
                 assert found is not None and mpich_json.label("bcast", found[0]) == method.algorithm, (n, c, m)
@@ -61,6 +61,6 @@ def test_reader_matches_the_forest_query_at_every_measured_layout_and_boundary(s
 def test_a_communicator_without_node_information_takes_the_last_block():
     forest = forest_of(layout_rows(6, ppns=(1, 4), names=NAMES), max_depth=0)
     _, doc = document(forest)
-    last = forest.members[-1].fn.query(8, 64)
+    last = forest.layers[-1].tree.query(8, 64)
     found = mpich_json.lookup(doc, "bcast", 8, 64, CallModel(count=64, type_size=1, one_node=False))
     assert mpich_json.label("bcast", found[0]) == last.algorithm

@@ -2,20 +2,21 @@
 the JSON rules with comm_rank_distribution (-t ompi-json, main / 6.x) and coll/han's dynamic rules (-t ompi-han)
 with the tuned file its global level calls. Each must answer what `quadsel query` answers for the layout the file
 can see: the forest itself where the file can tell the layout, else the packed layout of the comm size
-(targets/layout_collapse.py; docs/formats-output.md, "Layout forests in Open MPI's files")."""
+(targets/layout_rules.py; docs/formats-output.md, "Layout forests in Open MPI's files")."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.decision_function import build_decision_function
-from quadsel.decision.layouts import build_forest, layout_groups, query_ppn
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import query_ppn
+from quadsel.decision.layouts import build_from_groups, layout_groups
 from quadsel.errors import InputError, QuadselError
 from quadsel.ingest.table import Measurement
 from quadsel.json_lines import parse_json_lines
 from quadsel.libraries import openmpi, sizes
 from quadsel.targets import emit, ompi_han, ompi_json, ompi_rules
-from quadsel.targets.layout_collapse import member_ranges, reference_ppn
+from quadsel.targets.layout_rules import member_ranges, reference_ppn
 
 from layout_helpers import probe_sizes
 
@@ -33,8 +34,8 @@ def forest(seed, collective="bcast", ppns=(1, 2, 4), nodes=(1, 2, 4), default=Fa
                 for name in names + (("default",) if default else ()):
                     rows.append(Measurement(collective, name, 0, n * p, int(m), float(rng.uniform(1, 100)),
                                             source=f"x.csv:{len(rows) + 2}", nodes=n, ppn=p))
-    build = lambda d: build_decision_function(d, outside="extrapolate", keep_default=default)  # noqa: E731
-    return build_forest(layout_groups(rows), collective, build)[0]
+    build = lambda d: build_size_tree(d, outside="extrapolate", keep_default=default)  # noqa: E731
+    return build_from_groups(layout_groups(rows), collective, build)[0]
 
 
 def alg(collective, method):
@@ -43,9 +44,9 @@ def alg(collective, method):
 
 def grid(f):
     msgs, comms = set(), set()
-    for m in f.members:
-        msgs |= set(probe_sizes(m.fn.msg_sizes, int(m.fn.msg_sizes[-1])))
-        comms |= set(probe_sizes(m.fn.comm_sizes, int(m.fn.comm_sizes[-1])))
+    for m in f.layers:
+        msgs |= set(probe_sizes(m.tree.msg_sizes, int(m.tree.msg_sizes[-1])))
+        comms |= set(probe_sizes(m.tree.comm_sizes, int(m.tree.comm_sizes[-1])))
     comms |= {lo + d for lo, hi, _ in member_ranges(f, 1) + member_ranges(f, 2) for d in (-1, 0, 1)}
     return sorted(c for c in comms if c >= 1), sorted(msgs)
 
@@ -63,15 +64,15 @@ def test_classic_file_answers_the_packed_layout_of_every_comm_size(seed, shape, 
     _, data, ignored, warnings = ompi_rules.read(text, "f.rules")
     assert ignored is None and warnings == []
     comms, msgs = grid(f)
-    top = f.members[-1].ppn
-    largest = max(int(m.fn.comm_sizes[-1]) for m in f.members)
+    top = f.layers[-1].ppn
+    largest = max(int(m.tree.comm_sizes[-1]) for m in f.layers)
     for c in comms:
         if collective == "allgather" and c > largest:
             continue          # a total key beyond the measured sizes is scaled by the largest (docs/formats-output.md)
         for m in msgs:
             key = sizes.library_size("openmpi", collective, m, c)       # total for allgather: m x c
             rule = ompi_rules.lookup(data[openmpi.COLLECTIVE_IDS[collective]], c, key)
-            assert rule.alg == alg(collective, f.query(reference_ppn(c, top), c, m)), (c, m)
+            assert rule.alg == alg(collective, f.query(c, m, ppn=reference_ppn(c, top))), (c, m)
 
 
 @settings(max_examples=20, deadline=None)
@@ -83,7 +84,7 @@ def test_json_rules_answer_the_forest_on_one_node_and_one_per_node_and_the_packe
     assert warnings == []
     assert [e.distribution for e in data["bcast"]][0] == "single-node"
     comms, msgs = grid(f)
-    top = f.members[-1].ppn
+    top = f.layers[-1].ppn
     for nodes in (1, 2, 3, 4, 64):
         for c in comms:
             if c < nodes:
@@ -93,7 +94,7 @@ def test_json_rules_answer_the_forest_on_one_node_and_one_per_node_and_the_packe
             at = ppn if exact else reference_ppn(c, top, 2)
             for m in msgs:
                 rule = ompi_json.lookup(data["bcast"], c, m, layout=(nodes, ppn))
-                assert rule.alg == alg("bcast", f.query(at, c, m)), (nodes, c, m)
+                assert rule.alg == alg("bcast", f.query(c, m, ppn=at)), (nodes, c, m)
 
 
 def test_one_per_node_rules_need_the_disjoint_flag():
@@ -101,7 +102,7 @@ def test_one_per_node_rules_need_the_disjoint_flag():
     data, _ = ompi_json.read(parse_json_lines(emit("ompi-json", [f]), "f.json"), "f.json")
     # MPI_COMM_WORLD carries no disjointness flag in Open MPI main: a 2 x 1 world takes the `any` entries
     rule = ompi_json.lookup(data["bcast"], 2, 0, layout=(2, 1), disjoint_set=False)
-    assert rule.alg == alg("bcast", f.query(reference_ppn(2, 4, 2), 2, 0))
+    assert rule.alg == alg("bcast", f.query(2, 0, ppn=reference_ppn(2, 4, 2)))
 
 
 @settings(max_examples=20, deadline=None)
@@ -113,8 +114,8 @@ def test_han_and_tuned_files_together_run_what_the_forest_says(seed, shape, coll
     _, data, _, _ = ompi_rules.read(emit("ompi-rules", [f]), "tuned.rules")
     tuned = data[openmpi.COLLECTIVE_IDS[collective]]
     comms, msgs = grid(f)
-    top = f.members[-1].ppn
-    largest = max(int(m.fn.comm_sizes[-1]) for m in f.members)
+    top = f.layers[-1].ppn
+    largest = max(int(m.tree.comm_sizes[-1]) for m in f.layers)
     for nodes in (1, 2, 4):
         for c in comms:
             if c < nodes or (collective == "allgather" and c > largest):
@@ -122,7 +123,7 @@ def test_han_and_tuned_files_together_run_what_the_forest_says(seed, shape, coll
             for m in msgs:
                 component, rule = ompi_han.decide(han, tuned, collective, nodes, c, m,
                                                   sizes.library_size("openmpi", collective, m, c))
-                method = f.query(reference_ppn(c, top), c, m)
+                method = f.query(c, m, ppn=reference_ppn(c, top))
                 if nodes > 1 and c > 1 and method.algorithm == "default":
                     assert (component, rule) == ("han", None), (nodes, c, m)
                 else:
@@ -133,8 +134,8 @@ def test_han_keys_bytes_per_rank_where_tuned_keys_the_total_of_a_gather_type_col
     rows = [Measurement("allgather", name, 0, n * 2, m, 1.0 if (name == "default") == (m >= 4096) else 9.0,
                         source=f"x.csv:{i}", nodes=n, ppn=2)
             for i, (n, m, name) in enumerate((n, m, name) for n in (1, 2) for m in (1024, 4096) for name in ("2", "default"))]
-    build = lambda d: build_decision_function(d, outside="extrapolate", keep_default=True)  # noqa: E731
-    f = build_forest(layout_groups(rows), "allgather", build)[0]
+    build = lambda d: build_size_tree(d, outside="extrapolate", keep_default=True)  # noqa: E731
+    f = build_from_groups(layout_groups(rows), "allgather", build)[0]
     han = ompi_han.read(emit("ompi-han", [f]), "han.rules")
     confs = dict(han.collectives)["allgather"]["global_communicator"]
     assert [(r.msg, r.component) for r in confs[0].rules] == [(0, "tuned"), (4096, "han")]   # per rank

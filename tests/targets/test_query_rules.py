@@ -50,7 +50,7 @@ def trees(tmp_path_factory):
 
 def _grid(tree):
     from quadsel.decision.decision_function import DecisionFunction
-    fn = DecisionFunction.load(str(tree))
+    fn = DecisionFunction.load(str(tree)).size_tree
     return [int(c) for c in fn.comm_sizes], [int(m) for m in fn.msg_sizes]
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from quadsel.decision.decision_function import DecisionFunction, build_decision_function
+from quadsel.decision.builder import build_size_tree
+from quadsel.decision.decision_function import DecisionFunction
 from quadsel.decision.decision_map import build_decision_map
 from quadsel.decision.grid import COMM_TOP, MSG_TOP, Axis
 from quadsel.targets import emit, ompi_json, ompi_rules
@@ -37,7 +38,7 @@ def tree(comm_sizes, msg_sizes, seed, outside, n_methods=3):
     ids = ["1", "6", "3", "5"][:n_methods]
     cost = rng.uniform(1.0, 100.0, size=(len(comm_sizes), len(msg_sizes), n_methods))
     rows = table_from_cube(cost, comm_sizes, msg_sizes, [(a, 0) for a in ids])
-    return build_decision_function(build_decision_map(rows), split="measured", between="least-bad",
+    return build_size_tree(build_decision_map(rows), split="measured", between="least-bad",
                                    leaf_rule="penalty", outside=outside)
 
 
@@ -72,7 +73,7 @@ def test_query_and_rules_files_agree_at_and_near_the_limits(comm_sizes, msg_size
     for comm in comm_sizes:                         # a measured point is never handed back to the library
         for msg in msg_sizes:
             assert fn.query(comm, msg).algorithm != "default", (comm, msg)
-    again = DecisionFunction.from_json(json.loads(fn.dumps()))      # the tree file holds it
+    again = DecisionFunction.from_json(json.loads(fn.dumps())).size_tree      # the tree file holds it
     classic = OmpiClassicRules(ompi_rules.emit([fn]))
     as_json = OmpiJsonRules(ompi_json.emit([fn]))
     assert not classic.ignored
@@ -138,7 +139,7 @@ def total_tree(collective, comm_sizes, msg_sizes, seed, outside):
     rng = np.random.default_rng(seed)
     cost = rng.uniform(1.0, 100.0, size=(len(comm_sizes), len(msg_sizes), 2))
     rows = table_from_cube(cost, comm_sizes, msg_sizes, [("1", 0), ("2", 0)], collective)
-    return build_decision_function(build_decision_map(rows, collective), split="measured", between="least-bad",
+    return build_size_tree(build_decision_map(rows, collective), split="measured", between="least-bad",
                                    leaf_rule="penalty", outside=outside)
 
 

@@ -86,12 +86,12 @@ def test_allgather_at_4_ranks_and_1_kib_per_rank_is_an_open_mpi_boundary_at_4_ki
 
 def between_fn(seed, n_comm, n_msg, n_methods, coll, between, names=IDS, outside="extrapolate"):
     """A random tree of the default build (between rule, cuts at measured sizes) or the paper's (floor)."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from helpers import random_table
     rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods, names=names, collective=coll)
     split = "measured" if between == "least-bad" else "midpoint"
-    return build_decision_function(build_decision_map(rows, coll), split=split, between=between, outside=outside)
+    return build_size_tree(build_decision_map(rows, coll), split=split, between=between, outside=outside)
 
 
 @pytest.mark.parametrize("coll", sorted(set(OMPI_KEY) - {"scatter"}))   # scatter: below

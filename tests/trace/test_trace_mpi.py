@@ -15,7 +15,7 @@ from helpers import mpi_library, mpiexec_beside as _mpiexec
 LIBRARY = mpi_library(sys.executable)
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
 needs_openmpi = pytest.mark.skipif(LIBRARY != "openmpi", reason="Open MPI only")
-needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 
 pytestmark = pytest.mark.skipif(not _mpiexec(sys.executable) or LIBRARY is None,
                                 reason="needs mpiexec and an MPI library mpi4py can load")

@@ -31,7 +31,7 @@ def test_across_hosts_open_mpis_tuned_env_exports_what_the_follow_check_loads(tm
     """tune --mpiexec-args under Open MPI: tuned.env (targets/ompi_env.py) picks the job's per-ppn rules file and
     loads coll/han's routing file beside it; sourced for 2 ranks per node it sets exactly the variables the follow
     check's file launch gets for that ppn's file and the routing file."""
-    forests = [SimpleNamespace(members=[SimpleNamespace(measured_ppn=[1]), SimpleNamespace(measured_ppn=[2, 4])])]
+    forests = [SimpleNamespace(layers=[SimpleNamespace(measured_ppn=[1]), SimpleNamespace(measured_ppn=[2, 4])])]
     script = tmp_path / "tuned.env"
     script.write_text(hosts.env_text(get("openmpi"), str(tmp_path), forests, ["h"], routed=True))
     names = list(get("openmpi").rules_environment("x", "y"))

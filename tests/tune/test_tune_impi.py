@@ -13,7 +13,7 @@ from conftest import REPO
 from quadsel.tune import deploy
 
 IMPI_PYTHON = os.environ.get("QUADSEL_IMPI_PYTHON")
-needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
+needs_impi = pytest.mark.skipif(not IMPI_PYTHON, reason="the Intel MPI venv: set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
 TINY = ["--np", "2", "--msg-sizes", "8,64K", "--rounds", "1", "--max-reps", "10", "--max-time", "0.05",
         "--verify-rounds", "2", "--no-figures"]
 
@@ -55,7 +55,7 @@ def test_tune_under_intel_mpi_deploys_a_tuning_file_the_library_follows(tmp_path
 
 def _fn(collective, by_comm):
     """A 2-D Intel MPI tree from {comm: {msg: preset}} (each preset fastest where named)."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     from quadsel.ingest.table import Measurement, Table
     rows = []
@@ -64,7 +64,7 @@ def _fn(collective, by_comm):
         for msg, best in msgs.items():
             rows += [Measurement(collective, p, 0, comm, msg, 1.0 if p == best else 3.0, source=f"x.csv:{len(rows)}")
                      for p in presets]
-    fn = build_decision_function(build_decision_map(Table(rows, (), "intelmpi"), collective))
+    fn = build_size_tree(build_decision_map(Table(rows, (), "intelmpi"), collective))
     fn.provenance["library"] = "intelmpi"
     return fn
 

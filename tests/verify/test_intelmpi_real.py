@@ -17,7 +17,7 @@ from quadsel.libraries import intelmpi
 
 REPO = Path(__file__).resolve().parents[2]
 IMPI_PYTHON = os.environ.get("QUADSEL_IMPI_PYTHON")
-pytestmark = pytest.mark.skipif(not IMPI_PYTHON, reason="set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
+pytestmark = pytest.mark.skipif(not IMPI_PYTHON, reason="the Intel MPI venv: set QUADSEL_IMPI_PYTHON to a Python with Intel MPI (impi-rt)")
 
 
 def _env():

@@ -19,7 +19,7 @@ COMMS, MSGS = [2, 4, 8], [8, 512, 65536]
 
 def _tree():
     """A small exact tree with gap cells between the measured sizes (the between rule)."""
-    from quadsel.decision.decision_function import build_decision_function
+    from quadsel.decision.builder import build_size_tree
     from quadsel.decision.decision_map import build_decision_map
     choice = [[("6", 0), ("6", 0), ("3", 8192)], [("1", 0), ("6", 0), ("3", 8192)], [("1", 0), ("1", 0), ("6", 0)]]
     methods = sorted({m for row in choice for m in row})
@@ -27,7 +27,7 @@ def _tree():
     for ci, row in enumerate(choice):
         for mi, method in enumerate(row):
             cost[ci, mi, methods.index(method)] = 1.0
-    return build_decision_function(build_decision_map(table_from_cube(cost, COMMS, MSGS, methods)), split="measured",
+    return build_size_tree(build_decision_map(table_from_cube(cost, COMMS, MSGS, methods)), split="measured",
                                    between="least-bad", leaf_rule="penalty")
 
 

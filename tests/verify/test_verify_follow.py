@@ -24,7 +24,7 @@ pytest.importorskip("mpi4py")
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
 needs_openmpi = pytest.mark.skipif(not _mpiexec(sys.executable) or _library(sys.executable) != "openmpi",
                                    reason="needs Open MPI's mpiexec and mpi4py on Open MPI")
-needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="set QUADSEL_MPICH_PYTHON to a Python with MPICH")
+needs_mpich = pytest.mark.skipif(not MPICH_PYTHON, reason="the MPICH venv: set QUADSEL_MPICH_PYTHON to a Python with MPICH")
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from quadsel.errors import QuadselError
 from quadsel.verify import command, hosts, verdict
 from quadsel.verify.follow import PointCheck
 from quadsel.verify.layouts import forest_rules, layout_summary
-from quadsel.verify.selection import ForestSelection
+from quadsel.verify.selection import TreeSelection
 from quadsel.verify.prune import prune_all
 
 from layout_helpers import forest_of, layout_rows
@@ -23,7 +23,7 @@ from layout_helpers import forest_of, layout_rows
 @given(seed=st.integers(0, 10_000))
 def test_the_plan_of_a_forest_times_its_choice_per_layout(seed):
     forest = forest_of(layout_rows(seed, ppns=(1, 2), nodes=(1, 2), n_msg=3))
-    sel = ForestSelection(forest, "openmpi", "f.json")
+    sel = TreeSelection(forest, "openmpi", "f.json")
     layouts = sel.layouts
     assert set(layouts) <= {(n, p) for n in (1, 2) for p in (1, 2)} and (2, 2) in layouts
     points = command.plan(sel, "openmpi", 4, msg_sizes=[8, 4096], layouts=layouts)
@@ -31,7 +31,7 @@ def test_the_plan_of_a_forest_times_its_choice_per_layout(seed):
     for p in points:
         nodes, ppn = p["layout"]
         assert p["comm"] == nodes * ppn
-        chosen = forest.query(ppn, p["comm"], p["msg"])
+        chosen = forest.query(p["comm"], p["msg"], ppn=ppn)
         assert p["quadsel"][0] == (chosen.algorithm if chosen != DEFAULT_METHOD else "default")
     assert all(p["layout"][0] * p["layout"][1] <= 2 for p in command.plan(sel, "openmpi", 2, msg_sizes=[8],
                                                                           layouts=layouts))
@@ -73,13 +73,13 @@ def test_deploy_needs_the_file_followed_in_every_layout_it_changes():
 
 def test_one_file_per_ppn_where_the_format_has_no_ppn_key():
     forest = forest_of(layout_rows(3, ppns=(1, 2), nodes=(1, 2), n_msg=3))
-    sel = ForestSelection(forest, "openmpi", "f.json")
+    sel = TreeSelection(forest, "openmpi", "f.json")
     points = {"bcast": [(2, 8, 2, 1), (2, 8, 1, 2), (4, 8, 2, 2)]}
     files = forest_rules("openmpi", [sel], points)
     assert [sorted(f[3]["bcast"]) for f in files] == [[(2, 8, 2, 1)], [(2, 8, 1, 2), (4, 8, 2, 2)]]
     for source, fns, _, mine in files:
         ppn = mine["bcast"][0][3]
-        assert fns == [forest.members[int(forest.member_of([ppn])[0])].fn] and f"ppn {ppn}" in source
+        assert [f.size_tree for f in fns] == [forest.layers[int(forest.layer_index([ppn])[0])].tree] and f"ppn {ppn}" in source
     one = forest_rules("mpich", [sel], points)   # MPICH's JSON has comm_avg_ppn: the whole forest in one file
     assert len(one) == 1 and one[0][1] == [forest] and one[0][3] == points
 
@@ -87,8 +87,8 @@ def test_one_file_per_ppn_where_the_format_has_no_ppn_key():
 def _result(tmp_path, forest, slower, edit=None):
     points = []
     for n, p in LAYOUTS:
-        for m in sorted({int(x) for x in forest.members[0].fn.msg_sizes.tolist()}):
-            chosen = forest.query(p, n * p, m)
+        for m in sorted({int(x) for x in forest.layers[0].tree.msg_sizes.tolist()}):
+            chosen = forest.query(n * p, m, ppn=p)
             points.append({"collective": "bcast", "comm_size": n * p, "msg_size": m, "nodes": n, "ppn": p,
                            "quadsel": chosen.label, "verdict": "slower" if (n, p, m) in slower else "faster"})
     if edit:
@@ -100,16 +100,16 @@ def _result(tmp_path, forest, slower, edit=None):
 
 def test_prune_a_forest_per_layout(tmp_path):
     forest = forest_of(layout_rows(11, ppns=(1, 2), nodes=(1, 2), n_msg=3))
-    assert len(forest.members) == 2
-    msg = int(forest.members[0].fn.msg_sizes[1])
-    before = [m.fn for m in forest.members]
+    assert len(forest.layers) == 2
+    msg = int(forest.layers[0].tree.msg_sizes[1])
+    before = [m.tree for m in forest.layers]
     (pruned,) = prune_all([forest], str(_result(tmp_path, forest, {(2, 1, msg)})))
     # the 2x1 point (comm 2, ppn 1) goes back to the default in the member for ppn 1 only
-    assert pruned.query(1, 2, msg) == DEFAULT_METHOD
-    assert pruned.members[1].fn.query(2, msg) == before[1].query(2, msg)
+    assert pruned.query(2, msg, ppn=1) == DEFAULT_METHOD
+    assert pruned.layers[1].tree.query(2, msg) == before[1].query(2, msg)
     for c in (2, 4):
         for m in before[1].msg_sizes.tolist():
-            assert pruned.query(2, c, int(m)) == forest.query(2, c, int(m))
+            assert pruned.query(c, int(m), ppn=2) == forest.query(c, int(m), ppn=2)
     flat = str(_result(tmp_path, forest, set(), edit=lambda ps: [p.pop(k) for p in ps for k in ("nodes", "ppn")]))
     with pytest.raises(QuadselError, match="without layouts"):
         prune_all([forest], flat)
@@ -165,16 +165,15 @@ def test_mpiexec_args_are_for_self_launched_jobs_only(monkeypatch):
 def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
     from click.testing import CliRunner
     from quadsel.cli import main
-    from quadsel.decision import forest_file
     from quadsel.targets import emit
     forest = forest_of(layout_rows(7, ppns=(1, 4), nodes=(1, 2), n_msg=3))
     path = tmp_path / "f.json"
-    path.write_text(forest_file.dumps(forest))
+    path.write_text(forest.dumps())
     for ppn in (1, 2, 4, 9):
         out = tmp_path / f"r{ppn}.rules"
         done = CliRunner().invoke(main, ["codegen", str(path), "-t", "ompi-rules", "--ppn", str(ppn), "-o", str(out)])
         assert done.exit_code == 0, done.output
-        member = forest.members[int(forest.member_of([ppn])[0])].fn
+        member = forest.layers[int(forest.layer_index([ppn])[0])].tree
         assert out.read_text() == emit("ompi-rules", [member])
     done = CliRunner().invoke(main, ["codegen", str(path), "--flavor", "table", "-o", str(tmp_path / "x.c")])
     assert done.exit_code == 2 and "--ppn P" in done.output

@@ -1,5 +1,10 @@
-"""A layout forest written where the key is the communicator size alone (Open MPI's rules files).
+"""The rules of a decision function with its layout level: what every rules-file writer prints.
 
+`layout_rules(fn, library)` is the intermediate form the writers read (m2cgen's one IR, many emitters): one RuleList
+(rule_list.py) per layer of the function, keyed by the layer's ppn bound (None: the function has no layout key),
+so a writer prints the layout level the way its format says it, and never walks a function's layers itself.
+
+A file whose key is the communicator size alone (Open MPI's rules files) takes the layers collapsed:
 Open MPI's coll/tuned files (the classic file of 5.0.x, and the `any` entries of the JSON rules) and coll/han's
 global level key on the communicator size only, so they cannot tell 8 ranks on 1 node from 8 nodes x 1. Such a
 file takes, at each communicator size c, the forest's answer for ONE reference layout of c, the *packed* one:
@@ -15,9 +20,61 @@ answers one contiguous range of communicator sizes, spliced from that member's o
 conversion of the member, e.g. tuned's total size of the gather-type collectives, is kept per comm size).
 """
 
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
 import numpy as np
 
-from .rule_list import CommRule, RuleList, build_rule_list, library_rule_list
+from .rule_list import CommRule, RuleList, build_rule_list, inside_rule_list, library_rule_list
+
+
+@dataclass
+class LayoutRules:
+    """A decision function's rules: per layer (its ppn bound, or None without the layout key) its RuleList, keys in
+    `library`'s units (None: bytes per rank); `inside`: over the measured range only (rule_list.inside_rule_list)."""
+    fn: object
+    library: Optional[str]
+    layers: List[Tuple[Optional[int], RuleList]]
+
+    @property
+    def collective(self):
+        return self.fn.collective
+
+    @property
+    def has_layout(self):
+        return self.fn.has_layout
+
+    def labels(self):
+        """`ppn<=4`, ..., `ppn>4` per layer (decision_function.layer_label)."""
+        return [self.fn.layer_label(i) for i in range(len(self.layers))]
+
+    def collapsed(self, min_nodes=1):
+        """One RuleList whose key is the communicator size alone: the packed layout of each size (module doc); a
+        function without the layout key is its one list."""
+        if not self.has_layout:
+            return self.layers[0][1]
+        return collapsed_rule_list(self.fn, self.library, min_nodes)
+
+    def header_lines(self, min_nodes=1):
+        """What a collapsed file's header says of its layers (none without the layout key)."""
+        return [describe(self.fn, min_nodes)] + self.lost_lines(min_nodes) if self.has_layout else []
+
+    def lost_lines(self, min_nodes=1):
+        """The measured layouts a collapsed file answers otherwise than the function (none without the key)."""
+        return [lost_line(self.fn, min_nodes)] if self.has_layout else []
+
+
+def layout_rules(fn, library=None, inside=False):
+    """The LayoutRules of a DecisionFunction: its layers' rule lists (library keys with `library`; `inside`: the
+    measured range only, for a library whose files cannot name its default)."""
+    from ..decision.decision_function import DecisionFunction
+
+    def one(tree):
+        if inside:
+            return inside_rule_list(tree, library)
+        return library_rule_list(tree, library) if library else build_rule_list(tree)
+    fn = DecisionFunction.of(fn)
+    return LayoutRules(fn, library, [(layer.ppn, one(layer.tree)) for layer in fn.layers])
 
 
 def reference_ppn(comm_size, top, min_nodes=1):
@@ -26,9 +83,9 @@ def reference_ppn(comm_size, top, min_nodes=1):
 
 
 def member_ranges(forest, min_nodes=1):
-    """[(lo, hi or None, member index)]: the communicator sizes whose reference layout each member answers
-    (ceiling rule: member k takes ppn in (bound[k-1], bound[k]])."""
-    bounds = [int(m.ppn) for m in forest.members]
+    """[(lo, hi or None, layer index)]: the communicator sizes whose reference layout each layer answers
+    (ceiling rule: layer k takes ppn in (bound[k-1], bound[k]])."""
+    bounds = [int(layer.ppn) for layer in forest.layers]
     out, lo = [], 1
     for k, bound in enumerate(bounds):
         hi = None if k + 1 == len(bounds) else bound * min_nodes
@@ -42,9 +99,9 @@ def member_ranges(forest, min_nodes=1):
 
 
 def member_at(forest, comm_size, min_nodes=1):
-    """The member index the collapsed file answers `comm_size` with."""
-    ppn = reference_ppn(comm_size, forest.members[-1].ppn, min_nodes)
-    return int(forest.member_of(np.array([ppn]))[0])
+    """The layer index the collapsed file answers `comm_size` with."""
+    ppn = reference_ppn(comm_size, forest.layers[-1].ppn, min_nodes)
+    return int(forest.layer_index(np.array([ppn]))[0])
 
 
 def _rule_at(comm_rules, size):
@@ -81,9 +138,10 @@ def collapsed_rule_list(forest, library=None, min_nodes=1):
     from ..libraries import sizes
     from .rule_list import _per_comm_size, _within_key_max
     if library is None or sizes.written_form(library, forest.collective) != sizes.COMM:
-        lists = [library_rule_list(m.fn, library) if library else build_rule_list(m.fn) for m in forest.members]
+        lists = [library_rule_list(layer.tree, library) if library else build_rule_list(layer.tree)
+                 for layer in forest.layers]
         return splice(forest, lists, min_nodes)
-    rl = splice(forest, [build_rule_list(m.fn, merge_comm_sizes=False) for m in forest.members], min_nodes,
+    rl = splice(forest, [build_rule_list(layer.tree, merge_comm_sizes=False) for layer in forest.layers], min_nodes,
                 merge=False)
     measured = rl.measured
     rl.measured = (1, measured[1], measured[2], measured[3])
@@ -95,8 +153,8 @@ def collapsed_rule_list(forest, library=None, min_nodes=1):
 
 def describe(forest, min_nodes=1):
     """One header line: which member answers which communicator sizes, and the rule."""
-    top = forest.members[-1].ppn
-    parts = [f"comm {lo}-{hi if hi is not None else 'up'}: ppn<={forest.members[k].ppn} layout"
+    top = forest.layers[-1].ppn
+    parts = [f"comm {lo}-{hi if hi is not None else 'up'}: ppn<={forest.layers[k].ppn} layout"
              for lo, hi, k in member_ranges(forest, min_nodes)]
     where = "on 1 node when c <= P" if min_nodes == 1 else f"on at least {min_nodes} nodes"
     return (f"{forest.collective}: layout forest collapsed to the packed layout of each comm size c (nodes filled "
@@ -108,15 +166,15 @@ def lost_layouts(forest, min_nodes=1, limit=6):
     """The measured layouts (nodes x ppn) whose measured sizes the collapsed file answers otherwise than the forest:
     [(nodes, ppn, points differing, points)] (docs/formats-output.md: what the file cannot express)."""
     out = []
-    for member in forest.members:
-        fn = member.fn
-        for ppn in member.measured_ppn:
-            for nodes in member.nodes:
+    for layer in forest.layers:
+        fn = layer.tree
+        for ppn in layer.measured_ppn:
+            for nodes in layer.nodes:
                 comm = nodes * ppn
                 if min_nodes > 1 and (nodes == 1 or ppn == 1):
                     continue
                 k = member_at(forest, comm, min_nodes)
-                other = forest.members[k].fn
+                other = forest.layers[k].tree
                 if other is fn:
                     continue
                 msgs = np.asarray(fn.msg_sizes)
@@ -138,19 +196,16 @@ def lost_line(forest, min_nodes=1):
 
 
 def library_lists(fns, library, min_nodes=1):
-    """(RuleLists, header lines): rule_lists(fns, library) with every layout forest collapsed as above, and the
-    lines its file's header states about it."""
+    """(RuleLists, header lines) of a file whose key is the communicator size alone: every function's rules
+    collapsed (LayoutRules.collapsed), one per collective, and what its file's header states about its layers."""
     from ..errors import QuadselError
     from .escape import comment_text
-    from .rule_list import rule_lists
     lists, lines, seen = [], [], set()
     for fn in fns:
         if fn.collective in seen:
             raise QuadselError(f"two trees for collective {comment_text(fn.collective)!r}: give one tree per collective")
         seen.add(fn.collective)
-        if hasattr(fn, "members"):
-            lists.append(collapsed_rule_list(fn, library, min_nodes))
-            lines += [describe(fn, min_nodes), lost_line(fn, min_nodes)]
-        else:
-            lists += rule_lists([fn], library)
+        rules = layout_rules(fn, library)
+        lists.append(rules.collapsed(min_nodes))
+        lines += rules.header_lines(min_nodes)
     return lists, lines
