@@ -458,6 +458,15 @@ CASES = [
                           (["measure", "-c", "bcast", "--np", "2", "-o", "{m.csv}"], {"m.csv": None}),
                           (["tune", "--np", "2", "-o", "{dir}/tuned"], {})]
       for word in ("-n 5", "-np 5", "--np=5")],
+    # issue 41: --np beyond what this host can start is refused before anything is launched
+    case("option-measure-np-beyond-this-host", "--np 2147483647: this host can start about",
+         (["measure", "-c", "bcast", "--np", "2147483647", "-o", "{m.csv}"], {"m.csv": None})),
+    case("option-tune-np-beyond-this-host", "--np 1000000: this host can start about",
+         (["tune", "--np", "1000000", "--comm-sizes", "2", "-o", "{dir}/tuned"], {})),
+    case("option-verify-np-beyond-this-host", "--np 100000: this host can start about",
+         (["verify", "{t.qt.json}", "--np", "100000"], {"t.qt.json": TREE})),
+    case("option-tune-empty-collective-list", "-c: no collective named", (["tune", "--np", "2", "-c", "", "-o", "{dir}/tuned"], {})),
+    case("option-tune-empty-folder", "-o: an empty folder name", (["tune", "--np", "2", "-o", ""], {})),
     case("option-verify-np-beyond-int", "is not in the range 1<=x<=2147483647",
          (["verify", "{t.qt.json}", "--np", "99999999999"], {"t.qt.json": TREE})),
     case("option-measure-np-beyond-int", "is not in the range 1<=x<=2147483647",

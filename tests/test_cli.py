@@ -280,3 +280,19 @@ def test_conventions_default_file_json_and_format(tmp_path, monkeypatch):
     assert wrong.exit_code == 2 and "--input-format" in wrong.output
     rows = json.loads(CliRunner().invoke(main, ["report", *files, "--json", "--no-compare"]).stdout)["rows"]
     assert rows and all("penalty_mean" in r for r in rows)
+
+
+def test_after_the_quick_start_each_step_says_what_it_wrote_and_what_comes_next(tmp_path):
+    """Issue 41: codegen printed nothing and report's next step was its last paragraph."""
+    from helpers import REPO
+    example = str(REPO / "examples" / "ompi5-bcast.csv")
+    tree, source = str(tmp_path / "b.qt.json"), str(tmp_path / "b.c")
+    assert CliRunner().invoke(main, ["build", example, "-o", tree]).exit_code == 0
+    wrote = CliRunner().invoke(main, ["codegen", tree, "-o", source])
+    assert wrote.exit_code == 0 and wrote.stderr.strip() == (f"wrote {source}: C source of bcast; next: compile it into "
+                                                           "your code (docs/formats-tree.md)")
+    rules = CliRunner().invoke(main, ["codegen", tree, "-t", "ompi-rules", "-o", str(tmp_path / "b.rules")])
+    assert rules.exit_code == 0 and f"quadsel verify {tree} --np N" in rules.stderr.splitlines()[-1]
+    assert CliRunner().invoke(main, ["codegen", tree]).stderr == ""      # to stdout: the source alone
+    report = CliRunner().invoke(main, ["report", example, "--no-compare"])
+    assert report.exit_code == 0 and report.stderr.splitlines()[-1].startswith("next: build the tree to deploy")

@@ -145,3 +145,11 @@ def test_readme_states_the_skips_of_a_fresh_clone():
                ("the MPICH venv", "the Intel MPI venv", "../shared/datasets", "the namespace cluster", "a Slurm cluster")]
     assert all(counted), done.stdout[-2000:] + done.stderr[-2000:]
     assert [int(g) for g in said.groups()] == [int(c.group(1)) for c in counted]
+
+
+def test_readme_says_how_to_source_tuned_env_as_root():
+    """Issue 41: `. deploy/tuned.env && mpiexec -n 2 ./your_app` is refused by Open MPI as root, and only
+    docs/tune.md said so."""
+    text = _readme()
+    at = text.index(". deploy/tuned.env && mpiexec")
+    assert "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" in text[at:at + 600]

@@ -4,6 +4,7 @@ options, calls the pipeline (heavy imports inside the command) and writes its ou
 import functools
 import json
 import os
+import shlex
 
 import click
 
@@ -234,6 +235,29 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     from ..targets import conversion_notes
     for note in conversion_notes(target, fns):
         click.echo(note, err=True)
+    if output != "-":
+        click.echo(_written_line(target, flavor, output, fns, trees), err=True)
+
+
+# what each output is, for the line codegen prints after writing it
+_WRITTEN = {"c": "C source", "blob": "a loadable blob (templates/quadsel_blob.c reads it)",
+            "ompi-rules": "Open MPI's classic rules file", "ompi-json": "Open MPI's JSON rules",
+            "ompi-han": "coll/han's rules file", "mpich-json": "MPICH's selection JSON",
+            "impi-adjust": "Intel MPI's I_MPI_ADJUST strings", "impi-json": "Intel MPI's JSON tuning file",
+            "env-script": "a job-environment script"}
+
+
+def _written_line(target, flavor, output, fns, trees):
+    """One line after codegen wrote its output: what it is, of which collectives, and what to run next."""
+    what = _WRITTEN[target] + (f" ({flavor} flavour)" if target == "c" and flavor != "plain" else "")
+    collectives = ", ".join(one_line(fn.collective, 40) for fn in fns)
+    shown = " ".join(shlex.quote(one_line(t, 200)) for t in trees)
+    if target in ("c", "blob"):
+        follow = "compile it into your code (docs/formats-tree.md)"
+    else:
+        follow = (f"load it as docs/deploy.md says, after checking on the real MPI that the library follows it and "
+                  f"that it beats the library's default: quadsel verify {shown} --np N")
+    return f"wrote {one_line(output, 200)}: {what} of {collectives}; next: {follow}"
 
 
 @main.command()
@@ -317,6 +341,10 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
     else:
         text = rpt.report_markdown(result, figure_links=links)
     write_text(output, text)
+    if out_format == "md":      # a table for a person (csv and json are read by programs)
+            click.echo("next: build the tree to deploy (quadsel build FILES -o TREE), write what your library reads "
+                   "(quadsel codegen TREE -t ...) and check on the real MPI that it beats the library's default "
+                   "(quadsel verify TREE --np N; docs/deploy.md)", err=True)
 
 
 @main.command()
@@ -383,6 +411,9 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     """
     from ..verify.run import run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
+    if np_ is not None:
+        from ..measure.capacity import check_ranks
+        check_ranks(np_, on_hosts=mpiexec_args is not None)
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
                          check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain,

@@ -173,6 +173,9 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
             self_launch.check_job_size(np_)
+        elif np_ is not None:      # what this host (or the user's hosts) can start, before anything is launched
+            from ..measure.capacity import check_ranks
+            check_ranks(np_, on_hosts=mpiexec_args is not None)
         _check_outputs(output)   # before anything runs: no folder is created, a stream is written in place
     except (QuadselError, click.UsageError):
         if launch.inside_mpi_job() and launch.job_rank() != 0:

@@ -74,13 +74,20 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     from ..tune.report import last_line
     from ..tune.run import TuneSpec, run_tune
     from ..libraries import COLLECTIVES
+    if not folder.strip():
+        raise QuadselError("-o: an empty folder name: give the folder to write, e.g. -o deploy")
     wanted = None
-    if collectives:
+    if collectives is not None:     # -c '' names no collective: not every one
         wanted = [c.strip().lower() for c in collectives.split(",") if c.strip()]
+        if not wanted:
+            raise QuadselError("-c: no collective named: give one or more, e.g. -c bcast,allreduce (without -c: "
+                               "every one the library can force)")
         bad = [c for c in wanted if c not in COLLECTIVES]
         if bad:
             raise QuadselError(f"unknown collective {bad[0]!r} (known: {', '.join(COLLECTIVES)})")
     parse_list(msg_sizes, "message size")     # a bad list fails here, before any job
+    from ..measure.capacity import check_ranks
+    check_ranks(np_, on_hosts=mpiexec_args is not None)
     if (layouts or sync) and not mpiexec_args:
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:

@@ -99,7 +99,8 @@ def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True):
     slower = [r for r in rows if r.get("verdict") == "slower"]
     if slower:
         return "do not deploy", (f"{len(slower)} point(s) significantly slower than the default ({_where(slower)}); "
-                                 f"{gain}" + ("; prune them: quadsel codegen --verified THIS.json" if prune_advice else ""))
+                                 f"{gain}" + ("; prune them: quadsel codegen --verified RESULT.json TREE, RESULT.json being this run's "
+                                             "`verify --json -o RESULT.json`" if prune_advice else ""))
     if not changed:
         return "do not deploy", f"the selection keeps the library default at all {total} points: nothing to deploy"
     if gm is None or gm < min_gain:

@@ -112,6 +112,9 @@ def test_slower_points_and_nothing_changed():
     points = [_point(0, [10.0, 10.1, 9.9], [20.0, 20.2, 19.8]), _point(1, [10.0, 10.1, 9.9], [5.0, 5.05, 4.95])]
     decision, reason, rows, evidence = _judge(points, _followed(points))
     assert decision == "do not deploy" and "1 point(s) significantly slower" in reason
+    # the advice names a JSON the user can have (issue 41: verify without --json advised `--verified THIS.json`)
+    assert reason.endswith("quadsel codegen --verified RESULT.json TREE, RESULT.json being this run's `verify --json "
+                           "-o RESULT.json`") and "THIS.json" not in reason
     assert verdict.exit_status(evidence, rows) == 3
     same = [_point(0, [10.0, 11.0], [10.0, 11.0], chosen=("default", 0))]
     decision, reason, _, _ = _judge(same, _followed(same))
