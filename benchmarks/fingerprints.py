@@ -25,7 +25,7 @@ MSG_SIZES = (8, 4096, 1 << 20)
 def groups(library, np_, collectives):
     """[(collective, msg, [[labels with one fingerprint], ...] default's group first)]."""
     sys.path.insert(0, str(REPO))
-    from quadsel.libraries import COLLECTIVES, mpich, openmpi
+    from quadsel.libraries import COLLECTIVES, get, mpich, openmpi
     from quadsel.measure import launch
     from quadsel.verify import follow, probe
     from quadsel.verify.traffic import MONITORING_ENV
@@ -40,12 +40,12 @@ def groups(library, np_, collectives):
             labels = [str(k) for k in table[coll]]
             if library == "mpich":
                 labels = [a for a in labels if a not in mpich.NOT_BY_DEFAULT]
-            kind = "traffic" if library == "openmpi" else "order"
+            kind = get(library).fingerprint
             extra = dict(env, **(MONITORING_ENV if kind == "traffic" else {}))
             points = [[np_, 0]] if coll == "barrier" else [[np_, m] for m in MSG_SIZES]
             spec = {"collective": coll, "kind": kind, "points": points}
             forced = [["default", 0]] + [[a, 0] for a in labels]
-            if follow._env_forcing(library, coll):   # Open MPI allgatherv: one launch per arm
+            if get(library).env_forced(coll):   # Open MPI allgatherv: one launch per arm
                 got = follow._forced_by_env(np_, spec, forced, library, sys.executable, launch.find_mpiexec(), 900,
                                             workdir, extra)
             else:

@@ -192,3 +192,33 @@ def test_the_command_line_loads_without_numpy():
     code = "import sys, quadsel.cli; print(sorted(m for m in ('numpy', 'scipy', 'matplotlib', 'mpi4py') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+# Issue 38: each MPI library's facts are its class's (libraries/); the other packages ask the class, never its name.
+_LIBRARY = r"(?:openmpi|mpich|intelmpi)"
+_NAMED = rf"(?:[\"']{_LIBRARY}[\"']|\b{_LIBRARY}\.NAME\b)"
+NAME_SWITCH = re.compile("|".join([
+    rf"(?:==|!=|\bis(?: not)?)\s*{_NAMED}",               # library == "openmpi", flavor != mpich.NAME
+    rf"[\"']{_LIBRARY}[\"']\s*(?:==|!=)",                  # "mpich" == library
+    rf"\bin\s*[(\[{{][^)\]}}]*{_NAMED}",                   # in ("openmpi", "unknown"), not in (None, "openmpi")
+    rf"\bis(?: not)?\s+{_LIBRARY}\b",                      # module is mpich
+    rf"[{{,]\s*[\"']{_LIBRARY}[\"']\s*:",                  # {"openmpi": ...}: a switch keyed by a name
+    rf"[(\[{{]\s*[\"']{_LIBRARY}[\"']\s*,",                # ("openmpi", "mpich"): a list of the names
+]))
+NAME_SWITCH_LIMIT = 10     # the bound of issue 38; 0 when this test was written
+
+
+def test_no_package_outside_libraries_switches_on_a_library_name():
+    found = [f"{os.path.relpath(path, ROOT)}:{number}: {line.strip()}" for m, path in sorted(MODULES.items())
+             if _package(m) != "libraries"
+             for number, line in enumerate(open(path, encoding="utf-8"), start=1) if NAME_SWITCH.search(line)]
+    assert len(found) <= NAME_SWITCH_LIMIT, "ask the library's class (libraries.get(name)):\n" + "\n".join(found)
+
+
+def test_the_name_switch_count_sees_every_form():
+    lines = ['if library == "openmpi":', "if flavor != mpich.NAME:", 'if flavor in ("openmpi", "unknown"):',
+             'if library not in (None, "openmpi"):', "if module is mpich:", 'X = {"intelmpi": 3}',
+             'FLAVORS = ("openmpi", "mpich")', 'if "mpich" == library:']
+    assert all(NAME_SWITCH.search(line) for line in lines)
+    assert not any(NAME_SWITCH.search(line) for line in ['get("openmpi").title', 'library = "openmpi"',
+                                                          "if lib.probe == \"sends\":"])

@@ -10,6 +10,7 @@ import click
 
 from .types import FloatRange, MPIEXEC_ARGS, RANKS
 from ..errors import QuadselError, missing_extra, one_line
+from ..libraries import CLASSES
 from ..output import check as check_output, make_folder, write_text, write_together
 from .group import main
 from ..verify.verdict import MIN_GAIN
@@ -150,7 +151,7 @@ def _readable_tree(text):
               help="Merged if/else-if C: the tests in the order with the fewest expected tests per random query "
                    "(expected, the default; sizes half uniform, half log-uniform over the measured range) or in the "
                    "quadtree's own order (tree).")
-@click.option("--library", type=click.Choice(["openmpi", "mpich", "intelmpi"]),
+@click.option("--library", type=click.Choice([cls.name for cls in CLASSES]),
               help="c (plain, table) and blob: return this library's own algorithm ids (Open MPI coll/tuned ids; "
                    "MPICH's MPIR_CVAR_<COLL>_INTRA_ALGORITHM values; Intel MPI I_MPI_ADJUST presets) instead of "
                    "quadsel's numbering. The tree's own library (from its measurements) is the default; another one "

@@ -108,20 +108,20 @@ def _self_launch(spec, np_, mpiexec, python, map_by):
         mpiexec = beside if os.access(beside, os.X_OK) else None
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
+    from ..libraries import get as get_library
+    launcher = get_library(flavor)      # the library whose mpiexec this is
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     extra = {"PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-    if flavor == "openmpi":
-        extra["OMPI_MCA_coll_tuned_use_dynamic_rules"] = "1"
+    extra.update(launcher.forcing_environment())
     env = launch.launch_env(flavor, extra, spec["command"], keep_selection=True)   # the user's rules: traced
     with tempfile.TemporaryDirectory(prefix="quadsel-trace-") as workdir:
         spec_path, status_path = os.path.join(workdir, "spec.json"), os.path.join(workdir, "status.json")
         with open(spec_path, "w") as handle:
             json.dump(spec, handle)
         cmd = [exe]
-        if flavor == "openmpi" and np_ > (os.cpu_count() or 1):
-            cmd.append("--oversubscribe")
+        cmd += launcher.oversubscribe(np_, os.cpu_count() or 1)
         if map_by:
-            cmd += ["--map-by" if flavor != "mpich" else "-map-by", map_by]
+            cmd += [launcher.map_by, map_by]
         cmd += ["-n", str(np_)] + launch.python_module(python, "quadsel.trace.record") + [spec_path, status_path]
         code = launch.run(cmd, env)
         if os.path.exists(status_path):

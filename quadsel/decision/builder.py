@@ -33,8 +33,9 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
         # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
+        from ..libraries import get as get_library
         keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
-            and dmap.library != "intelmpi" else False
+            and get_library(dmap.library).names_its_default else False
         same["keep_default"] = keep_default
     frame = _frame(dmap, between, outside) if split != "midpoint" else 0
     if max_leaves == "auto":

@@ -89,10 +89,10 @@ def pool_identical(rows, collective, library=None):
     """One method for configurations that are provably the same algorithm: an Open MPI algorithm that never
     reads the segment size (libraries/openmpi.py UNSEGMENTED), measured under several segment labels, is
     that algorithm at segment size 0, its times at a point pooled by their median (ingest/aggregate.py)."""
-    from ..libraries import openmpi
-    unsegmented = openmpi.UNSEGMENTED.get(collective, set())
-    if library not in (None, "openmpi") or not rows or not all(m.algorithm.strip().isdigit() for m in rows):
-        return rows                                          # not Open MPI coll/tuned ids
+    from ..libraries import ids_of
+    unsegmented = ids_of(library).unsegmented(collective)
+    if not unsegmented or not rows or not all(m.algorithm.strip().isdigit() for m in rows):
+        return rows                                          # no ids that ignore the segment size
     relabel = [m for m in rows if m.segsize and int(m.algorithm) in unsegmented]
     if not relabel:
         return rows
@@ -187,8 +187,8 @@ def _map_of_columns(cols, collective, library):
     from ..ingest.column_table import distinct, unique_inverse
     found, inverse = distinct(methods_rows.algorithm, methods_rows.segsize)
     found = [(cols.labels[a], s) for a, s in found.tolist()]
-    if not found or (library in (None, "openmpi") and all(a.strip().isdigit() for a, _ in found) and
-                     any(s and int(a) in _unsegmented(name) for a, s in found)):
+    if not found or (all(a.strip().isdigit() for a, _ in found) and
+                     any(s and int(a) in _unsegmented(library, name) for a, s in found)):
         return None                               # pool_identical's relabelling: the rows pool them
     comm_sizes, ci = unique_inverse(methods_rows.comm_size)
     msg_sizes, mi = unique_inverse(methods_rows.msg_size)
@@ -214,9 +214,9 @@ def _map_of_columns(cols, collective, library):
                          default_cost, sources, library, default_se)
 
 
-def _unsegmented(collective):
-    from ..libraries import openmpi
-    return openmpi.UNSEGMENTED.get(collective, set())
+def _unsegmented(library, collective):
+    from ..libraries import ids_of
+    return ids_of(library).unsegmented(collective)
 
 
 def map_from_cube(collective, comm_sizes, msg_sizes, methods, cost, cost_se=None, default_cost=None, sources=(),

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ..errors import InputError, QuadselError, one_line
 from ..inputs import read_text
-from ..libraries import LIBRARIES, canonical_label, label_evidence, library_name, title
+from ..libraries import canonical_label, get as get_library, label_evidence, library_name, title
 from .metadata import load_meta, measured_by_quadsel, meta_path
 from .table import DEFAULT_ALGORITHM, META_COMMENT
 
@@ -187,7 +187,7 @@ def resolve_columns(files, notes, library=None):
                 continue
             label = canonical_label(library, collective, algorithm) if library else None
             if label is None:
-                if library in LIBRARIES and algorithm.isascii() and algorithm.isdigit():
+                if get_library(library).known and algorithm.isascii() and algorithm.isdigit():
                     raise RowsNeeded("an algorithm id the library does not have")
                 unresolved.add((collective, algorithm))
             elif label != algorithm:
@@ -209,17 +209,12 @@ def resolve_columns(files, notes, library=None):
 
 def _check_unresolved(library, m):
     """An id the known library does not have is an error at its line (it would be forced as something else)."""
-    if library not in LIBRARIES or not (m.algorithm.isascii() and m.algorithm.isdigit()):
+    if not get_library(library).known or not (m.algorithm.isascii() and m.algorithm.isdigit()):
         return   # a library quadsel has no tables for: its ids are its own
     path, line = where(m.source)
-    module = LIBRARIES[library]
-    if library == "mpich":
-        why = "MPICH names its algorithms; ids are Open MPI's or Intel MPI's"
-    else:
-        table = module.ALGORITHMS.get(m.collective, {})
-        zero = "" if 0 in table else "0 (the fixed decision), "
-        why = "known: " + zero + ", ".join(f"{k} {v}" for k, v in table.items())
-    raise InputError(path, line, f"algorithm id {m.algorithm} is not one of {module.TITLE}'s {m.collective} algorithms ({why})")
+    own = get_library(library)
+    raise InputError(path, line, f"algorithm id {m.algorithm} is not one of {own.title}'s {m.collective} algorithms "
+                                 f"({own.known_ids(m.collective)})")
 
 
 def _identity_notes(library, renamed, unresolved, default_segments, notes):

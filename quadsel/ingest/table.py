@@ -15,7 +15,7 @@ META_COMMENT = "# quadsel-meta:"
 
 class Table(list):
     """What read_measurements returns: the Measurements, with the notes reading them produced (one line each,
-    for stderr) and their MPI library ("openmpi", "mpich", or None when it cannot be told)."""
+    for stderr) and their MPI library (its name, e.g. openmpi, mpich, intelmpi; None when it cannot be told)."""
 
     def __init__(self, rows=(), notes=(), library=None, aggregated=False):
         super().__init__(rows)

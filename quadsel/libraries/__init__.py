@@ -1,16 +1,21 @@
-"""The MPI libraries: one module each with everything quadsel knows about it (ids, names, variables, forcing)."""
+"""The MPI libraries: one module each with everything quadsel knows about it, held by its class (base.py says
+what a class holds); `get(name)` is the class of a library name, `open_library` the same inside an MPI job."""
 
 import re
+import sys
 
 from . import alphatree, intelmpi, mpich, openmpi
-from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, detect, escape  # noqa: F401 (the package's interface)
+from .base import COLLECTIVES, DEFAULT_ALGORITHM, Library, escape  # noqa: F401 (the package's interface)
 from ..errors import QuadselError
 
-LIBRARIES = {openmpi.NAME: openmpi, mpich.NAME: mpich, intelmpi.NAME: intelmpi}
-
-
+# The libraries quadsel has tables for, in the order messages list them.
+CLASSES = (openmpi.OpenMPI, mpich.MPICH, intelmpi.IntelMPI)
+LIBRARIES = {cls.name: sys.modules[cls.__module__] for cls in CLASSES}     # name -> the module of its tables
+# The order MPI_Get_library_version() is matched in: a derivative before the library it derives from (Intel MPI's
+# string may say MPICH too).
+_DETECT = (openmpi.OpenMPI, intelmpi.IntelMPI, mpich.MPICH)
 # Other spellings of the libraries quadsel has tables for (--library, .meta.json "library").
-_ALIASES = {"ompi": "openmpi", "open_mpi": "openmpi", "impi": "intelmpi", "intel": "intelmpi", "intel_mpi": "intelmpi"}
+_ALIASES = {alias: cls.name for cls in CLASSES for alias in cls.aliases}
 _LIBRARY_NAME = re.compile(r"^[a-z][a-z0-9_.+-]{0,39}$")
 
 
@@ -25,15 +30,37 @@ def library_name(text, where="--library"):
     return key
 
 
+def get(name):
+    """The Library of a library name, for its facts (no version, no MPI_T): the class of one of LIBRARIES, or for
+    any other name (None: no library recorded) the base class under that name, whose ids are its own."""
+    for cls in CLASSES:
+        if cls.name == name:
+            return cls()
+    library = Library()
+    library.name = name
+    return library
+
+
+def ids_of(name):
+    """The Library whose ids a tree's numeric labels are: its own, or for a tree recording no library (None) the
+    library whose ids that convention reads (`untagged_ids`: Open MPI coll/tuned's)."""
+    return get(name) if name else next(cls() for cls in CLASSES if cls.untagged_ids)
+
+
+def detect(version_string):
+    """'openmpi', 'intelmpi', 'mpich' (also other MPICH derivatives) or None, from MPI_Get_library_version()."""
+    return next((cls.name for cls in _DETECT if any(m in version_string for m in cls.version_marks)), None)
+
+
 def title(library):
     """Open MPI, MPICH, Intel MPI; another library's own name."""
-    return LIBRARIES[library].TITLE if library in LIBRARIES else escape(str(library))
+    return get(library).title
 
 
 def open_library(version_string, mpit=None):
     """The Library object (forcing) of the MPI whose MPI_Get_library_version() is `version_string`."""
-    module = LIBRARIES.get(detect(version_string))
-    cls = {openmpi: openmpi.OpenMPI, mpich: mpich.MPICH, intelmpi: intelmpi.IntelMPI}.get(module, Library)
+    found = detect(version_string)
+    cls = next((c for c in CLASSES if c.name == found), Library)
     return cls(version_string, mpit)
 
 
@@ -42,9 +69,7 @@ def canonical_label(library, collective, label):
     name, or quadsel's own α-tree name), or None. A library quadsel has no tables for keeps every label as written."""
     if collective == "bcast" and alphatree.is_alpha(label):
         return alphatree.canonical(label)
-    if library not in LIBRARIES:
-        return str(label).strip()
-    return LIBRARIES[library].canonical_label(collective, label)
+    return get(library).canonical_label(collective, label)
 
 
 def label_evidence(collective, label):
@@ -64,20 +89,7 @@ def label_evidence(collective, label):
 
 def label_of(library, collective, method):
     """The label `quadsel measure` writes for a tree's method in `library` (Open MPI id as text, MPICH name)."""
-    if alphatree.is_alpha(method.algorithm):
-        raise QuadselError(f"{method.algorithm} is quadsel's alpha-tree broadcast, which no MPI library ships: the "
-                           "library cannot be made to run it (compare it with `quadsel measure --alpha`, "
-                           "docs/alpha-tree.md)")
-    if library == openmpi.NAME:
-        return str(openmpi.algorithm_id(collective, method.algorithm))
-    if library == mpich.NAME:
-        return mpich.container(collective, method.algorithm)[0]
-    if library == intelmpi.NAME:
-        label = intelmpi.canonical_label(collective, method.algorithm)
-        if label is None:
-            raise QuadselError(f"algorithm {escape(method.algorithm)!r} is not an Intel MPI {collective} preset")
-        return label
-    raise QuadselError(f"quadsel cannot force algorithms of library {escape(library)!r}")
+    return get(library).label_of(collective, method)
 
 
 def algorithm_name(library, collective, algorithm):
@@ -87,10 +99,10 @@ def algorithm_name(library, collective, algorithm):
     text = str(algorithm).strip()
     if not (text.isascii() and text.isdigit()):
         return None
-    module = LIBRARIES.get(library or openmpi.NAME)
-    if module is None or module is mpich:
+    lib = ids_of(library)
+    if not lib.numbered:
         return None
-    name = module.algorithm_name(collective, text)
+    name = lib.algorithm_name(collective, text)
     return None if name == text else name
 
 

@@ -16,7 +16,8 @@ The `I_MPI_ADJUST_<COLL>` string itself (writer and reader) is targets/impi_adju
 
 import re
 
-from .base import DEFAULT_ALGORITHM, Library
+from ..errors import QuadselError
+from .base import DEFAULT_ALGORITHM, Deployment, Library, escape, known_ids
 
 NAME = "intelmpi"
 TITLE = "Intel MPI"
@@ -104,12 +105,58 @@ class IntelMPI(Library):
     """Forcing: `I_MPI_ADJUST_<COLL>=<id>` in the environment of a launch (read at MPI_Init only)."""
 
     name = NAME
-    env_only = True       # MPI_T cannot force: one launch per method (measure) and per arm (verify)
+    title = TITLE
+    aliases = ("impi", "intel", "intel_mpi")
+    version_marks = ("Intel(R) MPI", "Intel MPI")
+    known = True
+    env_only = True           # MPI_T cannot force: one launch per method (measure) and per arm (verify)
+    numbered = True
+    names_its_default = False   # I_MPI_ADJUST cannot name its default (preset 0 is its basic selection logic)
+    own_selection = "preset 0, Intel MPI's basic selection logic (I_MPI_ADJUST cannot name its default)"
+    # the JSON tuning file expresses every tree; the I_MPI_ADJUST strings beside it, for sites that set the
+    # environment only, when every deployed tree can be one (targets/impi_adjust.py)
+    deployment = Deployment(NAME, "tuned-impi.json", "impi-json", ("tuned-impi-adjust.env", "impi-adjust"),
+                            extra_optional=True,
+                            extra_note="or, through the environment only (no I_MPI_TUNING): . {file} (I_MPI_ADJUST_<COLL>)")
+    blob_scheme = 3
+    selection_variables = r"I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+"   # the I_MPI_ADJUST strings select too
 
-    def __init__(self, version_string, mpit=None):
+    def __init__(self, version_string="", mpit=None):
         super().__init__(version_string, None)
         self.forcing = "env"
 
+    # -- ids, names and labels --------------------------------------------------------------------
+    def canonical_label(self, collective, label):
+        return canonical_label(collective, label)
+
+    def algorithm_name(self, collective, algorithm):
+        return algorithm_name(collective, algorithm)
+
+    def _label(self, collective, algorithm):
+        label = canonical_label(collective, algorithm)
+        if label is None:
+            raise QuadselError(f"algorithm {escape(algorithm)!r} is not an Intel MPI {collective} preset")
+        return label
+
+    def check_algorithm(self, collective, algorithm):
+        if canonical_label(collective, algorithm) is None:
+            known = ", ".join(f"{k}={v}" for k, v in ALGORITHMS.get(collective, {}).items()) or "none"
+            raise QuadselError(f"algorithm {algorithm!r} is not an Intel MPI {collective} preset (known: {known})")
+
+    def c_id(self, collective, algorithm):
+        label = canonical_label(collective, algorithm)
+        if label is None:
+            raise QuadselError(f"algorithm {escape(algorithm)!r} is not an Intel MPI {collective} preset "
+                               f"({adjust_var(collective)})")
+        return int(label)
+
+    def id_scheme(self, part):
+        return f"Intel MPI I_MPI_ADJUST_{part} presets"
+
+    def known_ids(self, collective):
+        return known_ids(ALGORITHMS.get(collective, {}))
+
+    # -- forcing ----------------------------------------------------------------------------------
     def algorithms(self, collective):
         return {str(k): v for k, v in ALGORITHMS.get(collective, {}).items()}
 
@@ -118,3 +165,17 @@ class IntelMPI(Library):
 
     def env_for(self, collective, label, segsize):
         return forcing_env(collective, label)
+
+    # -- the file it reads, its launcher (Intel's Hydra) --------------------------------------------
+    def rules_environment(self, path, route=None):
+        return {"I_MPI_TUNING": path}
+
+    def root_environment(self):
+        return {}
+
+    def host_launcher(self, mpiexec, hosts, ppn, agent, interface, network, bind):
+        env = {"FI_PROVIDER": "tcp"}          # libfabric over TCP between hosts (Intel's shm within a host)
+        if not bind:
+            env["I_MPI_PIN"] = "0"
+        return [str(mpiexec), "-n", str(len(hosts) * ppn), "-hosts", ",".join(hosts), "-ppn", str(ppn),
+                "-bootstrap", "ssh", "-bootstrap-exec", str(agent), "-iface", interface], env

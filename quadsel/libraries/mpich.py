@@ -1,14 +1,15 @@
 """MPICH: everything quadsel knows about it (MPICH 4.x / 5.0; ../shared/FORMATS.md).
 
 Algorithm names (the values of `MPIR_CVAR_<COLL>_INTRA_ALGORITHM`), the csel containers and parameters its
-selection JSON names, the conditions MPICH puts on some algorithms, and how `quadsel measure` forces one
-(`MPICH`). The selection JSON dialect itself is targets/mpich_json.py.
+selection JSON names, the conditions MPICH puts on some algorithms, and the class `MPICH` that holds them with
+how an algorithm is forced, the file it loads and its launcher (Hydra). The selection JSON dialect itself is
+targets/mpich_json.py.
 """
 
 import re
 
 from ..errors import QuadselError
-from .base import DEFAULT_ALGORITHM, Library, escape
+from .base import DEFAULT_ALGORITHM, Deployment, Library, escape
 
 NAME = "mpich"
 TITLE = "MPICH"
@@ -142,7 +143,39 @@ class MPICH(Library):
     before the calls of that method (with device collectives off, else ch4 may pick its own)."""
 
     name = NAME
+    title = TITLE
+    version_marks = ("MPICH",)    # other MPICH derivatives too
+    launcher_marks = ("HYDRA", "MPICH")   # Intel MPI's Hydra too
+    known = True
+    own_selection = "MPICH's own selection"
+    deployment = Deployment(NAME, "tuned-mpich.json", "mpich-json")
+    whole_selection = True    # the csel JSON replaces MPICH's whole selection: written over its own
+    probe = "sends"           # the messages UCX sent, seen by the preloaded probe
+    blob_scheme = 2
+    map_by = "-map-by"
+    selection_variables = r"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
 
+    # -- ids, names and labels --------------------------------------------------------------------
+    def canonical_label(self, collective, label):
+        return canonical_label(collective, label)
+
+    def _label(self, collective, algorithm):
+        return container(collective, algorithm)[0]
+
+    def check_algorithm(self, collective, algorithm):
+        container(collective, algorithm)
+
+    def c_id(self, collective, algorithm):
+        # the value of MPIR_CVAR_<COLL>_INTRA_ALGORITHM's enum: 0 = auto, then the algorithm list in order
+        return 1 + ALGORITHMS[collective].index(container(collective, algorithm)[0])
+
+    def id_scheme(self, part):
+        return f"MPICH MPIR_CVAR_{part}_INTRA_ALGORITHM"
+
+    def known_ids(self, collective):
+        return "MPICH names its algorithms; ids are Open MPI's or Intel MPI's"
+
+    # -- forcing ----------------------------------------------------------------------------------
     def _var(self, collective):
         return algorithm_var(collective)
 
@@ -185,3 +218,15 @@ class MPICH(Library):
         if label == DEFAULT_ALGORITHM:
             return {}
         return {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", self._var(collective): label}
+
+    # -- the file it reads, its launcher (Hydra) ----------------------------------------------------
+    def rules_environment(self, path, route=None):
+        # the MPIR-level selection applies when device (ch4) collectives do not take over the call
+        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+
+    def root_environment(self):
+        return {}
+
+    def host_launcher(self, mpiexec, hosts, ppn, agent, interface, network, bind):
+        return [str(mpiexec), "-n", str(len(hosts) * ppn), "-hosts", ",".join(hosts), "-ppn", str(ppn),
+                "-launcher", "ssh", "-launcher-exec", str(agent), "-iface", interface], {}

@@ -1,15 +1,17 @@
 """Open MPI: everything quadsel knows about it (coll/tuned of Open MPI 5.0.x; ../shared/FORMATS.md).
 
 Collective and algorithm ids, the spellings benchmark data uses for them, which algorithms read the segment
-size and the chain fan-out, the MCA variables that force an algorithm, and how `quadsel measure` forces
-one (`OpenMPI`). The rules-file dialects Open MPI reads are targets/ompi_rules.py (classic) and
-targets/ompi_json.py (JSON); its C decision function is targets/ompi_tuned.py.
+size and the chain fan-out, the MCA variables that force an algorithm, coll/han (its multi-node component),
+its launcher's options, and the class `OpenMPI` that holds them. The rules-file dialects Open MPI reads are
+targets/ompi_rules.py (classic) and targets/ompi_json.py (JSON), coll/han's is targets/ompi_han.py; its C
+decision function is targets/ompi_tuned.py.
 """
 
+import os
 import re
 
 from ..errors import QuadselError
-from .base import DEFAULT_ALGORITHM, Library, escape
+from .base import DEFAULT_ALGORITHM, Deployment, Library, escape, known_ids
 
 NAME = "openmpi"
 TITLE = "Open MPI"
@@ -154,13 +156,92 @@ def algorithm_name(collective, algorithm):
     return str(algorithm)
 
 
+# coll/han (priority 35, above coll/tuned's 30) takes these collectives on communicators of 2+ nodes: 5.0.x, and main /
+# 6.x also alltoall(v), gatherv, scatterv (ompi/mca/coll/han/coll_han_module.c)
+HAN_5_0 = ("allgather", "allgatherv", "allreduce", "barrier", "bcast", "gather", "reduce", "scatter")
+HAN_MAIN = HAN_5_0 + ("alltoall", "alltoallv", "gatherv", "scatterv")
+# either variable tells that the user has decided about coll/han (docs/measure.md, Setup)
+HAN_OFF = ("OMPI_MCA_coll", "OMPI_MCA_coll_han_priority")
+
+
+def han_decided(env=None):
+    """The user set coll/han's fate (HAN_OFF in this environment, or in `env`, a launch's extra variables): then
+    quadsel neither switches it off nor times coll/han as the default."""
+    return any(k in os.environ or k in (env or {}) for k in HAN_OFF)
+
+
+def han_collectives(library_version):
+    """The collectives coll/han takes by default on this Open MPI (its version string): none before 5.0 (4.1's
+    coll/han has priority 0 unless the user raises it), 5.0.x HAN_5_0, later (or unknown) HAN_MAIN."""
+    found = re.search(r"v?(\d+)\.(\d+)", library_version or "")
+    if found and int(found.group(1)) < 5:
+        return ()
+    return HAN_5_0 if found and found.groups() == ("5", "0") else HAN_MAIN
+
+
+def with_monitoring(args):
+    """The user's launcher options with pml/monitoring allowed: `--mca pml ob1` (a list of PMLs to choose from)
+    would keep the follow check's traffic counter (pml/monitoring, which stacks on the PML chosen) from loading,
+    so it becomes `--mca pml ob1,monitoring`. An exclusion (`^cm`) or a list naming it stays as it is."""
+    out = list(args)
+    for i in range(len(out) - 2):
+        if out[i] in ("--mca", "-mca", "--omca") and out[i + 1] == "pml":
+            value = out[i + 2]
+            if not value.startswith("^") and "monitoring" not in value.split(","):
+                out[i + 2] = value + ",monitoring"
+    return out
+
+
 class OpenMPI(Library):
     """Forcing: coll/tuned reads `coll_tuned_<coll>_algorithm` (+ `_segmentsize`) when a communicator is
     created, so forcing = write the variables through MPI_T, then create the communicator."""
 
     name = NAME
+    title = TITLE
+    aliases = ("ompi", "open_mpi")
+    version_marks = ("Open MPI",)
+    launcher_marks = ("Open MPI", "OpenRTE", "PRRTE")
+    known = True
     carries_forcing = True
+    numbered = True
+    untagged_ids = True
+    paper = True
+    forces_segsize = True
+    own_selection = "Open MPI's own decision (algorithm 0: coll/tuned's fixed decision)"
+    deployment = Deployment(NAME, "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json"))
+    per_ppn_files = True
+    probe = "functions"       # the coll/base algorithm functions that ran, counted by the preloaded probe
+    fingerprint = "traffic"   # pml/monitoring's message counts
+    blob_scheme = 1
+    selection_variables = (r"OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename)"
+                           r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)")
 
+    # -- ids, names and labels --------------------------------------------------------------------
+    def canonical_label(self, collective, label):
+        return canonical_label(collective, label)
+
+    def algorithm_name(self, collective, algorithm):
+        return algorithm_name(collective, algorithm)
+
+    def _label(self, collective, algorithm):
+        return str(algorithm_id(collective, algorithm))
+
+    def check_algorithm(self, collective, algorithm):
+        algorithm_id(collective, algorithm)
+
+    def c_id(self, collective, algorithm):
+        return algorithm_id(collective, algorithm)
+
+    def id_scheme(self, part):
+        return f"Open MPI coll_tuned_{part.lower()}_algorithm"
+
+    def known_ids(self, collective):
+        return known_ids(ALGORITHMS.get(collective, {}))
+
+    def unsegmented(self, collective):
+        return UNSEGMENTED.get(collective, set())
+
+    # -- what can be measured, and forcing ----------------------------------------------------------
     def algorithms(self, collective):
         var = algorithm_var(collective)
         if self.mpit is not None and self.mpit.has(var):
@@ -173,6 +254,12 @@ class OpenMPI(Library):
         if self.mpit is not None and not self.mpit.has(algorithm_var(collective, "_segmentsize")):
             return False
         return int(label) in SEGMENTED.get(collective, ())
+
+    def env_forced(self, collective):
+        return collective in MPIT_READONLY
+
+    def forcing_environment(self):
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}   # forced values are ignored unless dynamic rules are on
 
     def mpit_forcing(self, collective):
         """Open MPI 5.0.x registers coll_tuned_allgatherv_algorithm (and its segment size) read-only: MPI_T
@@ -197,8 +284,57 @@ class OpenMPI(Library):
         if self.mpit.has(algorithm_var(collective, "_segmentsize")):
             self.mpit.write_int(algorithm_var(collective, "_segmentsize"), segsize)
 
+    def switch_off(self, collective, label):
+        self.mpit.write_int("coll_tuned_use_dynamic_rules", 0)
+        self.mpit.write_int(algorithm_var(collective), int(label))
+
     def env_for(self, collective, label, segsize):
         alg = 0 if label == DEFAULT_ALGORITHM else int(label)
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
                 f"OMPI_MCA_{algorithm_var(collective)}": str(alg),
                 f"OMPI_MCA_{algorithm_var(collective, '_segmentsize')}": str(segsize)}
+
+    # -- the files it reads, coll/han ---------------------------------------------------------------
+    def rules_environment(self, path, route=None):
+        env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
+        if route is not None:   # coll/han's rules file, which hands the collectives it takes to coll/tuned
+            env.update({"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",
+                        "OMPI_MCA_coll_han_dynamic_rules_filename": route})
+        return env
+
+    def multinode_collectives(self, library_version):
+        return () if han_decided() else han_collectives(library_version)   # the user's own choice is their default
+
+    def flat_environment(self, env=None):
+        return {} if han_decided(env) else {"OMPI_MCA_coll": "^han"}
+
+    def multinode_note(self, node_count):
+        if node_count > 1 and not han_decided():
+            return ("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
+                    "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)")
+        return None
+
+    # -- its launcher (PRRTE's mpiexec) -------------------------------------------------------------
+    def oversubscribe(self, np_, cpus):
+        return ["--oversubscribe"] if np_ > cpus else []   # Open MPI refuses more ranks than cores without it
+
+    def host_args(self, user_args, env_extra=None):
+        return with_monitoring(user_args) if (env_extra or {}).get("OMPI_MCA_pml_monitoring_enable") \
+            else list(user_args)
+
+    def forward_args(self, names):
+        # Open MPI forwards only OMPI_MCA_* to other hosts: every other variable is named with -x
+        return [arg for name in names if not name.startswith("OMPI_MCA_") for arg in ("-x", name)]
+
+    def host_launcher(self, mpiexec, hosts, ppn, agent, interface, network, bind):
+        select = network or interface
+        argv = [str(mpiexec), "-n", str(len(hosts) * ppn), "--host", ",".join(f"{h}:{ppn}" for h in hosts),
+                "--prtemca", "plm", "ssh",                 # the ssh launcher, whatever resource manager is seen
+                "--prtemca", "plm_ssh_agent", str(agent),
+                "--prtemca", "prte_if_include", select,    # PRRTE's daemons talk over the hosts' network
+                "--mca", "pml", "ob1",                     # point-to-point through the BTLs below
+                "--mca", "btl", "self,sm,tcp",             # shared memory within a host, TCP between hosts
+                "--mca", "btl_tcp_if_include", select]
+        if not bind:
+            argv += ["--bind-to", "none"]
+        return argv, self.root_environment()

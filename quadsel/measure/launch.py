@@ -13,6 +13,7 @@ import threading
 import time
 
 from ..errors import QuadselError, missing_extra
+from ..libraries import CLASSES, get as get_library
 
 # Set in every rank by the launchers we know: Open MPI/PRRTE, PMIx (also srun --mpi=pmix), Hydra and
 # srun --mpi=pmi2 (PMI_*). Not Slurm's own SLURM_* variables: a batch script has them outside any job step.
@@ -54,24 +55,21 @@ def find_mpiexec(explicit=None):
 
 
 def mpiexec_flavor(mpiexec):
-    """'openmpi', 'mpich' (Hydra) or 'unknown', from `mpiexec --version`."""
+    """The library whose launcher `mpiexec` is, by `mpiexec --version` (its class's `launcher_marks`): 'openmpi',
+    'mpich' (Hydra) or 'unknown'."""
     try:
         text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    if "Open MPI" in text or "OpenRTE" in text or "PRRTE" in text:
-        return "openmpi"
-    if "HYDRA" in text or "MPICH" in text:
-        return "mpich"
-    return "unknown"
+    return next((cls.name for cls in CLASSES if any(mark in text for mark in cls.launcher_marks)), "unknown")
 
 
 def launch_command(mpiexec, flavor, np, child_args, cpus=None, prefix=()):
     """`prefix`: the user's mpiexec options (--mpiexec-args), before -n; with hosts in them the ranks are not
     all here, and Open MPI's --oversubscribe is theirs to give."""
     cmd = [mpiexec] + list(prefix)
-    if flavor == "openmpi" and not prefix and np > (cpus or os.cpu_count() or 1):
-        cmd.append("--oversubscribe")   # Open MPI refuses more ranks than cores without it
+    if not prefix:
+        cmd += get_library(flavor).oversubscribe(np, cpus or os.cpu_count() or 1)
     return cmd + ["-n", str(np)] + python_module(sys.executable, "quadsel") + ["measure"] + list(child_args)
 
 
@@ -100,10 +98,7 @@ def python_module(python, module):
 # The variables that load the library's selection files (Intel MPI's I_MPI_ADJUST strings are one). A launch measures the library's default, so a sourced
 # tuned.env (or a site's rules) must not stand in for it: they are left out of measure's and verify's launches, with
 # one note (docs/conventions.md, "The library's default"); verify passes the file it checks itself.
-SELECTION_VARIABLES = re.compile(
-    r"(OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename)"
-    r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)"
-    r"|MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE|I_MPI_TUNING[A-Z_]*|I_MPI_ADJUST_[A-Z_]+)", re.ASCII)
+SELECTION_VARIABLES = re.compile("(" + "|".join(cls.selection_variables for cls in CLASSES) + ")", re.ASCII)
 _noted = set()
 
 
@@ -124,9 +119,8 @@ def launch_env(flavor, extra=None, command="", keep_selection=False):
         _noted.add(tuple(dropped))
         print(f"note: left out of the launches' environment: {', '.join(dropped)} (quadsel measures and verifies "
               "against the library's own default; give verify the rules file as its argument)", file=sys.stderr)
-    if flavor in ("openmpi", "unknown") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")        # containers and CI run as root
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    for name, value in get_library(flavor).root_environment().items():   # containers and CI run as root
+        env.setdefault(name, value)
     if command:
         env["QUADSEL_MEASURE_COMMAND"] = command
     env[LAUNCHED] = "1"

@@ -8,21 +8,8 @@ r // ppn. That is the order launchers give by default (--map-by slot/core, Hydra
 communicator looks like a job of nodes x ppn ranks started alone.
 """
 
-import os
-import sys
-
 from ..errors import QuadselError
 from ..layout import Layout, parse_layouts  # noqa: F401 (measure's layouts are quadsel.layout's)
-
-# Open MPI: coll/han (priority 35) takes a collective on 2+ nodes from coll/tuned, which quadsel forces; either
-# variable tells that the user has decided about it (docs/measure.md, Setup)
-HAN_OFF = ("OMPI_MCA_coll", "OMPI_MCA_coll_han_priority")
-
-
-def han_decided(env=None):
-    """The user set Open MPI coll/han's fate (HAN_OFF in this environment, or in `env`, a launch's extra
-    variables): then quadsel neither switches it off nor times coll/han as the default."""
-    return any(k in os.environ or k in (env or {}) for k in HAN_OFF)
 def _powers_and(top):
     values, v = [], 1
     while v < top:
@@ -79,9 +66,3 @@ class NodeGroups:
     def free(self):
         self.node_comm.Free()
 
-
-def han_note(library_name, node_count):
-    """Open MPI on 2+ nodes without a word about coll/han: one note on stderr (rank 0 calls this)."""
-    if node_count > 1 and library_name == "openmpi" and not han_decided():
-        sys.stderr.write("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
-                         "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)\n")

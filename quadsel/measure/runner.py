@@ -25,7 +25,7 @@ from .point import POINT_DELAY, MethodComms, heartbeat, replaced_keys, time_poin
 from .timing import StoppingRule, clock_domain, resolve_timing, wait_quietly
 from .watchdog import Watchdog
 from ..layout import Layout
-from .layouts import NodeGroups, default_layouts, han_note
+from .layouts import NodeGroups, default_layouts
 from . import clocksync
 from .metadata import first_writes, now, open_outputs
 
@@ -117,7 +117,7 @@ def check_spec(spec, job_size=None):
 def check_methods(library, collective, labels, asked):
     """One line instead of a run that would time the library default alone because quadsel knows none of the
     collective's algorithms for this library (unless the user asked for the default alone)."""
-    if asked is None and labels == [DEFAULT_ALGORITHM] and library.name != "unknown":   # unknown: default only
+    if asked is None and labels == [DEFAULT_ALGORITHM] and library.known:   # an unknown library: default only
         raise QuadselError(f"{library.name}: no {collective} algorithm quadsel can force on {library.version}; "
                            f"measuring would time only the library default (give --algorithms default for that)")
 
@@ -211,8 +211,8 @@ def run(spec, planned_sweep=None):
         timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
     except QuadselError as exc:
         fail(str(exc))
-    if rank == 0:
-        han_note(library.name, groups.count)
+    if rank == 0 and library.multinode_note(groups.count):    # e.g. coll/han may take what quadsel forces
+        sys.stderr.write(library.multinode_note(groups.count) + "\n")
     sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
     if sync == "start" and timing == "local":
         fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")

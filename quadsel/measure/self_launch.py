@@ -10,7 +10,6 @@ import time
 from ..errors import QuadselError
 from ..libraries import open_library
 from . import launch, output
-from .layouts import han_decided
 from .output import CONTINUED
 from .progress import LAUNCH_ENV, START_ENV
 
@@ -54,9 +53,9 @@ def self_launch(spec, np_, mpiexec, mpiexec_args, child_args):
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     passed = shlex.split(mpiexec_args) if mpiexec_args else []
-    extra = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"} if library.name == "openmpi" else {}
-    if passed and library.name == "openmpi" and not han_decided():
-        extra["OMPI_MCA_coll"] = "^han"    # on 2+ nodes coll/han would take the collective quadsel forces in tuned
+    extra = library.forcing_environment()
+    if passed:      # on 2+ nodes a multi-node component (coll/han) would take the collective quadsel forces
+        extra.update(library.flat_environment())
     args = child_args(("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
         "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
     if not spec.layouts:      # --layouts gives them

@@ -57,7 +57,7 @@ def run(collective, labels):
     for control in (False, True):
         for label in labels:
             if control:
-                _switch_off(library, mpit, collective, label)
+                library.switch_off(collective, label)
             else:
                 library.activate(collective, label, 0)
             comm = world.Dup()   # Open MPI binds the forced values here; MPICH reads them at the call
@@ -68,15 +68,6 @@ def run(collective, labels):
     op.Free()
     mpit.close()
     return result if world.Get_rank() == 0 else None
-
-
-def _switch_off(library, mpit, collective, label):
-    """Ask for `label` with the library's forcing switch off: the request must be ignored."""
-    if library.name == "openmpi":
-        mpit.write_int("coll_tuned_use_dynamic_rules", 0)
-        mpit.write_int(f"coll_tuned_{collective}_algorithm", int(label))
-    else:
-        library.activate(collective, DEFAULT_ALGORITHM, 0)
 
 
 def main(argv=None):

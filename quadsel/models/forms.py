@@ -15,7 +15,7 @@ Two forms (docs/methodology.md, *Model-based build*):
 
 import numpy as np
 
-from ..libraries import openmpi
+from ..libraries import ids_of, openmpi
 
 FAMILIES = {
     "linear": ("basic_linear", "linear", "flat", "flat_tree"),
@@ -69,7 +69,7 @@ def model_family(method, collective):
 
 def paper_models(method, collective, library):
     """Does the paper model this method (an Open MPI bcast algorithm of its §4)?"""
-    return (collective in PAPER_COLLECTIVES and library in (None, "openmpi") and method.algorithm.isdigit()
+    return (collective in PAPER_COLLECTIVES and ids_of(library).paper and method.algorithm.isdigit()
             and algorithm_name(method, collective) in PAPER_FORMS)
 
 

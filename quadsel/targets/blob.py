@@ -24,13 +24,13 @@ import struct
 import zlib
 
 from ..errors import QuadselError
+from ..libraries import get as get_library
 from .c_common import algorithm_ids, library_of
 from .c_table import method_table, table_of
 
 MAGIC = b"QSELTREE"
 VERSION = 1
 HEADER = struct.Struct("<8sHHIIIIIII16s8x")
-ID_SCHEMES = {None: 0, "openmpi": 1, "mpich": 2, "intelmpi": 3}   # any other library: 0 (its own ids)
 
 
 def to_blob(fn, library=None):
@@ -55,7 +55,7 @@ def to_blob(fn, library=None):
     if size >= 2**32:
         raise QuadselError("the tree is too large for a blob (4 GiB)")
     header = HEADER.pack(MAGIC, VERSION, table.layout["bytes"], HEADER.size, table.n_nodes, len(comm_cuts),
-                         len(msg_cuts), len(methods), ID_SCHEMES.get(library, 0), size, collective)
+                         len(msg_cuts), len(methods), get_library(library).blob_scheme, size, collective)
     data = header + body
     return data + struct.pack("<I", zlib.crc32(data))
 

@@ -8,9 +8,7 @@ from ..decision.decision_map import Method
 from ..errors import QuadselError, escaped
 from ..libraries.base import DEFAULT_ALGORITHM
 from .escape import comment_text, identifier_part, reserved_c_name
-from ..libraries import alphatree
-
-LIBRARIES = ("openmpi", "mpich", "intelmpi")
+from ..libraries import alphatree, get as get_library
 
 
 class AlgorithmId(NamedTuple):
@@ -42,10 +40,10 @@ def library_of(fn, library=None):
 def algorithm_ids(methods, collective, library=None):
     """Algorithm name -> AlgorithmId: the id the generated C returns for it.
 
-    library "openmpi": coll/tuned ids (numeric names as they are, names through openmpi.algorithm_id);
-    "mpich": the value of MPIR_CVAR_<COLL>_INTRA_ALGORITHM's enum (0 = auto, then MPICH's algorithm list in
-    order). Unknown library: numeric names are Open MPI ids and used as they are; otherwise every algorithm
-    gets an id 1..n in method-table order and a #define with a sanitized identifier.
+    A library quadsel has tables for: its class's `c_id` (Open MPI coll/tuned ids, numeric names as they are;
+    MPICH the value of MPIR_CVAR_<COLL>_INTRA_ALGORITHM's enum, 0 = auto, then its algorithm list in order; Intel
+    MPI's presets). Unknown library: numeric names are Open MPI ids and used as they are; otherwise every
+    algorithm gets an id 1..n in method-table order and a #define with a sanitized identifier.
     """
     names = list(dict.fromkeys(m.algorithm for m in methods))
     if DEFAULT_ALGORITHM in names:     # a region handed back to the library: 0, "no decision" (Open MPI 0, MPICH auto)
@@ -56,16 +54,9 @@ def algorithm_ids(methods, collective, library=None):
     if alphas:    # quadsel's α-trees: their own ids (libraries/alphatree.py), the library's ids for the rest
         rest = algorithm_ids([Method(n) for n in names if n not in alphas], collective, library)
         return {name: alphas.get(name) or rest[name] for name in names}
-    if library == "openmpi":
-        from ..libraries import openmpi
-        return {name: _plain_id(openmpi.algorithm_id(collective, name)) for name in names}
-    if library == "mpich":
-        from ..libraries import mpich
-        return {name: _plain_id(1 + mpich.ALGORITHMS[collective].index(mpich.container(collective, name)[0]))
-                for name in names}
-    if library == "intelmpi":
-        from ..libraries import intelmpi
-        return {name: _plain_id(_intel_id(intelmpi, collective, name)) for name in names}
+    own = get_library(library)
+    if own.known:
+        return {name: _plain_id(own.c_id(collective, name)) for name in names}
     if all(name.isascii() and name.isdigit() for name in names):   # unknown or another library: ids as they are
         return {name: _plain_id(int(name)) for name in names}
     prefix = f"QUADSEL_{identifier_part(collective)}_ALG_"
@@ -80,23 +71,14 @@ def algorithm_ids(methods, collective, library=None):
     return ids
 
 
-def _intel_id(intelmpi, collective, name):
-    label = intelmpi.canonical_label(collective, name)
-    if label is None:
-        raise QuadselError(f"algorithm {comment_text(name)!r} is not an Intel MPI {collective} preset "
-                           f"(I_MPI_ADJUST_{identifier_part(collective)})")
-    return int(label)
-
-
 def _plain_id(number):
     return AlgorithmId(str(int(number)), None, int(number))
 
 
 def id_legend(ids, library, collective):
     """One comment line naming what every returned id is (no names from input files but escaped)."""
-    scheme = {"openmpi": f"Open MPI coll_tuned_{identifier_part(collective).lower()}_algorithm",
-              "mpich": f"MPICH MPIR_CVAR_{identifier_part(collective)}_INTRA_ALGORITHM",
-              "intelmpi": f"Intel MPI I_MPI_ADJUST_{identifier_part(collective)} presets"}.get(library)
+    own = get_library(library)
+    scheme = own.id_scheme(identifier_part(collective))
     names = {name: name for name in ids}
     if DEFAULT_ALGORITHM in ids:
         rest = {n: a for n, a in ids.items() if n != DEFAULT_ALGORITHM}
@@ -115,9 +97,8 @@ def id_legend(ids, library, collective):
             names = {name: known[aid.number] for name, aid in ids.items()}
         else:
             scheme = "the input's numeric names"
-    elif library in ("openmpi", "intelmpi"):
-        from ..libraries import LIBRARIES
-        names = {name: LIBRARIES[library].algorithm_name(collective, aid.number) for name, aid in ids.items()}
+    elif own.numbered:
+        names = {name: own.algorithm_name(collective, aid.number) for name, aid in ids.items()}
     alphas = {name: aid for name, aid in ids.items() if alphatree.is_alpha(name)}
     if alphas:
         rest = {name: aid for name, aid in ids.items() if name not in alphas}

@@ -5,7 +5,7 @@ The error names the tree file and the line of the offending method (docs/convent
 """
 
 from ..errors import InputError, QuadselError
-from ..libraries import alphatree, intelmpi, mpich, openmpi
+from ..libraries import alphatree, get as get_library, intelmpi, mpich, openmpi
 from .c_common import library_of, tree_library
 
 TARGET_LIBRARY = {"ompi-rules": openmpi.NAME, "ompi-json": openmpi.NAME, "ompi-han": openmpi.NAME, "mpich-json": mpich.NAME,
@@ -18,13 +18,13 @@ def check_library(target, fns):
     from ..libraries import title
     wanted = TARGET_LIBRARY.get(target)
     for fn in fns if wanted else ():
-        own = tree_library(fn)
-        if own is None and wanted == intelmpi.NAME:
-            # Intel presets are numbers, and a tree without a library has Open MPI's ids (ingest/identity.py):
-            # written as they are, basic_linear (1) would become Intel's preset 1, binomial.
+        own, reader = tree_library(fn), get_library(wanted)
+        if own is None and reader.numbered and not reader.untagged_ids:
+            # a tree without a library has Open MPI's ids (ingest/identity.py): written as they are into another
+            # library's numbers, basic_linear (1) would become Intel's preset 1, binomial
             raise QuadselError(f"the {fn.collective} tree records no MPI library, so its numeric ids are Open MPI's, "
-                               f"not Intel MPI presets: {target} needs a tree built from Intel MPI measurements "
-                               f"(or with --library intelmpi)")
+                               f"not {reader.title} presets: {target} needs a tree built from {reader.title} "
+                               f"measurements (or with --library {wanted})")
         if own is not None and own != wanted:
             raise QuadselError(f"the {fn.collective} tree was built from {title(own)} measurements and {target} is "
                                f"read by {title(wanted)}: its algorithms are not {title(wanted)}'s (build the tree "
@@ -42,13 +42,7 @@ def output_library(fn, target, flavor="plain", library=None):
 
 def check_method(library, collective, algorithm):
     """QuadselError when `algorithm` is not one of `library`'s algorithms of `collective`."""
-    if library == openmpi.NAME:
-        openmpi.algorithm_id(collective, algorithm)
-    elif library == mpich.NAME:
-        mpich.container(collective, algorithm)
-    elif library == intelmpi.NAME and intelmpi.canonical_label(collective, algorithm) is None:
-        known = ", ".join(f"{k}={v}" for k, v in intelmpi.ALGORITHMS.get(collective, {}).items()) or "none"
-        raise QuadselError(f"algorithm {algorithm!r} is not an Intel MPI {collective} preset (known: {known})")
+    get_library(library).check_algorithm(collective, algorithm)
 
 
 def check_tree(fn, path, target, flavor="plain", library=None):

@@ -31,11 +31,10 @@ from typing import List, Optional
 from ..errors import InputError, QuadselError
 from ..inputs import INT64_MAX
 from ..libraries.base import DEFAULT_ALGORITHM
+from ..libraries.openmpi import HAN_5_0, HAN_MAIN   # which collectives coll/han takes: the Open MPI class's facts
 from .escape import comment_text
 from .rule_list import header_lines
 
-HAN_5_0 = ("allgather", "allgatherv", "allreduce", "barrier", "bcast", "gather", "reduce", "scatter")
-HAN_MAIN = HAN_5_0 + ("alltoall", "alltoallv", "gatherv", "scatterv")
 LEVELS = ("intra_node", "inter_node", "global_communicator")
 COMPONENTS = ("self", "basic", "libnbc", "tuned", "sm", "adapt", "han")
 HAN_ALGORITHMS = {"barrier": ("default", "simple"), "bcast": ("default", "intra", "simple"),
@@ -108,15 +107,6 @@ def emit(fns, max_requests=None):
                 lines.append(f"{size} {len(msgs)} # configuration size {size}, number of message sizes")
                 lines += [f"{msg} {component}" for msg, component in msgs]
     return "\n".join(lines) + "\n"
-
-
-def collectives_of(library_version):
-    """The collectives coll/han takes by default on this Open MPI (its version string): none before 5.0 (4.1's
-    coll/han has priority 0 unless the user raises it), 5.0.x HAN_5_0, later (or unknown) HAN_MAIN."""
-    found = re.search(r"v?(\d+)\.(\d+)", library_version or "")
-    if found and int(found.group(1)) < 5:
-        return ()
-    return HAN_5_0 if found and found.groups() == ("5", "0") else HAN_MAIN
 
 
 def route_to_tuned(collectives):

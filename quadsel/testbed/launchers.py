@@ -2,8 +2,9 @@
 
 `launcher_command(flavor, mpiexec, hosts, ppn, agent, interface)` → (argv, env): the mpiexec prefix of a job of
 len(hosts) × ppn ranks, ppn consecutive ranks on each host (ranks 0..ppn-1 on hosts[0]), and the environment
-variables it needs on top of the caller's. Append the program and its arguments to argv. Each option is
-explained in docs/cluster.md ("A cluster on one machine").
+variables it needs on top of the caller's. Append the program and its arguments to argv. Each library's class
+writes its own (libraries/: `host_launcher`); each option is explained in docs/cluster.md ("A cluster on one
+machine").
 
 bind=False (the default) leaves the ranks unbound: the namespace cluster's hosts share the machine's cores,
 and each library would otherwise pin rank k of every host to the same core k, so that a ping-pong between
@@ -11,11 +12,11 @@ ranks 0 and ppn of two hosts ran on one core. On a real cluster pass bind=True (
 """
 
 import ipaddress
-import os
 
 from ..errors import QuadselError
+from ..libraries import CLASSES, get as get_library
 
-FLAVORS = ("openmpi", "mpich", "intelmpi")
+FLAVORS = tuple(cls.name for cls in CLASSES)
 
 
 def launcher_command(flavor, mpiexec, hosts, ppn, agent, interface, network=None, bind=False):
@@ -33,29 +34,7 @@ def launcher_command(flavor, mpiexec, hosts, ppn, agent, interface, network=None
         raise QuadselError(f"ranks per host {ppn!r}: a positive integer")
     if network is not None:
         ipaddress.ip_network(network)   # ValueError on a malformed subnet
-    np_ = len(hosts) * ppn
-    env = {}
-    if flavor == "openmpi":
-        select = network or interface
-        argv = [str(mpiexec), "-n", str(np_), "--host", ",".join(f"{h}:{ppn}" for h in hosts),
-                "--prtemca", "plm", "ssh",                 # the ssh launcher, whatever resource manager is seen
-                "--prtemca", "plm_ssh_agent", str(agent),
-                "--prtemca", "prte_if_include", select,    # PRRTE's daemons talk over the hosts' network
-                "--mca", "pml", "ob1",                     # point-to-point through the BTLs below
-                "--mca", "btl", "self,sm,tcp",             # shared memory within a host, TCP between hosts
-                "--mca", "btl_tcp_if_include", select]
-        if not bind:
-            argv += ["--bind-to", "none"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        return argv, env
-    hydra = ["-n", str(np_), "-hosts", ",".join(hosts), "-ppn", str(ppn)]
-    if flavor == "mpich":
-        return [str(mpiexec), *hydra, "-launcher", "ssh", "-launcher-exec", str(agent), "-iface", interface], env
-    env["FI_PROVIDER"] = "tcp"          # libfabric over TCP between hosts (Intel's shm within a host)
-    if not bind:
-        env["I_MPI_PIN"] = "0"
-    return [str(mpiexec), *hydra, "-bootstrap", "ssh", "-bootstrap-exec", str(agent), "-iface", interface], env
+    return get_library(flavor).host_launcher(mpiexec, hosts, ppn, agent, interface, network, bind)
 
 
 def host_options(flavor, mpiexec, cluster, ppn):

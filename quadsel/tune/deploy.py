@@ -1,5 +1,6 @@
 """What each library reads, as `quadsel tune` deploys it: the file (or strings), the target that writes it, and
-the environment variables that make the library use it (`tuned.env`, sourced before mpiexec).
+the environment variables that make the library use it (`tuned.env`, sourced before mpiexec). Each is the library
+class's (libraries/: `deployment`, `rules_environment`, the method verify's follow check loads the file with):
 
 - Open MPI: one classic rules file for every tuned collective (`-t ompi-rules`, read by coll/tuned on 5.0.x; the
   JSON rules of main/6.x are written beside it for those versions, not sourced);
@@ -12,25 +13,11 @@ the environment variables that make the library use it (`tuned.env`, sourced bef
 
 import os
 import shlex
-from dataclasses import dataclass
-from typing import Optional
 
 from ..errors import QuadselError
+from ..libraries import CLASSES, get as get_library
 
-
-@dataclass(frozen=True)
-class Deployment:
-    library: str
-    file: str                    # the file the library reads, in the tune folder
-    target: str                  # codegen's target that writes it
-    extra: Optional[tuple] = None  # (file, target) written beside it for other versions of the library
-
-
-DEPLOYMENTS = {
-    "openmpi": Deployment("openmpi", "tuned.rules", "ompi-rules", ("tuned-ompi6.json", "ompi-json")),
-    "mpich": Deployment("mpich", "tuned-mpich.json", "mpich-json"),
-    "intelmpi": Deployment("intelmpi", "tuned-impi.json", "impi-json", ("tuned-impi-adjust.env", "impi-adjust")),
-}
+DEPLOYMENTS = {cls.name: cls.deployment for cls in CLASSES if cls.deployment is not None}
 
 
 def deployment(library):
@@ -48,15 +35,15 @@ def emit(dep, fns, mpich_base=None, notes=None):
     if not fns:
         return {}
     base = None
-    if dep.library == "mpich":
-        from ..targets.mpich_json import load_base
-        base = load_base(mpich_base)
+    if get_library(dep.library).whole_selection:   # the file is written over the library's own selection
+        from ..verify.run import rules_module
+        base = rules_module(dep.library).load_base(mpich_base)
     out = {dep.file: emit_target(dep.target, fns, mpich_base=base)}
     if dep.extra:
         try:
             out[dep.extra[0]] = emit_target(dep.extra[1], fns)
         except QuadselError as exc:
-            if dep.extra[1] != "impi-adjust":
+            if not dep.extra_optional:
                 raise
             if notes is not None:
                 notes.append(f"{dep.extra[0]} not written: {exc}")
@@ -68,12 +55,7 @@ def environment(dep, folder, deployed):
     collective is deployed (the library keeps its own choice everywhere)."""
     if not deployed:
         return {}
-    path = os.path.abspath(os.path.join(folder, dep.file))
-    if dep.library == "openmpi":
-        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
-    if dep.library == "mpich":
-        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
-    return {"I_MPI_TUNING": path}
+    return get_library(dep.library).rules_environment(os.path.abspath(os.path.join(folder, dep.file)))
 
 
 def env_text(variables, header):

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from ..errors import QuadselError
 from ..output import write_text
-from . import cluster, deploy, report, steps, verdict
+from . import deploy, hosts, report, steps, verdict
 from .folder import Folder, Journal
 from .progress import Display, Plan
 
@@ -23,7 +23,7 @@ class TuneSpec:
     strategy: str = "auto"                    # auto: adaptive where MPI_T forces in-process (tune/steps.py)
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
-    mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/cluster.py)
+    mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/hosts.py)
     layouts: Optional[str] = None             # NODESxPPN list (default: every layout the job can form)
     sync: Optional[str] = None                # measure --sync (across hosts)
     measure_options: list = field(default_factory=list)
@@ -44,7 +44,7 @@ def run_tune(spec, stream=None):
         raise QuadselError("quadsel tune starts its own jobs: run it outside mpiexec/srun, and give your hosts with "
                            "--np N --mpiexec-args \"HOST OPTIONS\" (docs/tune.md, Clusters)")
     if spec.mpiexec_args:
-        from .cluster import check_spec
+        from .hosts import check_spec
         check_spec(spec)
     library = open_library(launch.library_without_init())
     dep = deploy.deployment(library.name)
@@ -105,7 +105,7 @@ def _run(spec, library, dep, wanted, plan, display, folder):
         raise QuadselError("nothing was measured: give a larger --budget")
     fns = [fn for fn, _, _ in built.values()]
     measurements = [folder.measurement(c) for c in built]
-    mpich_base = _mpich_base(library.name)
+    mpich_base = _mpich_base(library)
     first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", display)
     pruned = steps.prune(fns, folder("verify", "first.json"), lambda text: echo(f"tune: prune: {text}"))
     second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", display)
@@ -117,22 +117,21 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     skipped = []
     header = [f"quadsel tune for {library.version}: {len(final)} of {len(wanted)} collectives tuned",
               "source it before mpiexec: . tuned.env"]
-    ompi_hosts = bool(spec.mpiexec_args) and library.name == "openmpi"
-    if ompi_hosts:      # one coll/tuned file per ppn and coll/han's routing file, as verify proved them (tune/cluster.py)
-        from ..verify.han import ROUTE_FILE, collectives as han_collectives
-        files = cluster.ompi_files(final, han_collectives(library.name, library.version))
+    per_ppn = bool(spec.mpiexec_args) and library.per_ppn_files
+    if per_ppn:      # one coll/tuned file per ppn and coll/han's routing file, as verify proved them (tune/hosts.py)
+        from ..verify.han import ROUTE_FILE
+        files = hosts.ompi_files(final, library.multinode_collectives(library.version))
     else:
         files = deploy.emit(dep, final, mpich_base, notes=skipped)
     for line in skipped:
         echo(f"tune: note: {line}")
-    for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()) + cluster.ppn_files(folder.path):
+    for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()) + hosts.ppn_files(folder.path):
         if stale not in files and os.path.lexists(folder(stale)):
             os.unlink(folder(stale))    # nothing deployed: no file the environment could still point at
     for name, text in files.items():
         write_text(folder(name), text)
-    if ompi_hosts:
-        write_text(folder("tuned.env"), cluster.ompi_env_text(spec.folder, final, header,
-                                                              routed=ROUTE_FILE in files))
+    if per_ppn:
+        write_text(folder("tuned.env"), hosts.env_text(library, spec.folder, final, header, routed=ROUTE_FILE in files))
     else:
         env = deploy.environment(dep, spec.folder, final)
         write_text(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))
@@ -147,14 +146,16 @@ def _run(spec, library, dep, wanted, plan, display, folder):
 
 
 def _alternative(dep, files):
-    """Intel MPI: the I_MPI_ADJUST strings beside the tuning file, for sites that set the environment only."""
-    if dep.library != "intelmpi" or not dep.extra or dep.extra[0] not in files:
+    """The file beside the deployed one that can stand in for it (Intel MPI: the I_MPI_ADJUST strings, for sites that
+    set the environment only): tuned.env's line offering it."""
+    if not dep.extra_note or not dep.extra or dep.extra[0] not in files:
         return []
-    return [f"or, through the environment only (no I_MPI_TUNING): . {dep.extra[0]} (I_MPI_ADJUST_<COLL>)"]
+    return [dep.extra_note.format(file=dep.extra[0])]
 
 
 def _mpich_base(library):
-    if library != "mpich":
+    """The libmpi whose own selection the deployed file is written over (the library's `whole_selection`)."""
+    if not library.whole_selection:
         return None
     from ..verify.run import mpich_library
     return mpich_library()
@@ -164,7 +165,7 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
     """Write the deployment of `fns` to DIR/verify/LABEL.<file> and verify it (skipped when the journal has this
     same file verified); the verify document."""
     if spec.mpiexec_args:    # across hosts: the forests, whose files verify writes per layout as tune deploys them
-        paths = cluster.verify_inputs(folder, fns, label)
+        paths = hosts.verify_inputs(folder, fns, label)
     else:
         texts = deploy.emit(dep, fns, mpich_base)
         paths = [folder("verify", f"{label}.{dep.file}")]

@@ -34,8 +34,8 @@ def measure(spec, folder, collective, seconds=None, on_progress=None):
         cmd += ["--comm-sizes", spec.comm_sizes]
     if spec.mpiexec:
         cmd += ["--mpiexec", spec.mpiexec]
-    if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/cluster.py)
-        from .cluster import measure_options
+    if spec.mpiexec_args:       # across hosts: every layout, the full sweep (tune/hosts.py)
+        from .hosts import measure_options
         cmd += measure_options(spec)
     strategy = strategy_for(spec)
     if strategy == "adaptive":

@@ -9,7 +9,7 @@ import time
 from ..errors import QuadselError
 from ..layout import Layout
 from ..measure import launch
-from ..libraries import detect, label_of
+from ..libraries import detect, get as get_library, label_of
 from ..targets.library_call import CallModel, verify_type_size
 from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
@@ -75,7 +75,7 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
 def _measured_pick(library, collective, method):
     from ..targets.library_call import Pick
     return Pick(label_of(library, collective, method),
-                int(method.segsize) if library == "openmpi" else 0)
+                int(method.segsize) if get_library(library).forces_segsize else 0)
 
 
 BEST_OF = 3   # --measurements: the measured per-point fastest three methods are the best arm's candidates

@@ -4,7 +4,8 @@ Open MPI silently ignores a whole rules file whose first message rule is not 0, 
 its own choice where a file does not match: a parse check proves nothing. So two launches are compared:
 
   file    the library loads the emitted file (OMPI_MCA_coll_tuned_dynamic_rules_filename /
-          MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) and decides by itself;
+          MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE / I_MPI_TUNING: the library class's `rules_environment`, from
+          which tune writes tuned.env too) and decides by itself;
   forced  no file; every method the selection uses and the library default are forced through MPI_T.
 
 At every point the fingerprint of the file launch must equal the forced fingerprint of the method the
@@ -20,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import QuadselError
+from ..libraries import get as get_library
 from ..measure import launch
 from ..output import write_text
 from .forcing import DEFAULT_ARM, arm_key, json_arm, norm_arm
@@ -45,21 +47,17 @@ def pick_at(sel, point, call=None):
     return sel.pick(point[0], point[1], call=call)
 
 
-def file_environment(library, rules_path):
-    if library == "intelmpi":   # the JSON tuning file through I_MPI_TUNING; else what `. FILE` exports
-        from ..inputs import read_text
-        from ..targets import impi_json
-        from ..targets.impi_adjust import environment
-        text = read_text(rules_path, what="rules file")
-        if impi_json.looks_like(text):
-            return {"I_MPI_TUNING": os.path.abspath(rules_path)}
+def file_environment(library, rules_path, route=None):
+    """The environment of the launch that loads `rules_path`: the library's `rules_environment` of it (and of the
+    multi-node component's routing file `route`), which tune's tuned.env is written from too; for a file of
+    `export` lines (Intel MPI's I_MPI_ADJUST strings, -t impi-adjust) what `. FILE` exports."""
+    from ..inputs import read_text
+    from ..targets.impi_adjust import environment
+    from ..targets.rules_file import detect_format
+    text = read_text(rules_path, what="rules file")
+    if detect_format(text) == "impi-adjust":
         return environment(text, rules_path)
-    if library == "openmpi":
-        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                "OMPI_MCA_coll_tuned_dynamic_rules_filename": os.path.abspath(rules_path)}
-    # the MPIR-level selection applies when device (ch4) collectives do not take over the call
-    return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": os.path.abspath(rules_path),
-            "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+    return get_library(library).rules_environment(os.path.abspath(rules_path), route)
 
 
 def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False):
@@ -97,11 +95,12 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     from .selection import as_selection
     python = python or sys.executable
     mpiexec = launch.find_mpiexec(mpiexec)
+    lib = get_library(library)
     kind_of = {}
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
         probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
-        if why and echo and library in ("openmpi", "mpich"):   # Intel MPI has none (docs/deploy.md)
+        if why and echo and lib.probe:   # a library without a probe (Intel MPI) is no news (docs/deploy.md)
             echo(f"note: the follow check runs without its probe: {why}")
         for sel in [as_selection(f, library) for f in fns]:
             coll = sel.collective
@@ -125,14 +124,15 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
             spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
-            own = _own_rules(library, rules_path, coll, workdir)
-            files = file_environment(library, own)
-            if han_route and library == "openmpi":
-                from .han import route_environment
-                files.update(route_environment(workdir, han_route))
+            own = _own_rules(rules_path, coll, workdir)
+            if han_route:    # the collectives the multi-node component takes: its routing file too (verify/han.py)
+                from .han import write_route
+                files = file_environment(library, own, write_route(workdir, han_route))
+            else:
+                files = file_environment(library, own)
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **files), python, mpiexec, timeout, workdir,
-                              han=bool(han_route) and library == "openmpi")
-            if _env_forcing(library, coll):   # read at start-up only: one launch per forced arm
+                              han=bool(han_route))
+            if lib.env_forced(coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
             elif identify:
                 try:
@@ -163,15 +163,13 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     return checks
 
 
-def _own_rules(library, rules_path, collective, workdir):
+def _own_rules(rules_path, collective, workdir):
     """The rules file the follow check loads for `collective`: an Open MPI classic file cut down to that collective's
     rules (targets/ompi_rules.py `one_collective`), else the file itself. The forced launches it is compared with
     load no file, so with every collective's rules loaded a nested call (the reduce of reduce_scatter_block's
     basic_linear, the bcast of a composed allreduce) would follow another collective's rules in one launch and not
     in the other, and a followed rule would read "differs". Whether the whole file is loaded at all is the
     reader's finding (rules_file.RulesFile.ignored, Open MPI's own conditions)."""
-    if library != "openmpi":
-        return rules_path
     from ..inputs import read_text
     from ..libraries import openmpi
     from ..targets import ompi_rules
@@ -195,9 +193,10 @@ def _kind(library, sel, grid, probed):
     from ..libraries import fallbacks
     from ..libraries.base import is_reduction
     from ..targets.library_call import CallModel
-    if library == "openmpi":
-        return "traffic"
-    if not (probed and library == "mpich" and is_reduction(sel.collective)):
+    lib = get_library(library)
+    if lib.fingerprint != "order":
+        return lib.fingerprint
+    if not (probed and lib.probe == "sends" and is_reduction(sel.collective)):
         return "order"
     for point in grid:
         n, m = point[0], point[1]
@@ -210,26 +209,12 @@ def _kind(library, sel, grid, probed):
     return "order"
 
 
-def _env_only():
-    """{library: forcing_env(collective, label)} of the libraries forced by a launch's environment only."""
-    from ..libraries import intelmpi
-    return {intelmpi.NAME: intelmpi.forcing_env}
-
-
-def _env_forcing(library, collective):
-    """forcing_env(collective, label) when this collective of the library is forced by a launch's environment
-    only (Intel MPI; Open MPI 5.0.x allgatherv, whose variables are read-only through MPI_T), else None."""
-    from ..libraries import openmpi
-    if library == openmpi.NAME and collective in openmpi.MPIT_READONLY:
-        return lambda coll, label: dict(openmpi.OpenMPI("Open MPI").env_for(coll, label, 0), **{})
-    return _env_only().get(library)
-
-
 def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra=None):
-    """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment."""
+    """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment (the library's
+    `env_forced` collectives: Intel MPI's, Open MPI 5.0.x allgatherv, read-only through MPI_T)."""
     out = {}
     for arm in forced:
-        env = dict(extra or {}, **_env_forcing(library, spec["collective"])(spec["collective"], norm_arm(arm)[0]))
+        env = dict(extra or {}, **get_library(library).env_for(spec["collective"], norm_arm(arm)[0], 0))
         got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
         for point, arms in got.items():
             if "library" in arms:
@@ -255,6 +240,7 @@ def default_ran(library, collective, points, np_, algorithms, python=None, mpiex
     from .default_ran import DefaultRan, compare
     python = python or sys.executable
     mpiexec = launch.find_mpiexec(mpiexec)
+    lib = get_library(library)
     points = sorted({(int(n), int(m)) for n, m in points if n <= np_})
     arms = [json_arm(DEFAULT_ARM)] + [json_arm((str(lab), 0, ())) for lab in algorithms]
     with tempfile.TemporaryDirectory(prefix="quadsel-default-ran-") as workdir:
@@ -262,9 +248,9 @@ def default_ran(library, collective, points, np_, algorithms, python=None, mpiex
         extra = dict(extra or {})
         if keep_selection:
             extra.update({name: os.environ[name] for name in launch.selection_variables()})
-        if why and echo and library in ("openmpi", "mpich"):
+        if why and echo and lib.probe:
             echo(f"note: which algorithm the default ran is judged without the probe: {why}")
-        if library == "openmpi":
+        if lib.fingerprint == "traffic":
             from .traffic import MONITORING_ENV
             extra.update(MONITORING_ENV)
             kind = "traffic"
@@ -274,11 +260,11 @@ def default_ran(library, collective, points, np_, algorithms, python=None, mpiex
                 return {p: DefaultRan("unchecked", [], f"no fingerprint of {library}'s {collective} without the probe")
                         for p in points}
         spec = {"collective": collective, "kind": kind, "points": [list(p) for p in points]}
-        if _env_forcing(library, collective):
+        if lib.env_forced(collective):
             by_arm = _forced_by_env(np_, spec, arms, library, python, mpiexec, timeout, workdir, extra)
         else:
             by_arm = _launch(np_, dict(spec, forced=arms), extra, python, mpiexec, timeout, workdir)
-    functions = library == "openmpi" and bool(extra.get("LD_PRELOAD"))
+    functions = lib.probe == "functions" and bool(extra.get("LD_PRELOAD"))
     out = {}
     for p in points:
         got = by_arm.get(p, {})

@@ -2,7 +2,8 @@
 
 On 2+ nodes Open MPI 5.0.x hands bcast, reduce, allreduce, allgather(v), gather, scatter and barrier to coll/han
 (priority 35, above coll/tuned's 30; main also alltoall(v), gatherv, scatterv), unless the user switched it off
-(OMPI_MCA_coll, OMPI_MCA_coll_han_priority: measure/layouts.py HAN_OFF). quadsel measures and forces coll/tuned's
+(OMPI_MCA_coll, OMPI_MCA_coll_han_priority): the facts are the Open MPI class's (libraries/openmpi.py
+`multinode_collectives`, HAN_OFF). quadsel measures and forces coll/tuned's
 algorithms, and `quadsel tune` deploys them across hosts by handing each deployed collective from coll/han to
 coll/tuned (a coll/han rules file that says `tuned` for every size, targets/ompi_han.route_to_tuned) whose own
 rules file then decides it whole. The other collectives keep coll/han. So at a point of such a collective whose
@@ -15,8 +16,9 @@ timing job, which then `mark`s the points):
 - where the selection hands the size back to the library it runs coll/tuned's own decision there
   (forcing.TUNED_DEFAULT_ARM, shown as `default (han=0)`): a change from the default like any other, timed and
   judged as one;
-- the follow check's file launch loads the routing file beside coll/tuned's rules file, with coll/han on
-  (`route_environment`), so the proof is of the mechanism the deployment uses. Its forced launches keep coll/han
+- the follow check's file launch loads the routing file (`write_route`) beside coll/tuned's rules file, with
+  coll/han on, through the library's `rules_environment` as tune's tuned.env does, so the proof is of the mechanism
+  the deployment uses. Its forced launches keep coll/han
   off (flat coll/tuned algorithms to compare with).
 
 Not modelled: a nested call inside a flat algorithm (the bcast of a composed allreduce) goes to coll/han in the
@@ -25,7 +27,7 @@ deployment when its collective is not deployed, to coll/tuned in verify's timing
 
 import os
 
-from ..measure.layouts import han_decided
+from ..libraries import get as get_library
 
 INFO_KEY = "ompi_comm_coll_preference"
 WITHOUT_HAN = "^han"
@@ -33,12 +35,9 @@ ROUTE_FILE = "han-route.rules"
 
 
 def collectives(library, library_version):
-    """The collectives coll/han takes on this library across nodes; () for other libraries or when the user
-    decided about coll/han."""
-    if library != "openmpi" or han_decided():   # the user's own choice is their default, as it is
-        return ()
-    from ..targets.ompi_han import collectives_of
-    return collectives_of(library_version)
+    """The collectives a multi-node component (coll/han) takes on this library across nodes; () for libraries
+    without one or when the user decided about it."""
+    return get_library(library).multinode_collectives(library_version)
 
 
 def spans_nodes(MPI, comm):
@@ -72,14 +71,13 @@ def without_han(MPI, base):
         info.Free()
 
 
-def route_environment(workdir, han_collectives):
-    """The environment that loads coll/han's routing file (written to `workdir`) for `han_collectives`."""
+def write_route(workdir, han_collectives):
+    """coll/han's routing file for `han_collectives`, written to `workdir`: its absolute path."""
     from ..output import write_text
     from ..targets.ompi_han import route_to_tuned
     path = os.path.join(workdir, ROUTE_FILE)
     write_text(path, route_to_tuned(han_collectives))
-    return {"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",
-            "OMPI_MCA_coll_han_dynamic_rules_filename": os.path.abspath(path)}
+    return os.path.abspath(path)
 
 
 def note(rows):

@@ -9,6 +9,7 @@ forest's member for that ppn: what a job script picking the file from its alloca
 """
 
 from ..layout import Layout, parse_layouts
+from ..libraries import CLASSES
 from ..measure.layouts import NodeGroups
 from .selection import TreeSelection
 
@@ -16,7 +17,7 @@ from .selection import TreeSelection
 # comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
 # Open MPI 5.0.x has no ppn key in the classic file: one file per ppn, loaded with coll/han's routing file
 # (verify/han.py), as tune deploys it. (Its main/6.x tuned JSON has comm_rank_distribution; not loaded by 5.0.x.)
-ONE_FILE = {"mpich", "intelmpi"}
+ONE_FILE = {cls.name for cls in CLASSES if not cls.per_ppn_files}
 
 
 def point_layout(point):

@@ -174,19 +174,23 @@ def loaded_libraries(python):
 
 
 def environment(library, workdir, python=None):
-    """({extra environment of the launches}, None) with the probe built, or (None, why not). python: the ranks'."""
+    """({extra environment of the launches}, None) with the probe built, or (None, why not). python: the ranks'.
+    The library's class says what its probe counts (`probe`): the algorithm functions that ran (Open MPI), or the
+    messages its network module sent (MPICH over UCX)."""
     import platform
+    from ..libraries import get as get_library
     if platform.machine() not in ("x86_64", "AMD64"):
         return None, f"the probe's stubs are x86-64 assembly (this is {platform.machine()})"
-    loaded = loaded_libraries(python)
-    if library == "openmpi":
+    kind = get_library(library).probe
+    loaded = loaded_libraries(python) if kind else {}
+    if kind == "functions":
         target = loaded.get("libmpi")
         names = exported_functions(target) if target else None
         if not names:
             return None, f"no exported coll/base algorithm functions in {target or 'the loaded libmpi'}"
         so_path, why = _compile(functions_source(names), workdir, "quadsel-probe-functions")
         extra = {}
-    elif library == "mpich":
+    elif kind == "sends":
         target = loaded.get("libucp")
         if not target:
             return None, "this MPICH does not load libucp (no UCX network module)"

@@ -1,15 +1,15 @@
 """`quadsel verify` as one function: load trees / rules files, time the arms, check the rules are followed."""
 
 import ctypes.util
+import importlib
 import os
 import sys
 import tempfile
 from dataclasses import dataclass
 
 from ..ingest.identity import oversubscribed_note
-from ..libraries import named_label, openmpi
+from ..libraries import get as get_library, named_label
 from ..output import write_text
-from ..targets import impi_json, mpich_json, ompi_rules
 from ..errors import QuadselError
 from ..measure import launch
 from ..measure.grid import parse_list
@@ -62,8 +62,10 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     inside = launch.inside_mpi_job()
     np_ = job_size(np_)
     library, library_version = command.current_library_version()
+    lib = get_library(library)
     loaded = load_inputs(inputs, library, library_version,
-                         mpich_builtin=(lambda: mpich_json.load_base(mpich_library())) if library == "mpich" else None)
+                         mpich_builtin=(lambda: rules_module(library).load_base(mpich_library())) if lib.whole_selection
+                         else None)
     on_hosts = bool(hosts.prefix()) or inside   # the user's hosts, or the user's launcher: maybe several hosts
     oversubscribed = np_ > (os.cpu_count() or 1) and not on_hosts   # self-launched: every rank on this host
     by_layout = layout_plan.chosen_layouts(loaded.selections, layouts)
@@ -93,12 +95,8 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
     for sel in loaded.selections:
         spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
                 "progress": progress}
-        if library == "intelmpi":
-            from ..libraries.intelmpi import forcing_env
-            result = command.run_speed_env(spec, np_, forcing_env, mpiexec)
-        elif library == "openmpi" and sel.collective in openmpi.MPIT_READONLY:   # read-only through MPI_T
-            result = command.run_speed_env(spec, np_, lambda coll, label: openmpi.OpenMPI("Open MPI").env_for(
-                coll, label, 0), mpiexec)
+        if lib.env_forced(sel.collective):   # read at start-up only (Intel MPI), or read-only through MPI_T
+            result = command.run_speed_env(spec, np_, lambda coll, label: lib.env_for(coll, label, 0), mpiexec)
         else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
             if sel.collective in han_collectives:
                 spec["han"] = True
@@ -141,7 +139,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                 echo(notes[-1])
 
         if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
-            base = mpich_json.load_base(mpich_library()) if library == "mpich" else None   # read once
+            base = rules_module(library).load_base(mpich_library()) if lib.whole_selection else None   # read once
             for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
                 for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
                     own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
@@ -207,13 +205,18 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
 
 
 def emit_rules(library, fns, base=None):
-    """The rules file verify checks for trees: the library's own format (MPICH: over its own selection, `base` when
-    the caller read it already)."""
-    if library == "openmpi":
-        return ompi_rules.emit(fns)
-    if library == "intelmpi":   # the JSON tuning file: I_MPI_ADJUST cannot express every tree (impi_adjust.py)
-        return impi_json.emit(fns)
-    return mpich_json.emit(fns, base=base if base is not None else mpich_json.load_base(mpich_library()))
+    """The rules file verify checks for trees: the file tune deploys (the library's `deployment.target`; Intel MPI's
+    JSON tuning file, as I_MPI_ADJUST cannot express every tree), over the library's own selection where the file
+    replaces it whole (MPICH: `base` when the caller read it already)."""
+    module = rules_module(library)
+    if get_library(library).whole_selection:
+        return module.emit(fns, base=base if base is not None else module.load_base(mpich_library()))
+    return module.emit(fns)
+
+
+def rules_module(library):
+    """The targets/ module that writes the file the library loads (its class's `deployment.target`)."""
+    return importlib.import_module(f"..targets.{get_library(library).deployment.target.replace('-', '_')}", __package__)
 
 
 def check_points(plans, np_, check_comm_sizes=None):

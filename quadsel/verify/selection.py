@@ -12,7 +12,7 @@ from typing import List
 from ..errors import QuadselError
 from ..inputs import read_text
 from ..layout import Layout
-from ..libraries import DEFAULT_ALGORITHM, label_of
+from ..libraries import DEFAULT_ALGORITHM, get as get_library, label_of
 from ..targets.library_call import Pick
 from ..targets.rules_file import VERIFIABLE, detect_format, read_rules_file
 
@@ -29,7 +29,7 @@ class _SizeTreeSelection:
         if method.algorithm == DEFAULT_ALGORITHM:      # a region handed back to the library
             return Pick(DEFAULT_ALGORITHM, 0)
         return Pick(label_of(self.library, self.collective, method),
-                    int(method.segsize) if self.library == "openmpi" else 0)
+                    int(method.segsize) if get_library(self.library).forces_segsize else 0)
 
     def pick(self, comm_size, msg, call=None):
         return self.method_pick(self.tree.query(comm_size, msg))

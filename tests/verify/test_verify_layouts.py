@@ -150,8 +150,9 @@ def test_launches_on_the_users_hosts():
         hydra = hosts.command("mpiexec", "mpich", 4, module, ["a"], {"LD_PRELOAD": "/p.so"})
         assert "-x" not in hydra                                  # Hydra forwards the whole environment
     assert hosts.prefix() == []
-    assert hosts.with_monitoring(["--mca", "pml", "^cm"]) == ["--mca", "pml", "^cm"]
-    assert hosts.with_monitoring(["--mca", "pml", "ob1,monitoring"]) == ["--mca", "pml", "ob1,monitoring"]
+    from quadsel.libraries.openmpi import with_monitoring
+    assert with_monitoring(["--mca", "pml", "^cm"]) == ["--mca", "pml", "^cm"]
+    assert with_monitoring(["--mca", "pml", "ob1,monitoring"]) == ["--mca", "pml", "ob1,monitoring"]
 
 
 def test_mpiexec_args_are_for_self_launched_jobs_only(monkeypatch):
@@ -221,7 +222,8 @@ def test_coll_hans_routing_file_hands_exactly_the_deployed_collectives_to_tuned(
     collectives go to tuned on every multi-node size, the others keep coll/han; tune's tuned.env loads it with
     coll/han on."""
     from quadsel.targets import ompi_han
-    from quadsel.tune import cluster
+    from quadsel.libraries import get
+    from quadsel.tune import hosts as tune_hosts
     text = ompi_han.route_to_tuned(["allreduce", "bcast"])
     read = ompi_han.read(text, "han-route.rules")
     assert read.ignored is None and not read.warnings
@@ -231,5 +233,5 @@ def test_coll_hans_routing_file_hands_exactly_the_deployed_collectives_to_tuned(
         assert ompi_han.decide(read, [], "reduce", 2, comm, msg, msg)[0] == "han"
     with pytest.raises(QuadselError):
         ompi_han.route_to_tuned(["exscan"])
-    env = cluster.ompi_env_text(str(tmp_path), [], ["h"], routed=True)
+    env = tune_hosts.env_text(get("openmpi"), str(tmp_path), [], ["h"], routed=True)
     assert "export" not in env     # nothing deployed: nothing set

@@ -8,20 +8,19 @@ What differs from one host, and nothing else:
 - verify gets the forests themselves (`verify FOREST --mpiexec-args … --layouts …`), so the follow check loads the
   files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:
   - MPICH `tuned-mpich.json` (`comm_avg_ppn<=P`) and Intel MPI `tuned-impi.json` (`ppn=P` blocks): one file;
-  - Open MPI: one classic rules file per measured ppn, `tuned-ppnP.rules`, each with every forest's member for that
-    ppn, and coll/han's routing file `han-route.rules` that hands the deployed collectives it would take to
-    coll/tuned (targets/ompi_han.route_to_tuned); the other collectives keep coll/han, the library's default across
-    nodes, which is also what verify times the deployment against (verify/han.py). tuned.env picks the tuned file
-    from the job's ppn (QUADSEL_PPN, QUADSEL_NODES + QUADSEL_NP, Slurm's variables; env_script's rule).
+  - Open MPI (its class's `per_ppn_files`): one classic rules file per measured ppn, `tuned-ppnP.rules`, each with
+    every forest's member for that ppn, and coll/han's routing file `han-route.rules` that hands the deployed
+    collectives it would take to coll/tuned (targets/ompi_han.route_to_tuned); the other collectives keep coll/han,
+    the library's default across nodes, which is also what verify times the deployment against (verify/han.py).
+    tuned.env picks the tuned file from the job's ppn (QUADSEL_PPN, QUADSEL_NODES + QUADSEL_NP, Slurm's variables;
+    env_script's rule): targets/ompi_env.py writes it, with the library's `rules_environment` as verify loads it.
 """
 
 import os
-import shlex
 
 from ..errors import QuadselError
 from ..output import write_text
-
-OMPI_PPN_FILE = "tuned-ppn{}.rules"
+from ..targets.ompi_env import PPN_FILE as OMPI_PPN_FILE
 
 
 def check_spec(spec):
@@ -80,38 +79,11 @@ def ompi_files(fns, han_collectives=()):
     return out
 
 
-def ompi_env_text(folder, fns, header, routed=False):
-    """tuned.env of an Open MPI multi-host deployment: the file of the job's ppn (the forest query's rule: the first
-    measured ppn >= the job's, else the largest), coll/tuned's rules variables, and with `routed` coll/han's routing
-    file (ompi_files)."""
-    from ..targets.env_script import LAYOUT_SH, UNSET_SH, UNSET_FUNCTIONS_SH
-    lines = [f"# {line}" for line in header]
-    ppns = ppns_of(fns)
-    if not fns:
-        return "\n".join(lines + [": # nothing to set: every collective keeps the library's own choice"]) + "\n"
-    lines += ["# shellcheck shell=sh",
-              "# Open MPI across hosts: one coll/tuned rules file per ranks-per-node, chosen from the job's layout:",
-              "# QUADSEL_PPN, or QUADSEL_NODES with QUADSEL_NP, or Slurm's SLURM_NTASKS_PER_NODE / SLURM_TASKS_PER_NODE.",
-              "# coll/han stays on: its routing file hands the tuned collectives it would take to coll/tuned, the",
-              "# others keep coll/han's own choice, as verify timed and proved them (docs/tune.md, Clusters)."]
-    lines.append(LAYOUT_SH.replace("FALLBACK", f"ppn {ppns[-1]}"))
-    path = lambda p: shlex.quote(os.path.abspath(os.path.join(folder, OMPI_PPN_FILE.format(p))))  # noqa: E731
-    for i, ppn in enumerate(ppns):
-        if i == len(ppns) - 1:
-            lines += ["else" if len(ppns) > 1 else "", f"  quadsel_file={path(ppn)}"]
-        else:
-            test = "if" if i == 0 else "elif"
-            lines += [f'{test} [ -n "$quadsel_ppn" ] && [ "$quadsel_ppn" -le {int(ppn)} ]; then',
-                      f"  quadsel_file={path(ppn)}"]
-    if len(ppns) > 1:
-        lines.append("fi")
-    lines = [line for line in lines if line != ""]
-    lines += ["export OMPI_MCA_coll_tuned_use_dynamic_rules=1",
-              'export OMPI_MCA_coll_tuned_dynamic_rules_filename="$quadsel_file"',
-              "unset quadsel_file", UNSET_SH, UNSET_FUNCTIONS_SH]
-    if routed:
-        from ..verify.han import ROUTE_FILE
-        lines[-3:-3] = ["export OMPI_MCA_coll_han_use_dynamic_file_rules=1",
-                        "export OMPI_MCA_coll_han_dynamic_rules_filename="
-                        + shlex.quote(os.path.abspath(os.path.join(folder, ROUTE_FILE)))]
-    return "\n".join(lines) + "\n"
+def env_text(library, folder, fns, header, routed=False):
+    """tuned.env of a deployment of one file per ppn (targets/ompi_env.py): the file of the job's ppn, loaded through
+    the library's `rules_environment` (the follow check's), with `routed` the multi-node component's routing file
+    (ompi_files) beside it."""
+    from ..targets import ompi_env
+    from ..verify.han import ROUTE_FILE
+    route = os.path.abspath(os.path.join(folder, ROUTE_FILE)) if routed else None
+    return ompi_env.emit(folder, ppns_of(fns), header, library.rules_environment(ompi_env.JOB_FILE, route))
