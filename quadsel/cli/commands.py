@@ -414,6 +414,9 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     if np_ is not None:
         from ..measure.capacity import check_ranks
         check_ranks(np_, on_hosts=mpiexec_args is not None)
+    if layouts is not None:
+        from ..layout import parse_layouts
+        layouts = parse_layouts(layouts)
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
                          check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain,

@@ -92,7 +92,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:
         from ..layout import parse_layouts
-        parse_layouts(layouts)
+        layouts = parse_layouts(layouts)
     if comm_sizes:
         comms = parse_list(comm_sizes, "communicator size")
         if min(comms) < 2 or max(comms) > np_:
@@ -109,9 +109,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise QuadselError(f"{one_line(folder)} exists and is not a folder")
     spec = TuneSpec(folder=folder, np=np_, msg_sizes=msg_sizes, collectives=wanted, comm_sizes=comm_sizes,
                     strategy=strategy, budget=seconds, mpiexec=mpiexec, mpiexec_args=mpiexec_args, layouts=layouts,
-                    sync=sync,
-                    measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
-                                     "--rounds", str(rounds)],
+                    sync=sync, max_time=max_time, max_reps=max_reps, rounds=rounds, command=_command_line(),
                     verify_rounds=verify_rounds, figures=not no_figures,
                     display="quiet" if quiet else "lines" if verbose else "auto")
     if min_gain is not None:
@@ -122,3 +120,10 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
                           "same command again to continue") from None
     click.echo(last_line(summary, folder))
+
+
+def _command_line():
+    """The tune command as typed (each measurement's metadata records it)."""
+    import shlex
+    import sys
+    return shlex.join(["quadsel", *sys.argv[1:]]) if sys.argv and sys.argv[0] else "quadsel tune"

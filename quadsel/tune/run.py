@@ -3,7 +3,7 @@ again, and only what is worth it deployed (docs/tune.md)."""
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional
 
 from ..errors import QuadselError
@@ -24,9 +24,12 @@ class TuneSpec:
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
     mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/hosts.py)
-    layouts: Optional[str] = None             # NODESxPPN list (default: every layout the job can form)
+    layouts: Optional[list] = None            # [Layout] (default: every layout the job can form)
     sync: Optional[str] = None                # measure --sync (across hosts)
-    measure_options: list = field(default_factory=list)
+    max_time: float = 2.0                     # measure's stopping rule: seconds of one method at one point, at most
+    max_reps: int = 200                       # ... and timed calls
+    rounds: int = 2                           # measure's passes over the grid
+    command: str = "quadsel tune"             # the command line, recorded in each measurement's metadata
     verify_rounds: int = 5
     verify_max_reps: int = 30
     verify_max_time: float = 0.15
@@ -69,7 +72,8 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
                 "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
     if spec.mpiexec_args:     # a run on other hosts or layouts is another run (one-host journals stay as they were)
-        settings.update(mpiexec_args=spec.mpiexec_args, layouts=spec.layouts, sync=spec.sync)
+        settings.update(mpiexec_args=spec.mpiexec_args, sync=spec.sync,
+                        layouts=",".join(map(str, spec.layouts)) if spec.layouts else None)
     journal = Journal(folder, settings)
     if journal.resumed:
         echo(f"tune: continuing the run in {spec.folder} (finished steps are not run again)")
