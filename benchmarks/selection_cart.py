@@ -1,7 +1,8 @@
 """Issue 39: quadsel's trees scored through their compiled C, beside CART and simple rules, by one penalty.
 
 usage: python benchmarks/selection_cart.py [--cases SUBSTR,..] [--variants NAME,..] [--splits NAME,..] [--jobs 2]
-                                            [--json OUT.json]          (QUADSEL_SHARED: the shared/ folder)
+                                            [--json OUT.json]
+       QUADSEL_SHARED: the shared/ folder; QUADSEL_ROOT: a checkout whose quadsel builds the trees (default: this one)
 
 Independent of quadsel's own penalty code: quadsel's readers give the cost cube (ingest + decision_map), and
 everything else is here. The rule (issue 39): at a point, penalty = time of the answer / time of the fastest
@@ -25,6 +26,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 SHARED = os.environ.get("QUADSEL_SHARED") or os.path.join(ROOT, "..", "shared")
 DATA = os.path.join(SHARED, "datasets")
+BUILDER = os.environ.get("QUADSEL_ROOT") or ROOT      # whose quadsel builds the trees (another checkout: before/after)
 DEFAULT, UNKNOWN = -1, -2                # answers besides a method index
 VARIANTS = {"default build": [], "16 leaves": ["--max-leaves", "16"], "exact": ["--max-leaves", "none"],
             "extrapolate": ["--extrapolate"], "paper": ["--paper"]}
@@ -65,6 +68,7 @@ class Cube:
     se: Optional[np.ndarray]  # (C, M, K) standard error or None
     default: np.ndarray       # (C, M) the library default's time, NaN = not measured
     default_se: Optional[np.ndarray] = None
+    meta: Optional[str] = None  # the source's .meta.json: the training CSV is read as the source was (measured by quadsel)
 
     @property
     def choices(self):        # (C, M, K + 1): every method and the default, last
@@ -80,8 +84,9 @@ def cube_of(name, files, collective=None, library=None):
     from quadsel.ingest import read_measurements
     d = build_decision_map(read_measurements(files, collective=collective, library=library), collective)
     default = d.default_cost if d.default_cost is not None else np.full(d.shape, np.nan)
+    meta = files[0][:-4] + ".meta.json" if len(files) == 1 else None
     return Cube(name, d.collective, d.library, d.comm_sizes, d.msg_sizes, [(m.algorithm, m.segsize) for m in d.methods],
-                d.cost, d.cost_se, default, d.default_se)
+                d.cost, d.cost_se, default, d.default_se, meta if meta and os.path.exists(meta) else None)
 
 
 # -- scoring: the issue's rule, nothing of quadsel's -------------------------------------------------------------
@@ -143,10 +148,12 @@ def write_csv(cube, train, path):
                              f"{1 if spread else ''}")
     with open(path, "w") as out:
         out.write("\n".join(lines) + "\n")
+    if cube.meta:
+        shutil.copyfile(cube.meta, path[:-4] + ".meta.json")
 
 
 def run(cmd, **kw):
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=BUILDER)
     return subprocess.run(cmd, capture_output=True, text=True, env=env, **kw)
 
 

@@ -83,7 +83,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
         keep_default = False if paper else "auto"
     fn = build_decision_function(built, **settings, keep_default=keep_default if built.default_cost is not None else False,
-                                 outside="extrapolate" if extrapolate else "default", provenance=provenance)
+                                 outside="extrapolate" if extrapolate else "auto", provenance=provenance)
     text = fn.dumps()
     _readable_tree(text)
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win

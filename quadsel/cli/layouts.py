@@ -42,7 +42,7 @@ def build_forest(files, rows, groups, collective, settings, paper, keep_default,
     def build_one(dmap):
         return build_decision_function(dmap, **settings,
                                        keep_default=keep_default if dmap.default_cost is not None else False,
-                                       outside="extrapolate" if extrapolate else "default", provenance=provenance)
+                                       outside="extrapolate" if extrapolate else "auto", provenance=provenance)
 
     forest, maps = forest_of(groups, wanted, build_one, rows, provenance)
     echo_notes(rows)
@@ -114,7 +114,7 @@ def query_forest(forest, tree, pairs, ppn, nodes, as_json):
     note = None
     if outside:
         note = (f"note: {outside} of {len(pairs)} queries lie outside the measured sizes of their layout's tree: "
-                "answered by that tree's rule outside its range (the library default unless built with --extrapolate)")
+                "answered by that tree's rule outside its range (the library default where it hands them back)")
     return lines, note
 
 

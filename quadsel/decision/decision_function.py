@@ -107,7 +107,7 @@ class DecisionFunction:
 def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
                             accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
                             tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
-                            budget_rule=None, shared=None):
+                            budget_rule=None, shared=None, outside_sides=None):
     """Build the decision function of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -115,23 +115,33 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
     library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
     max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
-    (decision/library_default.py). shared: a SharedWork for several builds of the same map.
+    (decision/library_default.py; outside_sides: only those sides), "auto": each side handed back or extrapolated
+    by the held-out folds. shared: a SharedWork for several builds of the same map.
     """
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-    if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
-        # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
-        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
-            and dmap.library != "intelmpi" else False
-        same["keep_default"] = keep_default
-    frame = _frame(dmap, between, outside) if split != "midpoint" else 0
+    if keep_default == "auto":      # the measured default is a method of every build that can name it (issue 39)
+        from .library_default import auto_keep
+        keep_default = same["keep_default"] = auto_keep(dmap)
+    if max_leaves is None and split != "midpoint":
+        same = _exact_options(same)
+        tolerance = same["tolerance"]
+    decide = outside == "auto"
+    outside, sides = _outside_rule(dmap, split, between, outside)
+    if outside == "default" and outside_sides is not None and not decide:
+        sides = tuple(outside_sides)
+    frame = _frame(dmap, between, outside, sides) if split != "midpoint" else 0
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         rule = budget_rule or DEFAULT_RULE
-        max_leaves, scores, keep_default, keep_record, floor = _fold_choice(dmap, same, keep_default, rule, shared)
+        max_leaves, scores, keep_default, keep_record, floor, handed = _fold_choice(
+            dmap, same, keep_default, rule, shared, sides if decide else None)
+        if decide:
+            sides = handed
+            outside, frame = _outside_of(dmap, between, outside, sides)
         same["keep_default"] = keep_default
         # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
         # that hand the sizes outside it back to the library
@@ -147,8 +157,16 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
             size_info["measured_floor"] = dict(floor, folds_chose=deployed(floor["folds_chose"]),
                                                built=deployed(floor["built"]),
                                                measured_penalty=[[deployed(b), v] for b, v in floor["measured_penalty"]])
+    elif decide and sides is not None and split != "midpoint":     # a fixed size: the folds of that size decide
+        from .library_default import inner_budget
+        from .size import edge_sides
+        sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
+                           inner_budget(max_leaves, frame), sides)
+        outside, frame = _outside_of(dmap, between, outside, sides)
+    if decide and sides is not None:
+        provenance = dict(provenance or {}, outside=_outside_record(dmap, between, sides))
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
-                              **same)
+                              outside_sides=_sides_option(dmap, between, outside, sides), **same)
     shared = shared or SharedWork()
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -165,6 +183,50 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if split != "midpoint":
         tree = shared.labelled(dmap, same, tree)
     return decision_function_of(dmap, work, tree, options, provenance, size_info, paper)
+
+
+def _exact_options(same):
+    """The options of an exact tree: ties within the noise do not apply (issue 39: an exact tree is exact on every
+    measured point, 0 % penalty there; a fixed --tolerance is the user's own equivalence and stays)."""
+    if same["tolerance"] == "ci" and same["max_depth"] is None and same["accuracy_threshold"] >= 1.0:
+        return dict(same, tolerance=0.0)
+    return same
+
+
+def _outside_rule(dmap, split, between, outside):
+    """(outside, sides the folds decide or None): outside="auto" decides each side of the measured range by the
+    held-out folds (library_default.best_hand_back) where the library default was measured and the tree cuts at
+    measured sizes; elsewhere it hands every side back, as "default" does."""
+    if outside != "auto":
+        return outside, None
+    if dmap.default_cost is None or split == "midpoint":
+        return "default", None
+    from .library_default import present_sides
+    return "default", present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP),
+                                    Axis.of(dmap.msg_sizes, between, True))
+
+
+def _outside_of(dmap, between, outside, sides):
+    """(outside, frame) once the sides handed back are known: none handed back is a tree that extrapolates."""
+    if sides is not None and not sides:
+        return "extrapolate", 0
+    return outside, _frame(dmap, between, outside, sides)
+
+
+def _sides_option(dmap, between, outside, sides):
+    """BuildOptions.outside_sides: None when every side present is handed back (or none is: extrapolate)."""
+    if outside != "default" or sides is None:
+        return None
+    from .library_default import present_sides
+    present = present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
+    return None if set(present) <= set(sides) else [side for side in present if side in sides]
+
+
+def _outside_record(dmap, between, sides):
+    from .library_default import present_sides
+    present = present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
+    return {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
+            "handed_back": list(sides), "extrapolated": [side for side in present if side not in sides]}
 
 
 class SharedWork:
@@ -233,7 +295,7 @@ class SharedWork:
         return self._exact[key]
 
 
-def _fold_choice(dmap, same, keep_default, rule, shared=None):
+def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None) by the
     held-out folds (decision/size.py).
 
@@ -245,9 +307,10 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        budget, scores, floor = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                              shared.exact_leaves(dmap, variant), rule)
-        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor)
+        budget, scores, floor, handed = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
+                                                      shared.exact_leaves(dmap, _exact_options(variant)), rule,
+                                                      sides)
+        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor, handed)
     keep = next(iter(found))
     if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
         keep = True
@@ -256,7 +319,7 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
         record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
                   "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
                                                       "with": round(found[True][2], 4)}}
-    return found[keep][0], found[keep][1], keep, record, found[keep][3]
+    return found[keep][0], found[keep][1], keep, record, found[keep][3], found[keep][4]
 
 
 def budget_functions(dmap, budgets, **options):
@@ -268,7 +331,7 @@ def budget_functions(dmap, budgets, **options):
 
 def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
                   leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                  provenance=None, shared=None):
+                  provenance=None, shared=None, outside_sides=None):
     """budget_functions one budget at a time (a generator: a budget not asked for is not grown); the budgets
     in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
     a SharedWork for several builds of the same map)."""
@@ -280,21 +343,26 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     from .library_default import inner_budget
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    frame = _frame(dmap, between, outside)        # budgets are of the deployed tree, outside leaves included
+    sides = outside_sides if outside == "default" else None     # only these sides handed back (None: all)
+    frame = _frame(dmap, between, outside, sides)     # budgets are of the deployed tree, outside leaves included
     grown = budget_trees(grid, (inner_budget(b, frame) for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
+    exact = _exact_options(same)
     for budget in budgets:
-        tree = shared.labelled(dmap, same, next(grown) if budget is not None else shared.exact(dmap, same))
-        options = builder_options(max_leaves=budget, outside=outside, **same)
+        at = same if budget is not None else exact
+        tree = shared.labelled(dmap, at, next(grown) if budget is not None else shared.exact(dmap, exact))
+        options = builder_options(max_leaves=budget, outside=outside, outside_sides=_sides_option(
+            dmap, between, outside, sides), **at)
         yield decision_function_of(dmap, work, tree, options, provenance)
 
 
-def _frame(dmap, between, outside):
-    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates)."""
+def _frame(dmap, between, outside, sides=None):
+    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates;
+    `sides`: those handed back, None: all)."""
     if outside != "default":
         return 0
     from .grid import outside_leaves
-    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between)
+    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between, sides)
 
 
 def leaf_count(fn):
@@ -306,12 +374,12 @@ def leaf_count(fn):
 
 
 def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
-                    keep_default=False, outside="extrapolate", size_rule="fixed"):
+                    keep_default=False, outside="extrapolate", size_rule="fixed", outside_sides=None):
     """The checked BuildOptions of one build (decision/options.py)."""
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
                            size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
-                           keep_default=bool(keep_default), outside=outside)
+                           keep_default=bool(keep_default), outside=outside, outside_sides=outside_sides)
     options.check()
     return options
 
@@ -339,7 +407,7 @@ def decision_function_of(dmap, work, tree, options, provenance=None, size_info=N
         from .library_default import hand_back_outside, with_default
         methods, default = with_default(methods)
         tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True, top=COMM_TOP),
-                                 Axis.of(dmap.msg_sizes, options.between, True), default)
+                                 Axis.of(dmap.msg_sizes, options.between, True), default, options.outside_sides)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),

@@ -91,13 +91,16 @@ class Axis:
         return np.maximum(np.searchsorted(self.lo, sizes, side="right") - 1, 0)
 
 
-def outside_leaves(comm_sizes, msg_sizes, between="floor"):
+def outside_leaves(comm_sizes, msg_sizes, between="floor", sides=None):
     """The leaves library_default.hand_back_outside adds to a tree over these axes (those of the sizes outside
     the measured range): 3 for the cells above, and 3 more (both axes have a below cell) or 1 (one has). A leaf budget
-    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these."""
-    a = int(Axis.of(comm_sizes, between, True).below)
-    c = int(Axis.of(msg_sizes, between, True).below)
-    return 3 + (3 if a and c else 1 if a or c else 0)
+    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these.
+    `sides`: the sides handed back (library_default.SIDES; None: all); the others extrapolate and cost nothing."""
+    comm, msg = Axis.of(comm_sizes, between, True, top=COMM_TOP), Axis.of(msg_sizes, between, True)
+    keep = (lambda side: True) if sides is None else (lambda side: side in sides)  # noqa: E731
+    below = int(bool(comm.below) and keep("comm_below")) + int(bool(msg.below) and keep("msg_below"))
+    above = int(bool(comm.above) and keep("comm_above")) + int(bool(msg.above) and keep("msg_above"))
+    return sum((0, 1, 3)[n] for n in (below, above))
 
 
 @dataclass

@@ -74,12 +74,13 @@ def quadsel_functions(dmap):
     decision/best_first.py): each the tree `quadsel build` deploys with that `--max-leaves`."""
     from ..decision.decision_function import SharedWork, budget_functions
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
-    # the trees `quadsel build` deploys: sizes outside the measured range handed back to the library
-    deployed = dict(DEFAULT_BUILD, outside="default")
+    # the trees `quadsel build` deploys: each side outside the measured range handed back or extrapolated by the folds
+    deployed = dict(DEFAULT_BUILD, outside="auto")
     chosen = build_decision_function(dmap, shared=shared, **deployed)
-    # the budget rows and the exact tree keep the library default where the default build does
+    # the budget rows and the exact tree keep the library default, and hand back the sides, where the default build does
     options = {k: v for k, v in deployed.items() if k != "max_leaves"}
-    options["keep_default"] = chosen.options.keep_default
+    options.update(keep_default=chosen.options.keep_default, outside=chosen.options.outside,
+                   outside_sides=chosen.options.outside_sides)
     exact = build_decision_function(dmap, shared=shared, **options)
     size = chosen.provenance.get("size", {})
     frame = size.get("outside_leaves", 0)

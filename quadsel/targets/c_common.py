@@ -141,6 +141,9 @@ def measured_range(fn):
     """The header line that says which sizes the tree was measured on and who decides outside them."""
     outside = ("the library decides (0 is returned)" if fn.options.outside == "default"
                else "the nearest measured size decides (extrapolated)")
+    if fn.options.outside_sides:      # only some sides handed back (decision/library_default.py, issue 39)
+        from ..decision.library_default import sides_words
+        outside += f" {sides_words(fn.options.outside_sides)}, the nearest measured size elsewhere (extrapolated)"
     return (f"measured: comm sizes {int(fn.comm_sizes[0])}-{int(fn.comm_sizes[-1])}, message sizes "
             f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them {outside}")
 
