@@ -32,6 +32,9 @@ ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min",
 EXTRA_KEYS = ("method", "size", "assignments", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 COMPARATORS = ("quadsel", "default", "single", "runlength", "cart", "model")
+PAPER_SET = ("the paper's trees (method quadtree) choose among the forced algorithms only, the paper's method set: "
+             "where the library default is the fastest measured they pay; quadsel's trees and CART have the default "
+             "as a method (issue 39)")
 NO_SKLEARN = "scikit-learn is not installed: the cart rows are left out (pip install 'quadsel[compare]')"
 
 
@@ -198,6 +201,8 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
             notes.append(f"{name} is a {fn.collective} tree scored on {dmap.collective} measurements")
     selectors = [TreeFileSelector(list(fn.methods), fn, name) for name, fn in trees]
     selectors += build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
+    if dmap.default_cost is not None:
+        notes.append(PAPER_SET)
     with_default = "default" in comparators
     rows = comparison_rows(dmap, selectors, with_default=with_default)
     splits = []
