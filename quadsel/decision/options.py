@@ -65,8 +65,10 @@ class BuildOptions:
 
     @property
     def is_default(self):
-        """Built with the default builder's options (any size constraint)."""
-        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items()
+        """Built with the default builder's options (any size constraint; an exact tree's ties are off)."""
+        exact = self.max_leaves is None and self.max_depth is None and self.accuracy_threshold >= 1.0
+        return all(getattr(self, k) == v or (k == "tolerance" and exact and self.tolerance == 0.0)
+                   for k, v in DEFAULT_BUILD.items()
                    if k not in ("max_leaves", "keep_default", "outside", "outside_sides")) and \
             self.pad == "spread"
 

@@ -187,7 +187,14 @@ class Report:
         if self.model is not None:
             meta["models"] = self.model.to_json()
         meta["versus_default"] = versus_default(self)
+        if _paper_set(self):
+            meta["paper_method_set"] = PAPER_SET
         return meta
+
+
+def _paper_set(report):
+    """The report has rows of the paper's trees, which cannot choose a measured library default (PAPER_SET)."""
+    return report.dmap.default_cost is not None and any(r["method"] == "quadtree" for r in report.rows)
 
 
 def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS,
@@ -201,8 +208,6 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
             notes.append(f"{name} is a {fn.collective} tree scored on {dmap.collective} measurements")
     selectors = [TreeFileSelector(list(fn.methods), fn, name) for name, fn in trees]
     selectors += build_selectors(dmap, pad_mode, thresholds, comparators, notes, leaf_rule)
-    if dmap.default_cost is not None:
-        notes.append(PAPER_SET)
     with_default = "default" in comparators
     rows = comparison_rows(dmap, selectors, with_default=with_default)
     splits = []
@@ -335,8 +340,9 @@ def report_markdown(report, title=None, figure_links=()):
         reference = "max_depth=3" + ("" if report.leaf_rule == "majority" else f",leaf={report.leaf_rule}")
         text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
     extra = []
-    if report.notes:
-        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in report.notes]
+    notes = report.notes + ([PAPER_SET] if _paper_set(report) else [])
+    if notes:
+        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in notes]
     model = report.model
     if model is not None:
         extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",

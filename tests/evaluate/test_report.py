@@ -83,7 +83,7 @@ def test_without_scikit_learn_the_cart_rows_are_left_out_with_a_note(monkeypatch
     monkeypatch.setattr(report, "cart_available", lambda: False)
     _, result = _full_report()
     assert not [r for r in result.rows if r["method"] == "cart"]
-    assert [n for n in result.notes if n != report.PAPER_SET] == [report.NO_SKLEARN]
+    assert result.notes == [report.NO_SKLEARN]
     assert "scikit-learn is not installed" in report.report_markdown(result)
 
 
