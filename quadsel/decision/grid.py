@@ -123,6 +123,9 @@ class DecisionGrid:
 # it, so that it never ties with a measured one (at a point where one method alone was measured, the charge
 # -- the worst measured penalty -- is 0).
 UNMEASURED = 1e-3
+# The weight of a gap cell (and a filled point) in the builders' objective, a measured point's being 1: 0.5 helps a
+# fixed 16-leaf tree on the measured points, 1 holds out better (benchmarks/selection_rules.py --grid, issue 39).
+GAP_WEIGHT = 1.0
 
 
 def build_grid(dmap, between="floor", tolerance=0.0):
@@ -154,6 +157,10 @@ def build_grid(dmap, between="floor", tolerance=0.0):
         point = np.where(point <= tolerance, 0.0, point)
     penalty, known = _cells(_marked(point, dmap), comm, msg)
     weight = known.astype(float)
+    if GAP_WEIGHT != 1.0:        # a measured point weighs 1, a gap cell or a filled point GAP_WEIGHT
+        at_point = np.zeros(known.shape, dtype=bool)
+        at_point[np.ix_(comm.is_measured, msg.is_measured)] = dmap.measured
+        weight = np.where(at_point, weight, weight * GAP_WEIGHT)
     fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
     best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
     measured = None if untied is None else np.nan_to_num(_cells(untied, comm, msg)[0], nan=0.0)
