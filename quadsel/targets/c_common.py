@@ -164,7 +164,7 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
-            "outside": fn.options.outside,
+            "outside": "sides" if fn.options.outside_sides else fn.options.outside,   # some sides handed back
             "source_lines": [size_argument(fn), measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),
