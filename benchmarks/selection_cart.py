@@ -153,7 +153,7 @@ def write_csv(cube, train, path):
 
 
 def run(cmd, **kw):
-    env = dict(os.environ, PYTHONPATH=BUILDER)
+    env = dict(os.environ, PYTHONPATH=BUILDER)      # run from a temporary folder: PYTHONPATH picks the quadsel
     return subprocess.run(cmd, capture_output=True, text=True, env=env, **kw)
 
 
@@ -162,10 +162,10 @@ def quadsel_answers(cube, train, points, flags, folder):
     csv, tree, src, exe = (os.path.join(folder, f) for f in ("train.csv", "t.qt.json", "t.c", "t"))
     write_csv(cube, train, csv)
     lib = ["--library", cube.library] if cube.library else []
-    built = run([sys.executable, "-m", "quadsel", "build", csv, *lib, *flags, "-o", tree])
+    built = run([sys.executable, "-m", "quadsel", "build", csv, *lib, *flags, "-o", tree], cwd=folder)
     if built.returncode:
         raise RuntimeError(built.stderr.strip().splitlines()[-1])
-    gen = run([sys.executable, "-m", "quadsel", "codegen", tree, "--name", "decide", "-o", src])
+    gen = run([sys.executable, "-m", "quadsel", "codegen", tree, "--name", "decide", "-o", src], cwd=folder)
     if gen.returncode:
         raise RuntimeError(gen.stderr.strip())
     with open(os.path.join(folder, "driver.c"), "w") as out:
