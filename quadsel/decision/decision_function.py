@@ -20,7 +20,7 @@ from ..errors import OptionError
 from .decision_map import DecisionMap, Method  # noqa: F401
 from . import tree_file
 from .grid import COMM_TOP, Axis, build_grid
-from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
+from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions, exact_options  # noqa: F401 (the interface)
 from .quadtree import Quadtree
 
 @dataclass
@@ -123,14 +123,14 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
+    from .library_default import auto_keep, outside_record, outside_rule, settled, sides_option
     if keep_default == "auto":      # the measured default is a method of every build that can name it (issue 39)
-        from .library_default import auto_keep
         keep_default = same["keep_default"] = auto_keep(dmap)
     if max_leaves is None and split != "midpoint":
-        same = _exact_options(same)
+        same = exact_options(same)
         tolerance = same["tolerance"]
     decide = outside == "auto"
-    outside, sides = _outside_rule(dmap, split, between, outside)
+    outside, sides = outside_rule(dmap, split, between, outside)
     if outside == "default" and outside_sides is not None and not decide:
         sides = tuple(outside_sides)
     frame = _frame(dmap, between, outside, sides) if split != "midpoint" else 0
@@ -141,7 +141,8 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
             dmap, same, keep_default, rule, shared, sides if decide else None)
         if decide:
             sides = handed
-            outside, frame = _outside_of(dmap, between, outside, sides)
+            outside = settled(outside, sides)
+            frame = _frame(dmap, between, outside, sides)
         same["keep_default"] = keep_default
         # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
         # that hand the sizes outside it back to the library
@@ -162,11 +163,12 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
         from .size import edge_sides
         sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
                            inner_budget(max_leaves, frame), sides)
-        outside, frame = _outside_of(dmap, between, outside, sides)
+        outside = settled(outside, sides)
+        frame = _frame(dmap, between, outside, sides)
     if decide and sides is not None:
-        provenance = dict(provenance or {}, outside=_outside_record(dmap, between, sides))
+        provenance = dict(provenance or {}, outside=outside_record(dmap, between, sides))
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
-                              outside_sides=_sides_option(dmap, between, outside, sides), **same)
+                              outside_sides=sides_option(dmap, between, outside, sides), **same)
     shared = shared or SharedWork()
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -183,50 +185,6 @@ def build_decision_function(dmap: DecisionMap, split="midpoint", between="floor"
     if split != "midpoint":
         tree = shared.labelled(dmap, same, tree)
     return decision_function_of(dmap, work, tree, options, provenance, size_info, paper)
-
-
-def _exact_options(same):
-    """The options of an exact tree: ties within the noise do not apply (issue 39: an exact tree is exact on every
-    measured point, 0 % penalty there; a fixed --tolerance is the user's own equivalence and stays)."""
-    if same["tolerance"] == "ci" and same["max_depth"] is None and same["accuracy_threshold"] >= 1.0:
-        return dict(same, tolerance=0.0)
-    return same
-
-
-def _outside_rule(dmap, split, between, outside):
-    """(outside, sides the folds decide or None): outside="auto" decides each side of the measured range by the
-    held-out folds (library_default.best_hand_back) where the library default was measured and the tree cuts at
-    measured sizes; elsewhere it hands every side back, as "default" does."""
-    if outside != "auto":
-        return outside, None
-    if dmap.default_cost is None or split == "midpoint":
-        return "default", None
-    from .library_default import present_sides
-    return "default", present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP),
-                                    Axis.of(dmap.msg_sizes, between, True))
-
-
-def _outside_of(dmap, between, outside, sides):
-    """(outside, frame) once the sides handed back are known: none handed back is a tree that extrapolates."""
-    if sides is not None and not sides:
-        return "extrapolate", 0
-    return outside, _frame(dmap, between, outside, sides)
-
-
-def _sides_option(dmap, between, outside, sides):
-    """BuildOptions.outside_sides: None when every side present is handed back (or none is: extrapolate)."""
-    if outside != "default" or sides is None:
-        return None
-    from .library_default import present_sides
-    present = present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
-    return None if set(present) <= set(sides) else [side for side in present if side in sides]
-
-
-def _outside_record(dmap, between, sides):
-    from .library_default import present_sides
-    present = present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
-    return {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
-            "handed_back": list(sides), "extrapolated": [side for side in present if side not in sides]}
 
 
 class SharedWork:
@@ -308,7 +266,7 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
         budget, scores, floor, handed = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                                      shared.exact_leaves(dmap, _exact_options(variant)), rule,
+                                                      shared.exact_leaves(dmap, exact_options(variant)), rule,
                                                       sides)
         found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor, handed)
     keep = next(iter(found))
@@ -336,6 +294,7 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
     in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
     a SharedWork for several builds of the same map)."""
     from .best_first import budget_trees
+    from .library_default import sides_option
     if keep_default not in (True, False):
         raise ValueError("budget_functions needs keep_default resolved to true or false")
     shared = shared or SharedWork()
@@ -347,11 +306,11 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
     frame = _frame(dmap, between, outside, sides)     # budgets are of the deployed tree, outside leaves included
     grown = budget_trees(grid, (inner_budget(b, frame) for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
-    exact = _exact_options(same)
+    exact = exact_options(same)
     for budget in budgets:
         at = same if budget is not None else exact
         tree = shared.labelled(dmap, at, next(grown) if budget is not None else shared.exact(dmap, exact))
-        options = builder_options(max_leaves=budget, outside=outside, outside_sides=_sides_option(
+        options = builder_options(max_leaves=budget, outside=outside, outside_sides=sides_option(
             dmap, between, outside, sides), **at)
         yield decision_function_of(dmap, work, tree, options, provenance)
 

@@ -133,6 +133,41 @@ def best_hand_back(records, sides):
     return best[1], best[2]
 
 
+def outside_rule(dmap, split, between, outside):
+    """(outside, sides the folds decide or None): outside="auto" decides each side of the measured range by the
+    held-out folds (best_hand_back) where the library default was measured and the tree cuts at measured sizes;
+    elsewhere it hands every side back, as "default" does."""
+    if outside != "auto":
+        return outside, None
+    if dmap.default_cost is None or split == "midpoint":
+        return "default", None
+    return "default", _present(dmap, between)
+
+
+def settled(outside, sides):
+    """The outside rule once the sides handed back are known: none handed back is a tree that extrapolates."""
+    return "extrapolate" if sides is not None and not sides else outside
+
+
+def sides_option(dmap, between, outside, sides):
+    """BuildOptions.outside_sides: None when every side present is handed back (or none is: extrapolate)."""
+    if outside != "default" or sides is None:
+        return None
+    present = _present(dmap, between)
+    return None if set(present) <= set(sides) else [side for side in present if side in sides]
+
+
+def outside_record(dmap, between, sides):
+    """The tree file's provenance.outside of a build whose folds decided the sides."""
+    return {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
+            "handed_back": list(sides), "extrapolated": [side for side in _present(dmap, between) if side not in sides]}
+
+
+def _present(dmap, between):
+    from .grid import COMM_TOP, Axis
+    return present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
+
+
 def hand_back_outside(tree, comm_axis, msg_axis, default_index, sides=None):
     """The tree over the axes with outside cells (Axis.of(..., outside=True)): the inner tree inside the measured
     range, the default outside it. `comm_axis` / `msg_axis` are the outside axes; the inner tree's cells are

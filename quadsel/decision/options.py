@@ -100,3 +100,11 @@ class BuildOptions:
 
     def to_json(self):
         return dict(self.__dict__)
+
+
+def exact_options(same):
+    """The options of an exact tree: ties within the noise do not apply (issue 39: an exact tree is exact on every
+    measured point, 0 % penalty there; a fixed --tolerance is the user's own equivalence and stays)."""
+    if same["tolerance"] == "ci" and same["max_depth"] is None and same["accuracy_threshold"] >= 1.0:
+        return dict(same, tolerance=0.0)
+    return same
