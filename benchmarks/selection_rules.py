@@ -8,7 +8,8 @@ communicator size, odd and even positions; every other communicator size), score
 trees answers alike: selection_cart.py scores the chosen ones through their compiled C).
 
   (default)  the library default as a method: always kept (issue 39), chosen by the folds (before), never;
-             outside the measured range: per side by the folds (issue 39), always handed back, always extrapolated
+             outside the measured range: per side by the folds (issue 39), always handed back, always extrapolated;
+             then `--max-leaves 16` with least-bad and with floor between sizes, held out and on all points
   --grid     24 rule sets: ties within the noise (ci) or none x gap cells weighing 1 or 0.5 x least-bad or floor
              between sizes x the budget rules measured-floor, min, 1se; then leave-one-data-set-out: for each data
              set the rule set with the least mean held-out penalty on the other data sets is scored on it (the
@@ -43,15 +44,15 @@ def answers(cube, fn, points):
             for i in chosen.tolist()]
 
 
-def scores(cubes, variants, gap_weight=1.0):
-    """{(variant, case, split): mean penalty %} of every held-out split."""
+def scores(cubes, variants, splits=sc.HELD_OUT):
+    """{(variant, case, split): mean penalty %} of every held-out split (and "all": built and scored on all)."""
     out = {}
     for cube in cubes:
         full = dmap_of(cube)
         for split, test in sc.splits(cube).items():
-            if split not in sc.HELD_OUT:
+            if split not in splits:
                 continue
-            train = training_map(full, ~sc.train_of(cube, split, test))
+            train = full if split == "all" else training_map(full, ~sc.train_of(cube, split, test))
             points = list(zip(*np.nonzero(test)))
             for name, options in variants.items():
                 fn = build_decision_function(train, **options)
@@ -59,15 +60,15 @@ def scores(cubes, variants, gap_weight=1.0):
     return out
 
 
-def mean_of(out, name, cases):
-    return float(np.mean([v for (n, c, _), v in out.items() if n == name and c in cases]))
+def mean_of(out, name, cases, splits=sc.HELD_OUT):
+    return float(np.mean([v for (n, c, s), v in out.items() if n == name and c in cases and s in splits]))
 
 
-def print_table(out, names, cases):
+def print_table(out, names, cases, splits=sc.HELD_OUT):
     print("| variant | " + " | ".join(cases) + " | mean |\n|---|" + "---:|" * (len(cases) + 1))
     for name in names:
-        cells = [f"{mean_of(out, name, [c]):.2f}" for c in cases]
-        print(f"| {name} | " + " | ".join(cells) + f" | **{mean_of(out, name, cases):.2f}** |")
+        cells = [f"{mean_of(out, name, [c], splits):.2f}" for c in cases]
+        print(f"| {name} | " + " | ".join(cells) + f" | **{mean_of(out, name, cases, splits):.2f}** |")
 
 
 def leave_one_out(out, names, cases):
@@ -96,6 +97,13 @@ def main():
                     "outside: always extrapolated": dict(base, outside="extrapolate")}
         out = scores(cubes, variants)
         print_table(out, list(variants), cases)
+        sixteen = {"16 leaves": dict(base, max_leaves=16), "16 leaves, --between floor": dict(base, max_leaves=16,
+                                                                                               between="floor")}
+        out = scores(cubes, sixteen, ("all",) + sc.HELD_OUT)
+        print("\nThe same held out, and on all measured points (built on them), of `--max-leaves 16`:\n")
+        print_table(out, list(sixteen), cases)
+        print()
+        print_table(out, list(sixteen), cases, ("all",))
         return
     out, names = {}, []
     for tol, weight, between, rule in itertools.product(("ci", 0.0), (1.0, 0.5), ("least-bad", "floor"),
