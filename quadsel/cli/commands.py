@@ -69,7 +69,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         provenance.update(recorded_libmpi(files))
     if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
         keep_default = False if paper else "auto"
-    built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "default", provenance,
+    built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "auto", provenance,
                            (model, *grid) if model else None)
     fn, score = built.fn, built.score
     text = fn.dumps()

@@ -113,7 +113,7 @@ def build(folder, collective):
     csv = folder.measurement(collective)
     maps = decision_maps(read_measurements([csv], collective=collective, columns=True), collective)
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
-    built = build_function(maps, settings, "auto", "default",
+    built = build_function(maps, settings, "auto", "auto",
                            {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]})
     fn, score = built.fn, built.score
     write_text(folder.tree(collective), fn.dumps())
