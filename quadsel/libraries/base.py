@@ -219,6 +219,11 @@ class Library:
         verify's follow check and tune's tuned.env both take it from here: what is proven is what is deployed."""
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 
+    def deployable(self, collective):
+        """Can quadsel write `collective` into a file this library reads (its key is known: libraries/sizes.py)?"""
+        from . import sizes
+        return collective in sizes.TABLES.get(self.name, {})
+
     # -- multi-node components ----------------------------------------------------------------------
     def multinode_collectives(self, library_version):
         """The collectives a multi-node component takes from the forced one across nodes, unless the user decided."""

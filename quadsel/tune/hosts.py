@@ -19,7 +19,6 @@ What differs from one host, and nothing else:
 import os
 
 from ..errors import QuadselError
-from ..output import write_text
 from ..targets.ompi_env import PPN_FILE as OMPI_PPN_FILE
 
 
@@ -34,7 +33,7 @@ def verify_inputs(folder, fns, label):
     paths = []
     for fn in fns:
         path = folder("verify", f"{label}.{fn.collective}.qt.json")
-        write_text(path, fn.dumps())
+        folder.write(path, fn.dumps())
         paths.append(path)
     return paths
 

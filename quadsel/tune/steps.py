@@ -13,8 +13,7 @@ import time
 
 from ..errors import QuadselError
 from ..layout import Layout
-from ..output import write_text
-from .folder import input_identity
+from .folder import MEASUREMENT, input_identity
 
 
 def measure(spec, folder, collective, seconds=None, on_progress=None):
@@ -80,17 +79,34 @@ def _measure(spec, folder, collective, seconds, on_progress, adaptive=False, wai
             on_progress(*report)
         return True      # measure's own lines are tune's to tell: the display, or the error it raises
 
+    from ..ingest.metadata import meta_path
+    csv = folder.measurement(collective)
+    for path in (csv, meta_path(csv)):      # a measurement of someone else's is not appended to
+        folder.claim(path, MEASUREMENT)
     while True:
         try:
             check_unlocked(folder.measurement(collective))
             done = measure(measure_spec(spec, folder, collective, adaptive), spec.np, spec.mpiexec, spec.mpiexec_args,
                            on_line=on_line, stop_after=seconds)
+            for path in (csv, meta_path(csv)):
+                if os.path.exists(path):
+                    folder.record(path, MEASUREMENT)
             return {"complete": _complete(folder.measurement(collective)), "seconds": done.seconds,
                     "stopped": done.stopped}
         except QuadselError as exc:
             if LOCKED not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(1)
+
+
+def has_rows(folder, collective):
+    """Did measure write the collective's CSV with at least one row (a budget can end it before the first)?"""
+    from ..ingest.metadata import meta_path
+    csv = folder.measurement(collective)
+    if not os.path.exists(csv) or not os.path.exists(meta_path(csv)):
+        return False
+    with open(csv, "rb") as handle:
+        return any(line.strip() and not line.startswith(b"#") for line in list(handle)[1:])
 
 
 def _complete(csv):
@@ -116,7 +132,7 @@ def build(folder, collective):
     built = build_function(maps, settings, "auto", "auto",
                            {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]})
     fn, score = built.fn, built.score
-    write_text(folder.tree(collective), fn.dumps())
+    folder.write(folder.tree(collective), fn.dumps())
     summary = {"leaves": fn.stats()["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
                "comm_sizes": len({c for d in maps.maps.values() for c in d.comm_sizes.tolist()}),
                "msg_sizes": len({m for d in maps.maps.values() for m in d.msg_sizes.tolist()}),
@@ -127,14 +143,14 @@ def build(folder, collective):
     return fn, summary, maps
 
 
-def verify(spec, files, measurements, result_path, echo):
+def verify(spec, folder, files, measurements, result_path, echo):
     """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
     from ..verify.run import run_verify
     hosts = {"mpiexec_args": spec.mpiexec_args, "layouts": spec.layouts} if spec.mpiexec_args else {}
     outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, None if hosts else measurements,
                          spec.verify_rounds, spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo,
-                         progress=False, min_gain=spec.min_gain, **hosts)
-    write_text(result_path, json.dumps(outcome.document, indent=1) + "\n")
+                         progress=False, min_gain=spec.min_gain, busy_ok=spec.busy_ok, **hosts)
+    folder.write(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 
 

@@ -30,7 +30,7 @@ def test_the_strategy_of_a_run(np_, comm_sizes, strategy, hosts, expected):
 def test_auto_falls_back_to_the_full_sweep_only_where_the_library_refuses_adaptive(tmp_path, monkeypatch):
     """The refusal is a typed one (pipeline/measure.py NeedsFullSweep), not a message matched as text (issue 38)."""
     from quadsel.pipeline import measure as pipeline_measure
-    from quadsel.tune.folder import Folder
+    from quadsel.tune.folder import Folder, Journal
     asked = []
 
     def fake(spec, np_, mpiexec=None, mpiexec_args=None, on_line=None, stop_after=None):
@@ -44,6 +44,8 @@ def test_auto_falls_back_to_the_full_sweep_only_where_the_library_refuses_adapti
     monkeypatch.setattr(pipeline_measure, "measure", fake)
     folder = Folder(str(tmp_path / "t"))
     folder.make()
+    Journal(folder, {"library": "openmpi", "library_version": "x", "np": 2, "comm_sizes": None, "msg_sizes": EIGHT,
+                     "strategy": "auto"})
     auto = TuneSpec(folder=folder.path, np=2, msg_sizes=EIGHT)
     assert steps.measure(auto, folder, "allgatherv")["strategy"] == "full" and asked == [True, False]
     adaptive = TuneSpec(folder=folder.path, np=2, msg_sizes=EIGHT, strategy="adaptive")
