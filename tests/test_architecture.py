@@ -222,3 +222,37 @@ def test_the_name_switch_count_sees_every_form():
     assert all(NAME_SWITCH.search(line) for line in lines)
     assert not any(NAME_SWITCH.search(line) for line in ['get("openmpi").title', 'library = "openmpi"',
                                                           "if lib.probe == \"sends\":"])
+
+
+def _names_imported(module, source_prefix):
+    """{(source module, name)} that `module` imports from modules starting with `source_prefix`."""
+    path = MODULES[module]
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                source = ".".join(parts[:len(parts) - node.level + 1]) + ("." + node.module if node.module else "")
+            else:
+                source = node.module
+            if source and source.startswith(source_prefix):
+                out |= {(source, alias.name) for alias in node.names}
+    return out
+
+
+def test_the_claims_of_the_doc_on_who_reads_whom_hold():
+    """docs/architecture.md: `measure/` reads `decision/` for the label of a method only; `trace/` reads
+    `evaluate/` for the figure helpers only; no stage imports the test bed; tune drives no quadsel command line."""
+    text = open(DOC, encoding="utf-8").read()
+    assert "`measure/` reads `decision/` for one thing only, the label of a method (`decision_map.method_label`)" in text
+    measure_reads = set().union(*(_names_imported(m, "quadsel.decision") for m in MODULES if _package(m) == "measure"))
+    assert measure_reads <= {("quadsel.decision.decision_map", "method_label")}, measure_reads
+    assert "`trace/` reads `evaluate/` for the figure helpers (`figure_maps.pyplot`, `save`)" in text
+    trace_reads = set().union(*(_names_imported(m, "quadsel.evaluate") for m in MODULES if _package(m) == "trace"))
+    assert trace_reads <= {("quadsel.evaluate.figure_maps", "pyplot"), ("quadsel.evaluate.figure_maps", "save")}
+    assert "no stage imports" in _paragraphs()["testbed"]
+    users = {m for m, deps in _graph().items() for d in deps if _package(d) == "testbed" and _package(m) != "testbed"}
+    assert users == set(), users
+    tune_text = "".join(open(MODULES[m], encoding="utf-8").read() for m in MODULES if _package(m) == "tune")
+    assert "python_module(" not in tune_text and '"measure", "--np"' not in tune_text    # issue 38: no argv

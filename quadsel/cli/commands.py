@@ -412,7 +412,7 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     followed, no point is slower and the gain clears --min-gain; unproven when the follow check did not run
     (docs/deploy.md). A rules file the library ignores as a whole is reported and verified as the default.
     """
-    from ..verify.run import run_verify
+    from ..verify.run import VerifyOptions, run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
     if np_ is not None:
         from ..measure.capacity import check_ranks
@@ -420,10 +420,10 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     if layouts is not None:
         from ..layout import parse_layouts
         layouts = parse_layouts(layouts)
-    outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
-                         check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
-                         check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain,
-                         mpiexec_args=mpiexec_args, layouts=layouts, busy_ok=busy_ok)
+    options = VerifyOptions(list(inputs), np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
+                            check_rules, mpiexec, mpiexec_args, confidence, check_comm_sizes, check_methods,
+                            min_gain=min_gain, layouts=layouts, busy_ok=busy_ok)
+    outcome = run_verify(options, echo=lambda text: click.echo(text, err=True))
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)

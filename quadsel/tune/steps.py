@@ -145,11 +145,12 @@ def build(folder, collective):
 
 def verify(spec, folder, files, measurements, result_path, echo):
     """`quadsel verify FILES` with the follow proof over the tuned grid; writes and returns its JSON document."""
-    from ..verify.run import run_verify
-    hosts = {"mpiexec_args": spec.mpiexec_args, "layouts": spec.layouts} if spec.mpiexec_args else {}
-    outcome = run_verify(files, spec.np, spec.comm_sizes, spec.msg_sizes, None if hosts else measurements,
-                         spec.verify_rounds, spec.verify_max_reps, spec.verify_max_time, True, spec.mpiexec, echo,
-                         progress=False, min_gain=spec.min_gain, busy_ok=spec.busy_ok, **hosts)
+    from ..verify.run import VerifyOptions, run_verify
+    across = bool(spec.mpiexec_args)
+    outcome = run_verify(VerifyOptions(
+        list(files), spec.np, spec.comm_sizes, spec.msg_sizes, () if across else list(measurements), spec.verify_rounds,
+        spec.verify_max_reps, spec.verify_max_time, mpiexec=spec.mpiexec, mpiexec_args=spec.mpiexec_args,
+        progress=False, min_gain=spec.min_gain, layouts=spec.layouts if across else None, busy_ok=spec.busy_ok), echo)
     folder.write(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

@@ -1,11 +1,13 @@
 """`quadsel verify` as one function: load trees / rules files, time the arms, check the rules are followed."""
 
+import contextlib
 import ctypes.util
 import importlib
 import os
 import sys
 import tempfile
 from dataclasses import dataclass
+from typing import List, Optional, Sequence
 
 from ..ingest.identity import oversubscribed_note
 from ..libraries import get as get_library, named_label
@@ -15,6 +17,7 @@ from ..measure import launch
 from ..measure.grid import parse_list
 from . import command, default_ran, follow, han, hosts, method_files, speed, statistics, verdict
 from . import layouts as layout_plan
+from .interference import Sampler
 from .selection import load_inputs
 
 
@@ -39,112 +42,130 @@ def job_size(np_):
     return size
 
 
-def run_verify(*args, mpiexec_args=None, **options):
-    """run_verify_here with every launch on the user's hosts: `mpiexec_args` (verify --mpiexec-args) before -n."""
-    if mpiexec_args is not None and launch.inside_mpi_job():
+@dataclass
+class VerifyOptions:
+    """What one `quadsel verify` is asked (its options, typed; tune builds one too)."""
+    inputs: List[str]                    # trees and rules files
+    np: Optional[int] = None             # ranks to launch; None: the MPI job we run in
+    comm_sizes: Optional[str] = None     # LIST (default: the trees' or the measurements')
+    msg_sizes: Optional[str] = None
+    measurements: Sequence[str] = ()     # measurement files: the best arm
+    rounds: int = 5
+    max_reps: int = 60
+    max_time: float = 0.5
+    check_rules: bool = True             # the follow check
+    mpiexec: Optional[str] = None
+    mpiexec_args: Optional[str] = None   # the user's launcher options, before -n in every launch
+    confidence: float = statistics.CONFIDENCE
+    check_comm_sizes: Optional[str] = None   # LIST of the follow check (default: the timed ones)
+    check_methods: bool = False          # also one rules file per measured method
+    progress: bool = True                # the timing jobs' display (tune has its own)
+    min_gain: float = verdict.MIN_GAIN
+    layouts: Optional[list] = None       # [Layout] of a layout forest (default: its measured layouts)
+    busy_ok: bool = False                # deploy a gain timed on a host busier than the job itself
+
+
+def run_verify(options, echo):
+    """Run verify (VerifyOptions); None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
+    Every launch gets the user's launcher options (`mpiexec_args`) before -n."""
+    if options.mpiexec_args is not None and launch.inside_mpi_job():
         raise QuadselError("--mpiexec-args goes with --np (verify launches its jobs); under your own launcher give "
                            "its options to it")
-    with hosts.passing(mpiexec_args):
-        return run_verify_here(*args, **options)
+    with hosts.passing(options.mpiexec_args):
+        return _Verify(options, echo).run()
 
 
-def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
-                    mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
-                    progress=True, min_gain=verdict.MIN_GAIN, layouts=None, busy_ok=False):
-    """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
+class _Verify:
+    """One verify run's steps: load, time the arms, check the file is followed, decide, write the document."""
 
-    check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
-    many ranks as the largest (the check is no timing: more ranks than cores do not matter to it).
-    check_methods: also check one rules file per measured method (quadsel.verify.method_files). progress: the
-    timing jobs' progress display (quadsel tune has its own).
-    min_gain: the smallest geometric-mean speed-up on the changed points worth deploying (verify/verdict.py).
-    layouts: --layouts (NODESxPPN list) for layout forests; default each forest's measured layouts."""
-    inside = launch.inside_mpi_job()
-    np_ = job_size(np_)
-    library, library_version = command.current_library_version()
-    lib = get_library(library)
-    loaded = load_inputs(inputs, library, library_version,
-                         mpich_builtin=(lambda: rules_module(library).load_base(mpich_library())) if lib.whole_selection
-                         else None)
-    on_hosts = bool(hosts.prefix()) or inside   # the user's hosts, or the user's launcher: maybe several hosts
-    oversubscribed = np_ > (os.cpu_count() or 1) and not on_hosts   # self-launched: every rank on this host
-    by_layout = layout_plan.chosen_layouts(loaded.selections, layouts)
-    if layouts and not by_layout:
-        raise QuadselError("--layouts applies to layout forests (build of measurements with nodes/ppn)")
-    if by_layout and comm_sizes:
-        raise QuadselError("--comm-sizes does not apply to a layout forest: its points are its layouts (--layouts)")
-    if launch.job_rank() == 0:
-        for note in loaded.notes:
-            echo(note)
-        if oversubscribed:
-            echo(oversubscribed_note("verify", {"ranks_per_node": {"this host": np_},
-                                                "machine": {"cpus": os.cpu_count()}}))
-    comms = parse_list(comm_sizes, "communicator size") if comm_sizes else None
-    msgs = parse_list(msg_sizes, "message size") if msg_sizes else None
-    summaries, all_rows, plans, results = {}, [], {}, {}
-    load_before = statistics.load_average()
-    rule = {"max_reps": max_reps, "max_time": max_time, "min_reps": min(5, max_reps)}   # --max-reps 2-4 too
-    measured = command.best_measured(measurement_files) if measurement_files else {}
-    han_collectives = han.collectives(library, library_version) if on_hosts else ()
-    for sel in loaded.selections:
-        best = measured.get(sel.collective)
-        if measurement_files and best is None and launch.job_rank() == 0:
-            echo(f"note: no {sel.collective} rows in --measurements: "
-                 + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
-        plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective))
-    import contextlib
-    from .interference import Sampler
-    # what else ran on this host while the timing jobs did (verify/interference.py); inside an MPI job: not known
-    with (Sampler(own=np_) if not inside else contextlib.nullcontext()) as sampler:
-        for sel in loaded.selections:
-            spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
-                    "progress": progress}
-            if lib.env_forced(sel.collective):   # read at start-up only (Intel MPI), or read-only through MPI_T
-                result = command.run_speed_env(spec, np_, lambda coll, label: lib.env_for(coll, label, 0), mpiexec)
-            else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
-                if sel.collective in han_collectives:
-                    spec["han"] = True
-                result = command.run_speed(spec, np_, mpiexec)
-            if result is None:   # a rank other than 0 inside an MPI job
-                return None
-            result["collective"] = sel.collective
-            results[sel.collective] = result
-            rows, summaries[sel.collective] = speed.summarize(result)
-            summaries[sel.collective]["timing"] = result.get("timing")
-            for row in rows:      # for a person reading the JSON: the names beside the ids (the ids stay as they were)
-                row["quadsel_name"] = named_label(library, row["collective"], row["quadsel"])
-                row["best_name"] = None if row["best"] is None else named_label(library, row["collective"], row["best"])
-            all_rows += rows
-    stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
-    stats["interference"] = sampler.summary() if sampler is not None else None
-    checks, failed, by_method = None, {}, None
-    notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
-    notes += [line for line in (han.note(all_rows),) if line]
-    if check_rules and not inside:
-        checks = {}
-        points, check_np = check_points(plans, np_, check_comm_sizes)
+    def __init__(self, options, echo):
+        self.o, self.echo = options, echo
+        self.inside = launch.inside_mpi_job()
+        self.np = job_size(options.np)
+        self.library, self.library_version = command.current_library_version()
+        self.lib = get_library(self.library)
+        self.notes, self.failed, self.checks, self.by_method = [], {}, None, None
 
-        def check(source, selections, path, mine=points):
-            if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
-                mine = {s.collective: [p for p in mine[s.collective]
-                                       if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
-                        for s in selections if s.collective in mine}
-                left = sum(len(points[c]) - len(v) for c, v in mine.items()) if not by_layout else 0
-                if left:
-                    echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
-                         "communicator sizes (verify the rules file to check what the library does there)")
-            route = han_collectives if source.startswith("emitted from the trees") else ()
-            try:
-                checks.setdefault(source, []).extend(follow.check_follows(
-                    selections, path, library, check_np, points=mine, mpiexec=mpiexec, echo=echo, identify=True,
-                    han_route=route))
-            except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
-                failed[source] = (failed[source] + "; " if source in failed else "") + str(exc)
-                notes.append(f"RULES CHECK FAILED ({source}): {exc}")
-                echo(notes[-1])
+    def run(self):
+        self.load()
+        if not self.time():
+            return None      # a rank other than 0 inside an MPI job
+        if self.o.check_rules and not self.inside:
+            self.check()
+        return self.decide()
 
+    def load(self):
+        o, library = self.o, self.library
+        self.loaded = load_inputs(o.inputs, library, self.library_version, mpich_builtin=(
+            lambda: rules_module(library).load_base(mpich_library())) if self.lib.whole_selection else None)
+        self.on_hosts = bool(hosts.prefix()) or self.inside   # the user's hosts, or the user's launcher
+        self.oversubscribed = self.np > (os.cpu_count() or 1) and not self.on_hosts   # every rank on this host
+        self.by_layout = layout_plan.chosen_layouts(self.loaded.selections, o.layouts)
+        if o.layouts and not self.by_layout:
+            raise QuadselError("--layouts applies to layout forests (build of measurements with nodes/ppn)")
+        if self.by_layout and o.comm_sizes:
+            raise QuadselError("--comm-sizes does not apply to a layout forest: its points are its layouts (--layouts)")
+        if launch.job_rank() == 0:
+            for note in self.loaded.notes:
+                self.echo(note)
+            if self.oversubscribed:
+                self.echo(oversubscribed_note("verify", {"ranks_per_node": {"this host": self.np},
+                                                         "machine": {"cpus": os.cpu_count()}}))
+
+    def time(self):
+        """Every selection's arms timed, interleaved over rounds; False on a rank that is not rank 0."""
+        o, lib, library = self.o, self.lib, self.library
+        comms = parse_list(o.comm_sizes, "communicator size") if o.comm_sizes else None
+        msgs = parse_list(o.msg_sizes, "message size") if o.msg_sizes else None
+        self.summaries, self.rows, self.plans, results = {}, [], {}, {}
+        load_before = statistics.load_average()
+        rule = {"max_reps": o.max_reps, "max_time": o.max_time, "min_reps": min(5, o.max_reps)}   # --max-reps 2-4 too
+        measured = command.best_measured(o.measurements) if o.measurements else {}
+        self.han_collectives = han.collectives(library, self.library_version) if self.on_hosts else ()
+        for sel in self.loaded.selections:
+            best = measured.get(sel.collective)
+            if o.measurements and best is None and launch.job_rank() == 0:
+                self.echo(f"note: no {sel.collective} rows in --measurements: " + (
+                    "its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
+            self.plans[sel.collective] = command.plan(sel, library, self.np, comms, msgs, best,
+                                                      self.by_layout.get(sel.collective))
+        # what else ran on this host while the timing jobs did (verify/interference.py); inside an MPI job: not known
+        with (Sampler(own=self.np) if not self.inside else contextlib.nullcontext()) as sampler:
+            for sel in self.loaded.selections:
+                spec = {"collective": sel.collective, "points": self.plans[sel.collective], "rounds": o.rounds,
+                        "rule": rule, "progress": o.progress}
+                if lib.env_forced(sel.collective):   # read at start-up only, or read-only through MPI_T
+                    result = command.run_speed_env(spec, self.np, lambda coll, label: lib.env_for(coll, label, 0),
+                                                   o.mpiexec)
+                else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
+                    if sel.collective in self.han_collectives:
+                        spec["han"] = True
+                    result = command.run_speed(spec, self.np, o.mpiexec)
+                if result is None:
+                    return False
+                result["collective"] = sel.collective
+                results[sel.collective] = result
+                rows, self.summaries[sel.collective] = speed.summarize(result)
+                self.summaries[sel.collective]["timing"] = result.get("timing")
+                for row in rows:   # for a person reading the JSON: the names beside the ids (the ids stay)
+                    row["quadsel_name"] = named_label(library, row["collective"], row["quadsel"])
+                    row["best_name"] = None if row["best"] is None else named_label(library, row["collective"],
+                                                                                   row["best"])
+                self.rows += rows
+        self.stats = statistics.annotate(results, self.rows, self.summaries, o.confidence, self.np, load_before)
+        self.stats["interference"] = sampler.summary() if sampler is not None else None
+        self.notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default"
+                      for r in self.loaded.rules_files if r.ignored]
+        self.notes += [line for line in (han.note(self.rows),) if line]
+        return True
+
+    def check(self):
+        """The follow check: every file the library would load, at the timed points (verify/follow.py)."""
+        o, library, loaded = self.o, self.library, self.loaded
+        self.checks = {}
+        points, check_np = check_points(self.plans, self.np, o.check_comm_sizes)
         if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
-            base = rules_module(library).load_base(mpich_library()) if lib.whole_selection else None   # read once
+            base = rules_module(library).load_base(mpich_library()) if self.lib.whole_selection else None   # once
             for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
                 for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
                     own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
@@ -153,61 +174,98 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                     with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                         path = os.path.join(workdir, "rules")
                         write_text(path, emit_rules(library, [fn], base))
-                        check(source, own, path, mine)
+                        self._check_file(source, own, path, points, check_np, mine)
         for rules in loaded.rules_files:
-            check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
-        if check_methods and by_layout:
-            echo("note: --check-methods checks 2-D trees only; a layout forest is checked per layout with its own file")
-        elif check_methods:
-            methods = method_files.measured_methods(measurement_files, loaded.trees)
-            if not any(c in points for c in methods):
-                echo("note: --check-methods: no measured method to check (give --measurements, or verify a tree)")
-            with tempfile.TemporaryDirectory(prefix="quadsel-methods-") as workdir:
-                try:
-                    by_method = method_files.check_methods(methods, points, library, check_np,
-                                                           lambda fns: emit_rules(library, fns), workdir,
-                                                           mpiexec=mpiexec, echo=echo)
-                except QuadselError as exc:
-                    failed["one file per method"] = str(exc)
-                    notes.append(f"RULES CHECK FAILED (one file per method): {exc}")
-                    echo(notes[-1])
-                    by_method = {}
-            for coll, results in by_method.items():
-                notes.append(f"{coll}, one rules file per measured method: " + "; ".join(
-                    f"{label} " + (", ".join(f"{v} {k}" for k, v in sorted(follow.summary(c).items())) or "—")
-                    for label, c in results.items()))
-    default_ran.for_rows(all_rows, checks, library)
-    status = verdict.follow_status(checks)
-    for r in all_rows:
-        r["followed"] = status.get(verdict.point_key(r)) if checks is not None else None
-    evidence = verdict.proof(all_rows, checks, None if checks is not None else (
-        "--no-check-rules" if not check_rules else "started under mpiexec: the check launches jobs of its own"), failed)
-    stats["decision"], stats["reason"] = verdict.decide(all_rows, stats["overall"], evidence, min_gain,
-                                                        interference=stats["interference"], busy_ok=busy_ok)
-    stats.update(min_gain=min_gain, proof=evidence)
-    per_layout = layout_plan.layout_summary(all_rows, checks) if by_layout else None
-    if per_layout is not None:
-        stats["layouts"] = per_layout
-        notes = layout_plan.format_layout_lines(per_layout) + notes
-    document = {
-        "library": library, "library_version": library_version.strip().splitlines()[0], "np": np_,
-        "cpus": os.cpu_count(), "oversubscribed": oversubscribed,
-        "hosts": {"mpiexec_args": hosts.prefix() or None, "under_own_launcher": inside} if on_hosts else None,
-        "inputs": [{"path": t.path, "kind": "forest" if t.has_layout else "tree", "collectives": [t.collective]}
-                   for t in loaded.trees] +
-                  [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
-                    "warnings": r.warnings} for r in loaded.rules_files],
-        "summary": summaries, "points": all_rows, "statistics": stats,
-        "rules_followed": None if checks is None else {
-            "counts": follow.summary([x for c in checks.values() for x in c]),
-            "files": {source: follow.summary(c) for source, c in checks.items()},
-            "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
-            "methods": None if by_method is None else {
-                coll: {label: follow.summary(c) for label, c in results.items()} for coll, results in by_method.items()},
-            "failed": failed}}
-    notes = statistics.format_lines(stats, summaries) + notes
-    return Outcome(command.format_table(all_rows, summaries, checks, notes, library), document, failed,
-                   statistics.regression(all_rows), verdict.exit_status(evidence, all_rows))
+            self._check_file(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules],
+                             rules.path, points, check_np)
+        if o.check_methods and self.by_layout:
+            self.echo("note: --check-methods checks 2-D trees only; a layout forest is checked per layout with its "
+                      "own file")
+        elif o.check_methods:
+            self._check_methods(points, check_np)
+
+    def _check_file(self, source, selections, path, points, check_np, mine=None):
+        mine = points if mine is None else mine
+        if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
+            mine = {s.collective: [p for p in mine[s.collective] if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
+                    for s in selections if s.collective in mine}
+            left = sum(len(points[c]) - len(v) for c, v in mine.items()) if not self.by_layout else 0
+            if left:
+                self.echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
+                          "communicator sizes (verify the rules file to check what the library does there)")
+        route = self.han_collectives if source.startswith("emitted from the trees") else ()
+        try:
+            self.checks.setdefault(source, []).extend(follow.check_follows(
+                selections, path, self.library, check_np, points=mine, mpiexec=self.o.mpiexec, echo=self.echo,
+                identify=True, han_route=route))
+        except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
+            self._failed(source, str(exc))
+
+    def _failed(self, source, why):
+        self.failed[source] = (self.failed[source] + "; " if source in self.failed else "") + why
+        self.notes.append(f"RULES CHECK FAILED ({source}): {why}")
+        self.echo(self.notes[-1])
+
+    def _check_methods(self, points, check_np):
+        methods = method_files.measured_methods(self.o.measurements, self.loaded.trees)
+        if not any(c in points for c in methods):
+            self.echo("note: --check-methods: no measured method to check (give --measurements, or verify a tree)")
+        with tempfile.TemporaryDirectory(prefix="quadsel-methods-") as workdir:
+            try:
+                self.by_method = method_files.check_methods(methods, points, self.library, check_np,
+                                                            lambda fns: emit_rules(self.library, fns), workdir,
+                                                            mpiexec=self.o.mpiexec, echo=self.echo)
+            except QuadselError as exc:
+                self._failed("one file per method", str(exc))
+                self.by_method = {}
+        for coll, results in self.by_method.items():
+            self.notes.append(f"{coll}, one rules file per measured method: " + "; ".join(
+                f"{label} " + (", ".join(f"{v} {k}" for k, v in sorted(follow.summary(c).items())) or "—")
+                for label, c in results.items()))
+
+    def decide(self):
+        """The decision (verify/verdict.py), the JSON document and the table."""
+        o, rows, checks, stats = self.o, self.rows, self.checks, self.stats
+        default_ran.for_rows(rows, checks, self.library)
+        status = verdict.follow_status(checks)
+        for r in rows:
+            r["followed"] = status.get(verdict.point_key(r)) if checks is not None else None
+        evidence = verdict.proof(rows, checks, None if checks is not None else (
+            "--no-check-rules" if not o.check_rules else "started under mpiexec: the check launches jobs of its own"),
+            self.failed)
+        stats["decision"], stats["reason"] = verdict.decide(rows, stats["overall"], evidence, o.min_gain,
+                                                            interference=stats["interference"], busy_ok=o.busy_ok)
+        stats.update(min_gain=o.min_gain, proof=evidence)
+        notes = self.notes
+        per_layout = layout_plan.layout_summary(rows, checks) if self.by_layout else None
+        if per_layout is not None:
+            stats["layouts"] = per_layout
+            notes = layout_plan.format_layout_lines(per_layout) + notes
+        notes = statistics.format_lines(stats, self.summaries) + notes
+        return Outcome(command.format_table(rows, self.summaries, checks, notes, self.library), self.document(),
+                       self.failed, statistics.regression(rows), verdict.exit_status(evidence, rows))
+
+    def document(self):
+        """verify --json (docs/schemas/verify-result.schema.json)."""
+        loaded, checks = self.loaded, self.checks
+        return {
+            "library": self.library, "library_version": self.library_version.strip().splitlines()[0], "np": self.np,
+            "cpus": os.cpu_count(), "oversubscribed": self.oversubscribed,
+            "hosts": {"mpiexec_args": hosts.prefix() or None, "under_own_launcher": self.inside}
+            if self.on_hosts else None,
+            "inputs": [{"path": t.path, "kind": "forest" if t.has_layout else "tree", "collectives": [t.collective]}
+                       for t in loaded.trees] +
+                      [{"path": r.path, "kind": r.format, "collectives": r.collectives, "ignored": r.ignored,
+                        "warnings": r.warnings} for r in loaded.rules_files],
+            "summary": self.summaries, "points": self.rows, "statistics": self.stats,
+            "rules_followed": None if checks is None else {
+                "counts": follow.summary([x for c in checks.values() for x in c]),
+                "files": {source: follow.summary(c) for source, c in checks.items()},
+                "points": [dict(x.__dict__, file=source) for source, c in checks.items() for x in c],
+                "methods": None if self.by_method is None else {
+                    coll: {label: follow.summary(c) for label, c in results.items()}
+                    for coll, results in self.by_method.items()},
+                "failed": self.failed}}
 
 
 def emit_rules(library, fns, base=None):

@@ -156,10 +156,10 @@ def test_launches_on_the_users_hosts():
 
 
 def test_mpiexec_args_are_for_self_launched_jobs_only(monkeypatch):
-    from quadsel.verify.run import run_verify
+    from quadsel.verify.run import VerifyOptions, run_verify
     monkeypatch.setenv("PMI_RANK", "0")     # under the user's own launcher: its options are given to it
     with pytest.raises(QuadselError, match="--mpiexec-args goes with --np"):
-        run_verify(["t.json"], 4, None, None, (), 2, 6, 0.2, True, None, print, mpiexec_args="--host a:2")
+        run_verify(VerifyOptions(["t.json"], 4, rounds=2, max_reps=6, max_time=0.2, mpiexec_args="--host a:2"), print)
 
 
 def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
