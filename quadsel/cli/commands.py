@@ -414,6 +414,8 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     """
     from ..verify.run import VerifyOptions, run_verify
     check_output(output, inputs=inputs + measurement_files)   # before any MPI job runs
+    from ..measure.allocation import launcher
+    np_, mpiexec_args, _ = launcher(np_, mpiexec_args, mpiexec)    # inside a Slurm allocation: its tasks and nodes
     if np_ is not None:
         from ..measure.capacity import check_ranks
         check_ranks(np_, on_hosts=mpiexec_args is not None)

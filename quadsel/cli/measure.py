@@ -170,6 +170,9 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
                      hang_timeout, resume, quiet, env_method)
         _adaptive_options(ctx, spec)
         _alpha_options(ctx, spec)
+        from ..measure.allocation import launcher
+        np_, mpiexec_args, _ = launcher(np_, mpiexec_args, mpiexec)   # inside a Slurm allocation: its tasks, nodes
+        ctx.params["mpiexec_args"] = mpiexec_args
         _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
             check_job_size(np_)

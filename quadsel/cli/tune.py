@@ -14,9 +14,10 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
 @click.option("-o", "--output", "folder", required=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder of the deployment (made if missing; its parent must exist). Run the same command again "
                    "to continue an interrupted tuning there.")
-@click.option("--np", "np_", type=click.IntRange(2, 1 << 20), required=True,
+@click.option("--np", "np_", type=click.IntRange(2, 1 << 20), default=None,
               help="Ranks of the jobs tune starts: on this host (more than the cores: oversubscribed, and said), or "
-                   "on the hosts of --mpiexec-args.")
+                   "on the hosts of --mpiexec-args. Inside a Slurm allocation: its tasks, on all its nodes (leave "
+                   "it out; docs/cluster.md, Slurm).")
 @click.option("-c", "--collectives", metavar="LIST", default=None,
               help="Comma list of collectives (default: every collective the library can force).")
 @click.option("--comm-sizes", metavar="LIST", default=None, help="Communicator sizes (default 2 to --np).")
@@ -55,12 +56,24 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
                    "as measure's).")
 @click.option("--sync", type=click.Choice(["auto", "barrier", "ring", "start"]), default=None,
               help="With --mpiexec-args: measure's clock synchronisation (docs/measure.md, Across hosts).")
+@click.option("--sbatch", "sbatch", metavar="SCRIPT", type=click.Path(dir_okay=False), default=None,
+              help="Run nothing: write SCRIPT, the Slurm batch job of this tune (sbatch SCRIPT), with --nodes, "
+                   "--ntasks-per-node and --time; submitted again after a time-out or scancel, or requeued, it "
+                   "continues from DIR's journal (docs/cluster.md, Slurm).")
+@click.option("--nodes", type=click.IntRange(1, 1 << 16), default=None, help="With --sbatch: the job's nodes.")
+@click.option("--ntasks-per-node", "ntasks_per_node", type=click.IntRange(1, 1 << 12), default=None,
+              help="With --sbatch: ranks per node (the largest layout tuned).")
+@click.option("--time", "time_limit", metavar="TIME", default=None,
+              help="With --sbatch: the job's time limit, as Slurm writes it (90, 1:30:00, 1-00:00:00).")
+@click.option("--sbatch-args", metavar="ARGS", default=None,
+              help="With --sbatch: more #SBATCH options (split like a shell: e.g. \"--partition=batch --account=x\").")
 @click.option("--no-figures", is_flag=True, help="No decision-map figures in report.md.")
 @click.option("--verbose", is_flag=True, help="A plain line per step, on a terminal too (the default there is one "
                                                "line rewritten in place).")
 @click.option("--quiet", is_flag=True, help="No progress; messages, errors and the last line only.")
 def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
-         min_gain, busy_ok, mpiexec, mpiexec_args, layouts, sync, no_figures, verbose, quiet):
+         min_gain, busy_ok, mpiexec, mpiexec_args, layouts, sync, sbatch, nodes, ntasks_per_node, time_limit,
+         sbatch_args, no_figures, verbose, quiet):
     """Tune every collective of the MPI library mpi4py loads, and write a folder ready to deploy.
 
     For each collective the library can force: measure it (`quadsel measure`), build the default tree; then
@@ -77,6 +90,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     from ..tune.report import last_line
     from ..tune.run import TuneSpec, run_tune
     from ..libraries import COLLECTIVES
+    ctx_mpiexec_args = mpiexec_args
     if not folder.strip():
         raise QuadselError("-o: an empty folder name: give the folder to write, e.g. -o deploy")
     wanted = None
@@ -89,8 +103,19 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         if bad:
             raise QuadselError(f"unknown collective {bad[0]!r} (known: {', '.join(COLLECTIVES)})")
     parse_list(msg_sizes, "message size")     # a bad list fails here, before any job
+    if sbatch is not None or nodes or ntasks_per_node or time_limit or sbatch_args is not None:
+        return _sbatch(folder, sbatch, nodes, ntasks_per_node, time_limit, sbatch_args)
+    from ..measure.allocation import launcher, outside_note
+    np_, mpiexec_args, allocation = launcher(np_, mpiexec_args, mpiexec)
+    if np_ is None:
+        raise click.UsageError("Missing option '--np' (the ranks of the jobs tune starts; inside a Slurm "
+                               "allocation they are its tasks)")
     from ..measure.capacity import check_ranks
     check_ranks(np_, on_hosts=mpiexec_args is not None)
+    if allocation is None and mpiexec_args is None:
+        note = outside_note(np_)
+        if note:
+            click.echo(note, err=True)
     if (layouts or sync) and not mpiexec_args:
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:
@@ -113,7 +138,8 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     spec = TuneSpec(folder=folder, np=np_, msg_sizes=msg_sizes, collectives=wanted, comm_sizes=comm_sizes,
                     strategy=strategy, budget=seconds, mpiexec=mpiexec, mpiexec_args=mpiexec_args, layouts=layouts,
                     sync=sync, max_time=max_time, max_reps=max_reps, rounds=rounds, command=_command_line(),
-                    verify_rounds=verify_rounds, figures=not no_figures, busy_ok=busy_ok,
+                    verify_rounds=verify_rounds, figures=not no_figures, busy_ok=busy_ok, allocation=allocation,
+                    hosts_from_allocation=allocation is not None and ctx_mpiexec_args is None,
                     display="quiet" if quiet else "lines" if verbose else "auto")
     if min_gain is not None:
         spec.min_gain = min_gain
@@ -123,6 +149,24 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
                           "same command again to continue") from None
     click.echo(last_line(summary, folder))
+
+
+def _sbatch(folder, script, nodes, ppn, time_limit, extra):
+    """--sbatch: the batch script of this tune, written (tune/batch.py); nothing runs."""
+    from ..tune.batch import tune_arguments, write_script
+    ctx = click.get_current_context()
+    if script is None:
+        raise click.UsageError("--nodes, --ntasks-per-node, --time and --sbatch-args go with --sbatch SCRIPT")
+    if nodes is None or ppn is None:
+        raise click.UsageError("--sbatch needs --nodes and --ntasks-per-node (the allocation to tune)")
+    if ctx.params.get("np_") is not None:
+        raise click.UsageError("--sbatch: the job's ranks are --nodes x --ntasks-per-node; leave --np out")
+    given = [(p.opts[-1] if p.opts[-1].startswith("--") else p.opts[0], ctx.params[p.name], p.is_flag)
+             for p in ctx.command.params
+             if ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE]
+    path = write_script(script, folder, nodes, ppn, time_limit, extra, tune_arguments(given))
+    click.echo(f"wrote {one_line(path)}: submit it with `sbatch {one_line(path)}`; submitted again after a time-out "
+               f"or scancel (or requeued), it continues from {one_line(os.path.join(folder, 'tune.json'))}")
 
 
 def _command_line():

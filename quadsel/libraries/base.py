@@ -251,6 +251,12 @@ class Library:
         """The user's launcher options (--mpiexec-args) as a launch with `env_extra` passes them."""
         return list(user_args)
 
+    def allocation_args(self, allocation):
+        """Its mpiexec's host options for a job on every node of a Slurm allocation (measure/allocation.py), with as
+        many ranks on each as the allocation has tasks there."""
+        raise QuadselError(f"quadsel knows no host options of {self.title}'s launcher for a Slurm allocation: give "
+                           "--mpiexec-args")
+
     def forward_args(self, names):
         """Options that forward the variables `names` to the ranks on other hosts."""
         return []

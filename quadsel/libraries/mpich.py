@@ -227,6 +227,10 @@ class MPICH(Library):
     def root_environment(self):
         return {}
 
+    def allocation_args(self, allocation):
+        # Hydra inside the allocation starts its proxies with srun; host:count places the ranks node by node
+        return ["-hosts", ",".join(f"{h}:{n}" for h, n in zip(allocation.hosts, allocation.tasks_per_node))]
+
     def host_launcher(self, mpiexec, hosts, ppn, agent, interface, network, bind):
         return [str(mpiexec), "-n", str(len(hosts) * ppn), "-hosts", ",".join(hosts), "-ppn", str(ppn),
                 "-launcher", "ssh", "-launcher-exec", str(agent), "-iface", interface], {}

@@ -322,6 +322,10 @@ class OpenMPI(Library):
         return with_monitoring(user_args) if (env_extra or {}).get("OMPI_MCA_pml_monitoring_enable") \
             else list(user_args)
 
+    def allocation_args(self, allocation):
+        # inside the allocation prterun starts its daemons with srun whatever the hosts: these only place the ranks
+        return ["--host", ",".join(f"{h}:{n}" for h, n in zip(allocation.hosts, allocation.tasks_per_node))]
+
     def forward_args(self, names):
         # Open MPI forwards only OMPI_MCA_* to other hosts: every other variable is named with -x
         return [arg for name in names if not name.startswith("OMPI_MCA_") for arg in ("-x", name)]

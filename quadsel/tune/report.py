@@ -23,6 +23,8 @@ def summary(library, wanted, built, judged, overall, budget_cut, measured, spec,
                            for c, j in judged.items()},
         "oversubscribed": spec.np > (os.cpu_count() or 1) and not getattr(spec, "mpiexec_args", None),
         "across_hosts": bool(getattr(spec, "mpiexec_args", None)),
+        # the Slurm allocation tuned (measure/allocation.py): its job, nodes and tasks per node
+        "allocation": spec.allocation.describe() if getattr(spec, "allocation", None) is not None else None,
     }
 
 
@@ -85,6 +87,10 @@ def markdown(s, folder, built, figures, echo, layouts=None, notes=()):
              + ("" if s.get("across_hosts") else " (**oversubscribed**: times of more ranks than cores are the scheduler's as much as the "
                 "algorithms')" if s["oversubscribed"] else " (not oversubscribed)")
              + f"; {s['seconds']:.0f} s.", ""]
+    if s.get("allocation"):
+        lines += [f"Tuned in the allocation of {s['allocation']}: every layout measured and verified is one of its "
+                  "nodes x tasks per node; deploy it to jobs of that shape (tuned.env picks the file of the job's "
+                  "own layout).", ""]
     o = s["overall"]
     if s["deployed"]:
         lines += [f"Overall speed-up of the deployed collectives over the library default, on the points their "

@@ -36,6 +36,16 @@ class TuneSpec:
     min_gain: float = verdict.MIN_GAIN
     figures: bool = True
     display: str = "auto"                     # auto (live on a terminal, lines elsewhere) | lines | quiet
+    allocation: Optional[object] = None       # the Slurm allocation tune runs in (measure/allocation.py)
+    hosts_from_allocation: bool = False       # mpiexec_args are the allocation's host options, not the user's
+
+    @property
+    def hosts(self):
+        """The hosts a journal records and a rerun must share: the user's launcher options, or the allocation's
+        shape (a job requeued or submitted again onto other nodes of the same shape continues the run)."""
+        if self.hosts_from_allocation and self.allocation is not None:
+            return f"Slurm allocation {self.allocation.shape}"
+        return self.mpiexec_args
 
 
 def run_tune(spec, stream=None):
@@ -83,7 +93,7 @@ def _run(spec, library, dep, wanted, plan, display, folder, left_out):
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
                 "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
     if spec.mpiexec_args:     # a run on other hosts or layouts is another run (one-host journals stay as they were)
-        settings.update(mpiexec_args=spec.mpiexec_args, sync=spec.sync,
+        settings.update(mpiexec_args=spec.hosts, sync=spec.sync,
                         layouts=",".join(map(str, spec.layouts)) if spec.layouts else None)
     journal = Journal(folder, settings)
     if journal.resumed:
@@ -175,7 +185,7 @@ def _verify_settings(spec):
     """What makes a verify result: reused only when a rerun asks for the same (and its file is unchanged)."""
     return {"rounds": spec.verify_rounds, "max_reps": spec.verify_max_reps, "max_time": spec.verify_max_time,
             "min_gain": spec.min_gain, "np": spec.np, "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes,
-            "mpiexec_args": spec.mpiexec_args, "layouts": ",".join(map(str, spec.layouts)) if spec.layouts else None,
+            "mpiexec_args": spec.hosts, "layouts": ",".join(map(str, spec.layouts)) if spec.layouts else None,
             "busy_ok": spec.busy_ok}
 
 
