@@ -12,7 +12,8 @@ all follow the query rule -- hands those sizes back (docs/methodology.md, "Handi
   an outside cell at each end (decision/grid.py, Axis.of(..., outside=True)) and the tree two nodes that
   send those cells to the default. With outside="auto" each side (SIDES) is decided by evidence: the held-out
   folds' points beyond their training range, scored handed back (the default's measured time) and extrapolated
-  (the fold tree's answer); a side whose extrapolation is cheaper there is not cut off (`best_hand_back`).
+  (the fold tree's answer); a side whose extrapolation is cheaper there is not cut off (`best_hand_back`), and above
+  the largest communicator size only when it also wins at most of those points (MAJORITY_SIDES).
 
 The measured default is a method of every build that can name it (`auto_keep`): issue 39.
 
@@ -117,14 +118,34 @@ def fold_points(dmap, fn, test, cube):
     return tree[known], default[known], beyond[:, known]
 
 
+# Sides where extrapolating must beat the default at most of the folds' points there, not only on their mean: above
+# the largest communicator size the machine may change (a node or switch boundary) where no fold can look, so the
+# library's own choice is kept unless the folds show the tree better at a majority of their points (issue 39).
+MAJORITY_SIDES = ("comm_above",)
+MAJORITY = 0.5          # "most": more than this share of those points (0.4-0.6 measured alike: benchmarks/selection_outside.py)
+
+
+def majority_fails(records, side):
+    """True when the folds' extrapolated answers beat the library default at no more than MAJORITY of their points
+    beyond `side` (ties count against: the tree then only matches what the library already does there)."""
+    i = SIDES.index(side)
+    wins = sum(int(np.count_nonzero(tree[beyond[i]] < default[beyond[i]] - 1e-9)) for tree, default, beyond in records)
+    points = sum(int(np.count_nonzero(beyond[i])) for _, _, beyond in records)
+    return wins <= MAJORITY * points
+
+
 def best_hand_back(records, sides):
     """(the sides to hand back, [mean penalty of each fold]) from the folds' `records` (fold_points of each fold):
     of every subset of `sides`, the one whose folds lose least when their points beyond a handed-back side take
     the default and the others the tree's extrapolated answer; ties go to handing more sides back (a side no fold
-    reaches is handed back: nothing says the tree does better there)."""
+    reaches is handed back: nothing says the tree does better there). A side of MAJORITY_SIDES is handed back
+    unless the extrapolated answer beats the default at most of the folds' points beyond it (majority_fails)."""
+    forced = {side for side in sides if side in MAJORITY_SIDES and majority_fails(records, side)}
+    free = [side for side in sides if side not in forced]
     best = None
-    for n in range(len(sides), -1, -1):
-        for combo in itertools.combinations(sides, n):
+    for n in range(len(free), -1, -1):
+        for rest in itertools.combinations(free, n):
+            combo = tuple(side for side in sides if side in forced or side in rest)
             at = [SIDES.index(side) for side in combo]
             per = [float(np.where(beyond[at].any(axis=0), default, tree).mean()) if tree.size else 0.0
                    for tree, default, beyond in records]

@@ -114,3 +114,18 @@ def test_message_folds_hold_out_every_other_size_of_each_communicator_size():
     for mask in masks:
         assert mask[0].sum() == 2 and mask[1].sum() == 2   # half of each row's own sizes, never a whole row
     assert np.array_equal(masks[0] | masks[1], dmap.measured)
+
+
+def test_above_the_communicator_sizes_extrapolating_must_win_at_most_points_not_only_on_the_mean():
+    """One point where the default is poor carries the mean; at the three others the tree only ties with it. Beyond
+    the largest communicator size that is handed back (the machine may change there); beyond the largest message size
+    the mean decides."""
+    beyond = np.zeros((4, 8), dtype=bool)
+    beyond[1, :4] = True                                  # comm_above: points 0-3
+    beyond[3, 4:] = True                                  # msg_above: points 4-7
+    tree = np.array([0.0, 10.0, 10.0, 10.0] * 2)
+    default = np.array([100.0, 10.0, 10.0, 10.0] * 2)
+    sides, _ = best_hand_back([(tree, default, beyond)], ("comm_above", "msg_above"))
+    assert sides == ("comm_above",)
+    default[1:3] = 20.0                                   # now the tree wins at 3 of the 4 points: extrapolated
+    assert best_hand_back([(tree, default, beyond)], ("comm_above", "msg_above"))[0] == ()

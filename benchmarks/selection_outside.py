@@ -1,0 +1,212 @@
+"""Issue 39: how each side outside the measured range is decided, measured with nested validation.
+
+usage: python benchmarks/selection_outside.py [--cases SUBSTR,..]      (QUADSEL_SHARED: the shared/ folder)
+       python benchmarks/selection_outside.py --distance
+
+The data sets and splits of benchmarks/selection_cart.py (the four parity splits and the two edge splits), the
+default build run in this process with each candidate rule for the sides (library_default.best_hand_back), scored
+by selection_cart's own penalty (the issue's rule):
+
+  mean            every side by the mean over the folds' points beyond it (before)
+  majority S      the same, and a side of S extrapolated only when it also wins at most of those points (the rule
+                  built: S = above the communicator sizes, library_default.MAJORITY_SIDES); `>F`: more than F of them
+  sign S          ... when it wins at more of those points than it loses
+  z Z             ... when its mean gain is more than Z standard errors of the paired differences
+  handed S        S always handed back
+Then leave one data set out: for each data set the rule with the least mean on the other data sets, scored on it.
+
+--distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
+points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
+against the library default. This is the evidence on "extrapolating up to a bound".
+"""
+
+import argparse
+import collections
+import os
+import sys
+from contextlib import contextmanager
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import selection_cart as sc  # noqa: E402
+from selection_rules import answers, dmap_of  # noqa: E402
+
+from quadsel.decision import library_default as ld  # noqa: E402
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree  # noqa: E402
+from quadsel.decision.decision_map import training_map  # noqa: E402
+
+BASE = dict(DEFAULT_BUILD, keep_default="auto", outside="auto")
+ORIGINAL = ld.best_hand_back
+SPLITS = sc.HELD_OUT + ("msg-edge", "comm-edge")
+COMM = ("comm_below", "comm_above")
+
+
+def _gate(test, which):
+    """best_hand_back by the mean, then each extrapolated side of `which` handed back unless test(tree, default)."""
+    def rule(records, sides):
+        handed = set(mean_rule(records, sides)[0])
+        for side in sides:
+            i = ld.SIDES.index(side)
+            pairs = [(t[b[i]], d[b[i]]) for t, d, b in records if b[i].any()]
+            if side in which and side not in handed and (
+                    not pairs or not test(np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs]))):
+                handed.add(side)
+        handed = tuple(side for side in sides if side in handed)
+        at = [ld.SIDES.index(side) for side in handed]
+        return handed, [float(np.where(b[at].any(axis=0), d, t).mean()) if t.size else 0.0 for t, d, b in records]
+    return rule
+
+
+def _z(z):
+    def test(tree, default):
+        diff = tree - default
+        se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.inf
+        return diff.mean() + z * se < 0
+    return test
+
+
+def mean_rule(records, sides):
+    with rule_of((), 0.5):
+        return ORIGINAL(records, sides)
+
+
+@contextmanager
+def rule_of(majority_sides, share):
+    saved = ld.MAJORITY_SIDES, ld.MAJORITY
+    ld.MAJORITY_SIDES, ld.MAJORITY = majority_sides, share
+    try:
+        yield
+    finally:
+        ld.MAJORITY_SIDES, ld.MAJORITY = saved
+
+
+def rules():
+    """{name: (MAJORITY_SIDES, MAJORITY, replacement of best_hand_back or None)}."""
+    out = {"mean (before)": ((), 0.5, None), "majority comm_above (built)": (("comm_above",), 0.5, None),
+           "majority comm sides": (COMM, 0.5, None), "majority every side": (ld.SIDES, 0.5, None)}
+    for share in (0.25, 0.4, 0.6, 0.75):
+        out[f"majority comm_above >{share:g}"] = (("comm_above",), share, None)
+    out["sign comm sides"] = ((), 0.5, _gate(lambda t, d: (t < d - 1e-9).sum() > (t > d + 1e-9).sum(), COMM))
+    out["sign every side"] = ((), 0.5, _gate(lambda t, d: (t < d - 1e-9).sum() > (t > d + 1e-9).sum(), ld.SIDES))
+    for z in (1.0, 2.0):
+        out[f"z {z:g} every side"] = ((), 0.5, _gate(_z(z), ld.SIDES))
+    out["z 2 comm_above"] = ((), 0.5, _gate(_z(2.0), ("comm_above",)))
+    out["handed comm_above"] = ((), 0.5, _gate(lambda t, d: False, ("comm_above",)))
+    return out
+
+
+def scores(cubes, named):
+    """{(rule, case, split): mean penalty %}."""
+    out = {}
+    for cube in cubes:
+        full = dmap_of(cube)
+        for split, test in sc.splits(cube).items():
+            if split not in SPLITS:
+                continue
+            train = training_map(full, ~sc.train_of(cube, split, test))
+            points = list(zip(*np.nonzero(test)))
+            for name, (sides, share, replacement) in named.items():
+                with rule_of(sides, share):
+                    ld.best_hand_back = replacement or ORIGINAL
+                    try:
+                        fn = build_size_tree(train, **BASE)
+                    finally:
+                        ld.best_hand_back = ORIGINAL
+                out[name, cube.name, split] = float(sc.penalties(cube, points, answers(cube, fn, points)).mean())
+        print(f"  {cube.name}", file=sys.stderr, flush=True)
+    return out
+
+
+def references(cubes):
+    """{(reference, case, split): mean penalty %} of CART-16 and the default alone."""
+    out = {}
+    for cube in cubes:
+        for split, test in sc.splits(cube).items():
+            train = sc.train_of(cube, split, test)
+            points, train_pts = list(zip(*np.nonzero(test))), list(zip(*np.nonzero(train)))
+            out["CART-16", cube.name, split] = float(sc.penalties(
+                cube, points, sc.cart_answers("CART-16", cube, train_pts, points)).mean())
+            out["default", cube.name, split] = float(sc.penalties(cube, points, [sc.DEFAULT] * len(points)).mean())
+    return out
+
+
+def table(out, refs, names, cases):
+    held = lambda n, cs: [(c, s, v) for (m, c, s), v in out.items() if m == n and c in cs and s in sc.HELD_OUT]  # noqa
+    print("| rule | held out (46 splits) | within 0.5 pp of CART-16 | within 1 pp of the default | ORFEO 4 (odd) | "
+          "edge splits |\n|---|---:|---:|---:|---:|---:|")
+    for name in names:
+        rows = held(name, cases)
+        orfeo = [out.get((name, c, s), np.nan) for c in ("orfeo-bcast", "orfeo-reduce") for s in ("msg-odd", "comm-odd")]
+        edge = [v for (m, _, s), v in out.items() if m == name and s.endswith("-edge")]
+        print(f"| {name} | {np.mean([v for *_, v in rows]):.2f} | "
+              f"{sum(v <= refs['CART-16', c, s] + 0.5 for c, s, v in rows)} | "
+              f"{sum(v <= refs['default', c, s] + 1.0 for c, s, v in rows)} | {np.mean(orfeo):.2f} | {np.mean(edge):.2f} |")
+    values, chosen = [], []
+    for case in cases:
+        others = [c for c in cases if c != case]
+        best = min(names, key=lambda n: np.mean([v for *_, v in held(n, others)]))
+        chosen.append(best)
+        values += [v for *_, v in held(best, [case])]
+    print(f"\nleave one data set out: nested mean {np.mean(values):.2f} % over {len(values)} splits; chosen: "
+          + "; ".join(f"{n} ({k}x)" for n, k in collections.Counter(chosen).items()))
+
+
+def distance(cubes):
+    """The --distance table: mean penalty % of the extrapolated answer / the library default, by measured sizes beyond
+    the training range (a case's axis, a direction: one unit; `cases`: units where the tree's mean is lower)."""
+    base = dict(BASE, outside="extrapolate")
+    found = collections.defaultdict(list)
+    for cube in cubes:
+        full, meas = dmap_of(cube), cube.measured
+        rows = np.flatnonzero(meas.any(axis=1))
+        for axis in ("comm", "msg"):
+            lines = [rows] if axis == "comm" else [np.flatnonzero(meas[r]) for r in rows]
+            for direction in ("above", "below"):
+                test, steps = np.zeros_like(meas), np.zeros(meas.shape, dtype=int)
+                for r, line in zip(rows if axis == "msg" else [None], lines):
+                    if line.size < 4:
+                        continue
+                    half = line[line.size - line.size // 2:] if direction == "above" else line[:line.size // 2][::-1]
+                    for k, i in enumerate(half):
+                        at = (i, slice(None)) if axis == "comm" else (r, i)
+                        test[at], steps[at] = meas[at], k + 1
+                if not test.any():
+                    continue
+                fn = build_size_tree(training_map(full, test), **base)
+                points = list(zip(*np.nonzero(test)))
+                tree = sc.penalties(cube, points, answers(cube, fn, points))
+                default = sc.penalties(cube, points, [sc.DEFAULT] * len(points))
+                for (c, m), t, d in zip(points, tree, default):
+                    found[axis, direction, min(int(steps[c, m]), 4), cube.name].append((t, d))
+        print(f"  {cube.name}", file=sys.stderr, flush=True)
+    print("| side | sizes beyond | points | extrapolated | default | points won / lost | cases won |\n"
+          "|---|---:|---:|---:|---:|---:|---:|")
+    for axis, direction in (("comm", "above"), ("comm", "below"), ("msg", "above"), ("msg", "below")):
+        for step in range(1, 5):
+            units = [v for (a, d, s, _), v in found.items() if (a, d, s) == (axis, direction, step)]
+            if not units:
+                continue
+            t, d = np.array([x for u in units for x, _ in u]), np.array([y for u in units for _, y in u])
+            won = sum(np.mean([x for x, _ in u]) < np.mean([y for _, y in u]) for u in units)
+            print(f"| {axis}_{direction} | {step if step < 4 else '4+'} | {t.size} | {t.mean():.2f} | {d.mean():.2f} | "
+                  f"{(t < d - 1e-9).mean():.2f} / {(t > d + 1e-9).mean():.2f} | {won} of {len(units)} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default="")
+    parser.add_argument("--distance", action="store_true")
+    args = parser.parse_args()
+    wanted = [c for c in args.cases.split(",") if c]
+    cubes = [cube for cube in (make() for make in sc.cases()) if not wanted or any(w in cube.name for w in wanted)]
+    if args.distance:
+        distance(cubes)
+        return
+    named = rules()
+    out = scores(cubes, named)
+    table(out, references(cubes), list(named), [cube.name for cube in cubes])
+
+
+if __name__ == "__main__":
+    main()
