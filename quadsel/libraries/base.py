@@ -220,18 +220,19 @@ class Library:
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 
     # -- multi-node components ----------------------------------------------------------------------
+    # The component that takes some collectives on communicators of 2+ nodes (its default is then the library's
+    # default there), and the info (key, value) that disqualifies it for one communicator: None without one.
+    multinode_component = None
+    multinode_info = None
+
     def multinode_collectives(self, library_version):
         """The collectives a multi-node component takes from the forced one across nodes, unless the user decided."""
         return ()
 
     def flat_environment(self, env=None):
-        """Variables that keep the multi-node components off the collectives quadsel forces (unless the user decided
-        about them in this environment or in `env`)."""
+        """Variables that keep the multi-node components off a whole launch (unless the user decided about them in
+        this environment or in `env`)."""
         return {}
-
-    def multinode_note(self, node_count):
-        """One note for measure on 2+ nodes, or None."""
-        return None
 
     # -- its launcher -------------------------------------------------------------------------------
     def oversubscribe(self, np_, cpus):

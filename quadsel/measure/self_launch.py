@@ -53,9 +53,7 @@ def self_launch(spec, np_, mpiexec, mpiexec_args, child_args):
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     passed = shlex.split(mpiexec_args) if mpiexec_args else []
-    extra = library.forcing_environment()
-    if passed:      # on 2+ nodes a multi-node component (coll/han) would take the collective quadsel forces
-        extra.update(library.flat_environment())
+    extra = library.forcing_environment()   # coll/han stays on: the ranks keep it off the forced methods (multinode.py)
     args = child_args(("mpiexec", "mpiexec_args", "comm_sizes", "msg_sizes")) + [
         "--msg-sizes", ",".join(map(str, spec.msg_sizes))]
     if not spec.layouts:      # --layouts gives them

@@ -119,7 +119,7 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
         checks = {}
         points, check_np = check_points(plans, np_, check_comm_sizes)
 
-        def check(source, selections, path, mine=points):
+        def check(source, selections, path, mine=points, han_rules=None):
             if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
                 mine = {s.collective: [p for p in mine[s.collective]
                                        if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
@@ -128,11 +128,10 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                 if left:
                     echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
                          "communicator sizes (verify the rules file to check what the library does there)")
-            route = han_collectives if source.startswith("emitted from the trees") else ()
             try:
                 checks.setdefault(source, []).extend(follow.check_follows(
                     selections, path, library, check_np, points=mine, mpiexec=mpiexec, echo=echo, identify=True,
-                    han_route=route))
+                    han_rules=han_rules))
             except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
                 failed[source] = (failed[source] + "; " if source in failed else "") + str(exc)
                 notes.append(f"RULES CHECK FAILED ({source}): {exc}")
@@ -147,8 +146,8 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
                         continue  # as in the forced one it is compared with (follow.py, _own_rules)
                     with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                         path = os.path.join(workdir, "rules")
-                        write_text(path, emit_rules(library, [fn], base))
-                        check(source, own, path, mine)
+                        write_text(path, emit_rules(library, [fn], base))   # and coll/han's file of it (han.py)
+                        check(source, own, path, mine, han.write_han_file(workdir, [fn], han_collectives))
         for rules in loaded.rules_files:
             check(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules], rules.path)
         if check_methods and by_layout:
