@@ -166,15 +166,16 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
 
 def _status(name, got, arms, multinode_default):
     """(status, matches) of one point: the file launch's fingerprint `got` against the forced ones `arms`.
-    `multinode_default`: the selection keeps the default on a communicator coll/han takes, so the proof is that
-    coll/han's algorithm ran there as in the forced default (its functions and their calls on every rank): coll/han's
-    steps follow coll/tuned's rules file in the file launch, so the rest of the fingerprint may differ."""
+    `multinode_default`: the selection keeps the default on a communicator coll/han takes, so where coll/han's
+    algorithm ran in the forced default the proof is that it ran in the file launch too (its functions and their
+    calls on every rank): coll/han's steps follow coll/tuned's rules file in the file launch, so the rest of the
+    fingerprint may differ. Where coll/han hands the call to coll/tuned itself (one rank per node) the usual rule."""
     from .probe import multinode_part
     if got is None or name not in arms:
         return "unchecked", []
-    if multinode_default:
-        mine = multinode_part(got)
-        if mine and mine == multinode_part(arms[name]):
+    mine, theirs = (multinode_part(got), multinode_part(arms[name])) if multinode_default else ([], [])
+    if mine or theirs:
+        if mine == theirs:
             return "follows", [name]
         return "differs", sorted(k for k, v in arms.items() if v == got or (mine and multinode_part(v) == mine))
     matches = sorted(k for k, v in arms.items() if v == got)
