@@ -175,10 +175,11 @@ if world.Get_rank() == 0:
 """
 
 
-def expected(tmp):
-    """{(communicator, msg): (component, coll/base function or None)} as ompi_han.decide reads the ppn-2 pair."""
-    han = ompi_han.read((tmp / "han-ppn2.rules").read_text(), "han.rules")
-    _, tuned, ignored, _ = ompi_rules.read((tmp / "tuned-ppn2.rules").read_text(), "tuned.rules")
+def expected(tmp, han_file="han-ppn2.rules", tuned_file="tuned-ppn2.rules"):
+    """{(communicator, msg): (component, coll/base function or None)} as ompi_han.decide reads the pair (the ppn-2
+    pair of tune's deployment by default)."""
+    han = ompi_han.read((tmp / han_file).read_text(), "han.rules")
+    _, tuned, ignored, _ = ompi_rules.read((tmp / tuned_file).read_text(), "tuned.rules")
     assert han.ignored is None and ignored is None
     out = {}
     for name, (nodes, ppn) in LAYOUTS.items():
@@ -220,6 +221,46 @@ def test_the_deployed_pair_keeps_coll_han_where_the_forest_keeps_the_default_and
                        "han_bcast_intra" in seen["world 65536"] for seen in ranks), ranks
         else:
             assert all("han_bcast_intra" not in seen["world 1024"] for seen in ranks), ranks
+
+
+def test_codegens_collapsed_pair_is_followed_per_layout_and_not_without_coll_hans_file(cluster2, tmp_path):
+    """`codegen -t ompi-han` + `-t ompi-rules` of a forest without the default (one file each, the layouts of one
+    communicator size collapsed): bcast scatter_allgather (8) on 2x2, binomial (6) on one node and, collapsed, at one
+    rank per node (comm 2: the packed layout 1x2's rule). Every communicator runs what ompi_han.decide reads from the
+    two files; with coll/han's file dropped (first configuration size 2, which Open MPI rejects whole) MPI_COMM_WORLD
+    runs coll/han's own bcast instead, so the same check fails: the file is followed, not only parsed."""
+    from quadsel.decision.builder import build_size_tree
+    from quadsel.decision.layouts import build_from_groups, layout_groups
+    from quadsel.ingest.table import Measurement
+    from quadsel.targets import emit
+    rows = []
+    for nodes, ppn in ((1, 1), (2, 1), (1, 2), (2, 2)):
+        for msg in SIZES:
+            for name in ("6", "8"):
+                fast = "8" if (nodes, ppn) == (2, 2) else "6"
+                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 5.0,
+                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
+    forest = build_from_groups(layout_groups(rows), "bcast", lambda d: build_size_tree(d, outside="extrapolate"))[0]
+    (tmp_path / "han.rules").write_text(emit("ompi-han", [forest]))
+    (tmp_path / "tuned.rules").write_text(emit("ompi-rules", [forest]))
+    want = expected(tmp_path, "han.rules", "tuned.rules")
+    assert {k: v[1] for k, v in want.items() if k[1] == 1024} == {
+        ("world", 1024): "bcast_intra_scatter_allgather", ("node", 1024): "bcast_intra_binomial",
+        ("across", 1024): "bcast_intra_binomial"}
+    env = get("openmpi").rules_environment(str(tmp_path / "tuned.rules"), str(tmp_path / "han.rules"))
+    for dropped in (False, True):
+        if dropped:
+            text = (tmp_path / "han.rules").read_text().replace("1 1 # configuration size 1", "2 1 # configuration size 2")
+            assert ompi_han.read(text, "han.rules").ignored
+            (tmp_path / "han.rules").write_text(text)
+        ranks = run_job(cluster2, tmp_path, BCASTS, [], env)
+        for rank, seen in enumerate(ranks):
+            for (name, msg), (_, function) in want.items():
+                if dropped and name == "world":
+                    assert function not in seen[f"{name} {msg}"] and "han_bcast_intra" in seen[f"{name} {msg}"]
+                else:
+                    got = [f for f in seen[f"{name} {msg}"] if f != "bcast_intra_generic"]
+                    assert got == [function], (dropped, name, msg, rank, seen)
 
 
 CHECK = r"""
