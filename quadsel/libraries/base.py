@@ -213,9 +213,9 @@ class Library:
         return {}
 
     # -- the files it reads -------------------------------------------------------------------------
-    def rules_environment(self, path, route=None):
+    def rules_environment(self, path, multinode=None):
         """{variable: value} that make the library load the rules or tuning file at `path` (as given: the caller
-        makes it absolute, or a shell word). `route`: the multi-node component's routing file loaded beside it.
+        makes it absolute, or a shell word). `multinode`: the multi-node component's rules file loaded beside it.
         verify's follow check and tune's tuned.env both take it from here: what is proven is what is deployed."""
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 

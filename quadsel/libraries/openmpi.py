@@ -299,11 +299,11 @@ class OpenMPI(Library):
                 f"OMPI_MCA_{algorithm_var(collective, '_segmentsize')}": str(segsize)}
 
     # -- the files it reads, coll/han ---------------------------------------------------------------
-    def rules_environment(self, path, route=None):
+    def rules_environment(self, path, multinode=None):
         env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
-        if route is not None:   # coll/han's rules file, which hands the collectives it takes to coll/tuned
+        if multinode is not None:   # coll/han's rules file: coll/han or coll/tuned, per size, on 2+ nodes
             env.update({"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",
-                        "OMPI_MCA_coll_han_dynamic_rules_filename": route})
+                        "OMPI_MCA_coll_han_dynamic_rules_filename": multinode})
         return env
 
     def multinode_collectives(self, library_version):

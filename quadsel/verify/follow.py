@@ -47,9 +47,9 @@ def pick_at(sel, point, call=None):
     return sel.pick(point[0], point[1], call=call)
 
 
-def file_environment(library, rules_path, route=None):
+def file_environment(library, rules_path, multinode=None):
     """The environment of the launch that loads `rules_path`: the library's `rules_environment` of it (and of the
-    multi-node component's routing file `route`), which tune's tuned.env is written from too; for a file of
+    multi-node component's rules file `multinode`), which tune's tuned.env is written from too; for a file of
     `export` lines (Intel MPI's I_MPI_ADJUST strings, -t impi-adjust) what `. FILE` exports."""
     from ..inputs import read_text
     from ..targets.impi_adjust import environment
@@ -57,7 +57,7 @@ def file_environment(library, rules_path, route=None):
     text = read_text(rules_path, what="rules file")
     if detect_format(text) == "impi-adjust":
         return environment(text, rules_path)
-    return get_library(library).rules_environment(os.path.abspath(rules_path), route)
+    return get_library(library).rules_environment(os.path.abspath(rules_path), multinode)
 
 
 def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, marked=None):
