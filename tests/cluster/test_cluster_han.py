@@ -22,6 +22,7 @@ import subprocess
 
 import pytest
 
+from layout_helpers import han_forest
 from netns_helpers import job_env, job_on_hosts, library_python, needs_netns
 from quadsel.libraries import get, openmpi
 from quadsel.targets import ompi_han, ompi_rules
@@ -29,21 +30,6 @@ from quadsel.targets import ompi_han, ompi_rules
 pytestmark = needs_netns
 SIZES = (1024, 65536)
 LAYOUTS = {"world": (2, 2), "node": (1, 2), "across": (2, 1)}
-
-
-def han_forest():
-    from quadsel.decision.builder import build_size_tree
-    from quadsel.decision.layouts import build_from_groups, layout_groups
-    from quadsel.ingest.table import Measurement
-    rows = []
-    for nodes, ppn in LAYOUTS.values():
-        for msg in SIZES:
-            fast = "6" if nodes == 1 else ("default" if msg == 1024 else "8")
-            for name in ("default", "6", "8"):
-                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 5.0,
-                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
-    build = lambda d: build_size_tree(d, split="measured", outside="extrapolate", keep_default=True)  # noqa: E731
-    return build_from_groups(layout_groups(rows), "bcast", build)[0]
 
 
 def probe_env(python, tmp):

@@ -16,7 +16,7 @@ from quadsel.verify.layouts import forest_rules, layout_summary
 from quadsel.verify.selection import TreeSelection
 from quadsel.verify.prune import prune_all
 
-from layout_helpers import forest_of, layout_rows
+from layout_helpers import forest_of, han_forest, layout_rows
 
 
 @settings(max_examples=25, deadline=None)
@@ -205,23 +205,6 @@ def test_coll_han_points_time_the_default_with_han_and_keep_it_where_the_selecti
     assert han.note([{"collective": "bcast"}]) is None
     monkeypatch.setenv("OMPI_MCA_coll", "^han")     # the user's own decision: their default is what they run
     assert han.collectives("openmpi", "Open MPI v5.0.11") == ()
-
-
-def han_forest():
-    """bcast on 2x1 and 2x2: the library default (coll/han's, as measure times it) fastest at 1 KiB, scatter_allgather
-    (8) at 64 KiB; binomial (6) on one node (1x2)."""
-    from quadsel.decision.builder import build_size_tree
-    from quadsel.decision.layouts import build_from_groups, layout_groups
-    from quadsel.ingest.table import Measurement
-    rows = []
-    for nodes, ppn in ((2, 1), (1, 2), (2, 2)):
-        for msg in (1024, 65536):
-            fast = "6" if nodes == 1 else ("default" if msg == 1024 else "8")
-            for name in ("default", "6", "8"):
-                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 5.0,
-                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
-    build = lambda d: build_size_tree(d, split="measured", outside="extrapolate", keep_default=True)  # noqa: E731
-    return build_from_groups(layout_groups(rows), "bcast", build)[0]
 
 
 def test_coll_hans_file_keeps_it_where_the_tree_keeps_the_default_and_routes_the_rest_to_tuned(tmp_path):
