@@ -30,7 +30,8 @@ KINDS = {
     "metadata": ("metadata.schema.json", "metadata"),
     "rounds-journal": ("rounds-journal.schema.json", "rounds journal"),   # one line of it (measure/journal.py)
     "tune-journal": ("tune-journal.schema.json", "tune journal"),         # DIR/tune.json (tune/folder.py)
-    "tree": ("tree.schema.json", "tree file"),         # a tree file of either shape (decision/tree_file.py)
+    "tree": ("tree.schema.json", "tree file"),
+    "verify-decision": ("verify-decision.schema.json", "verify result"),   # what tune reads of its own results         # a tree file of either shape (decision/tree_file.py)
 }
 
 

@@ -222,6 +222,9 @@ def test_readme_main_job_runs_on_the_shipped_example(tmp_path, compile_decision)
 
 def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch):
     files = write_generic(tmp_path / "b.csv", cube(2))
+    measured = files[0]
+    files = [str(tmp_path / "n.csv")]        # without the default's rows: no evidence, every side handed back
+    (tmp_path / "n.csv").write_text("".join(line for line in open(measured) if ",default," not in line))
     tree = tmp_path / "t.qt.json"
     run(["build", *files, "-o", tree])
     fn = DecisionFunction.load(tree).size_tree
@@ -232,6 +235,13 @@ def test_query_lists_stdin_pairs_and_out_of_range_warnings(tmp_path, monkeypatch
     assert answer["outside_measured_range"] == {"comm_size": 8, "msg_size": 65536}
     assert answer["algorithm"] == "default"                            # handed back to the library
     assert "outside the measured range" in far.stderr and "library's default decides" in far.stderr
+    # issue 39: with a measured default (the slowest everywhere here) the folds decide each side: extrapolated
+    evidence = tmp_path / "e.qt.json"
+    run(["build", measured, "-o", evidence])
+    record = DecisionFunction.load(evidence).provenance["outside"]
+    assert record["handed_back"] == [] and len(record["extrapolated"]) == 4
+    far = CliRunner().invoke(main, ["query", str(evidence), "--comm", "1000", "--msg", "1G", "--json"])
+    assert json.loads(far.stdout)["algorithm"] != "default"
     extrapolated = tmp_path / "x.qt.json"
     run(["build", *files, "--extrapolate", "-o", extrapolated])
     far = CliRunner().invoke(main, ["query", str(extrapolated), "--comm", "1000", "--msg", "1G", "--json"])

@@ -62,22 +62,6 @@ def test_ctrl_c_at_random_early_moments_gives_no_traceback(tmp_path, args, runs,
     assert 130 in seen, "no run was interrupted: the delays missed the command"
 
 
-def test_a_measure_started_with_sigint_ignored_still_ends_on_its_parents_death(tmp_path):
-    """tune's measure gets SIGINT when tune dies (PR_SET_PDEATHSIG): the SIGINT tune's own parent may have
-    ignored (a non-interactive shell's `&`) is not passed on, or the orphan would keep its CSV locked forever."""
-    import subprocess
-    from quadsel.tune import steps
-    code = ("import os, signal, sys; os.write(1, repr(signal.getsignal(signal.SIGINT)).encode()); "
-            "sys.stdout.flush()")
-    saved = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              preexec_fn=steps._interrupt_with_parent, timeout=60)
-    finally:
-        signal.signal(signal.SIGINT, saved)
-    assert "default_int_handler" in done.stdout, done.stdout
-
-
 def test_python_m_quadsel_itself_never_shows_a_quadsel_frame(tmp_path):
     """The literal `python -m quadsel`: before its first line runs the interpreter starts (site-packages' .pth
     files, runpy), where Python itself turns Ctrl-C into a traceback and no program can intervene

@@ -69,7 +69,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         provenance.update(recorded_libmpi(files))
     if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
         keep_default = False if paper else "auto"
-    built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "default", provenance,
+    built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "auto", provenance,
                            (model, *grid) if model else None)
     fn, score = built.fn, built.score
     text = fn.dumps()
@@ -372,6 +372,9 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
               help="Smallest geometric-mean speed-up, on the points where the selection changes the default, worth "
                    "deploying (1.05 = 5 %): DECISION is deploy only when its whole interval lies above it "
                    "(docs/deploy.md, \"The decision\").")
+@click.option("--busy-ok", is_flag=True,
+              help="Deploy even when the timing ran on a host busier than the job itself (other runnable tasks beside "
+                   "its ranks, sampled: docs/deploy.md, \"Interference\"); without it such a gain is `unproven`.")
 @click.option("--max-reps", type=click.IntRange(min=2), default=60, show_default=True, help="Timed calls per arm and point, at most.")
 @click.option("--max-time", type=FloatRange(min=0, min_open=True), default=0.5, show_default=True,
               help="Seconds per arm and point, at most.")
@@ -395,8 +398,8 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the table.")
 @click.option("-o", "--output", default="-", show_default=True, type=click.Path(), metavar="FILE", help="File to write (- for stdout).")
 def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confidence, fail_on_regression, min_gain,
-           max_reps, max_time, check_rules, check_comm_sizes, check_methods, mpiexec, mpiexec_args, layouts, as_json,
-           output):
+           busy_ok, max_reps, max_time, check_rules, check_comm_sizes, check_methods, mpiexec, mpiexec_args, layouts,
+           as_json, output):
     """Measure on the real MPI whether a selection beats the library default: quadsel TREEs or RULES files.
 
     RULES: an Open MPI classic rules file (versions 1 and 2, Open MPI 5.0.x matching) or JSON rules
@@ -414,10 +417,13 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     if np_ is not None:
         from ..measure.capacity import check_ranks
         check_ranks(np_, on_hosts=mpiexec_args is not None)
+    if layouts is not None:
+        from ..layout import parse_layouts
+        layouts = parse_layouts(layouts)
     outcome = run_verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                          check_rules, mpiexec, echo=lambda text: click.echo(text, err=True), confidence=confidence,
                          check_comm_sizes=check_comm_sizes, check_methods=check_methods, min_gain=min_gain,
-                         mpiexec_args=mpiexec_args, layouts=layouts)
+                         mpiexec_args=mpiexec_args, layouts=layouts, busy_ok=busy_ok)
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)

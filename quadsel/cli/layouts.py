@@ -38,7 +38,7 @@ def query_forest(forest, tree, pairs, ppn, nodes, as_json):
     note = None
     if outside:
         note = (f"note: {outside} of {len(pairs)} queries lie outside the measured sizes of their layout's tree: "
-                "answered by that tree's rule outside its range (the library default unless built with --extrapolate)")
+                "answered by that tree's rule outside its range (the library default where it hands them back)")
     return lines, note
 
 

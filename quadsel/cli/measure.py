@@ -14,7 +14,7 @@ from ..libraries import COLLECTIVES
 from ..measure import launch
 from ..measure.grid import DATATYPES, TIMINGS, parse_list
 from ..measure.output import interrupted_note
-from ..measure import self_launch
+from ..pipeline.measure_job import check_job_size, with_default_sizes
 
 
 @click.command("measure")
@@ -172,7 +172,7 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         _alpha_options(ctx, spec)
         _layout_options(ctx, spec, np_)
         if np_ is not None and launch.inside_mpi_job():
-            self_launch.check_job_size(np_)
+            check_job_size(np_)
         elif np_ is not None:      # what this host (or the user's hosts) can start, before anything is launched
             from ..measure.capacity import check_ranks
             check_ranks(np_, on_hosts=mpiexec_args is not None)
@@ -183,14 +183,18 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         raise
     try:
         if np_ is not None and not launch.inside_mpi_job():
-            code = self_launch.self_launch(spec, np_, mpiexec, mpiexec_args, lambda skip: _child_args(ctx, skip))
-            if code:
-                sys.exit(code)
+            from ..pipeline.measure import MeasureFailed, measure as measure_job
+            try:
+                measure_job(spec, np_, mpiexec, mpiexec_args)
+            except MeasureFailed as exc:
+                if exc.said:
+                    sys.exit(exc.code)      # the job said what went wrong itself
+                raise
             return
         planned = None
         if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
             from ..sampling.adaptive_run import sweep_adaptive as planned
-        runner.run(self_launch.with_default_sizes(spec), planned)
+        runner.run(with_default_sizes(spec), planned)
     except KeyboardInterrupt:
         # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the
         # user started (rank 0, or the self-launcher, which waited for its job to stop).
@@ -363,20 +367,3 @@ def _env_method(text):
         return None
     label, _, seg = text.rpartition(":")
     return (label, int(seg))
-
-
-def _child_args(ctx, skip=()):
-    """The options of this invocation as a command line again (for the launched copies)."""
-    args = []
-    for param in ctx.command.params:
-        if not isinstance(param, click.Option) or param.name in skip:
-            continue
-        value = ctx.params.get(param.name)
-        if param.is_flag and param.secondary_opts:
-            args.append(param.opts[0] if value else param.secondary_opts[0])
-        elif param.is_flag:
-            if value:
-                args.append(param.opts[-1])
-        elif value is not None:
-            args += [param.opts[-1], str(value)]
-    return args

@@ -152,7 +152,7 @@ def tree_options(command):
         click.option("--max-leaves", callback=lambda ctx, param, value: _max_leaves(value), default="auto",
                      show_default=True, metavar="N|auto|none",
                      help="Leaf budget of the deployed tree (--split measured), grown best-first; it includes the "
-                          "leaves (6 on most grids) that hand the sizes outside the measured range back to the "
+                          "leaves (up to 6) that hand the sizes outside the measured range back to the "
                           "library unless --extrapolate; auto: the budget with the least "
                           "penalty on held-out sizes; none: no budget (the exact tree unless --max-depth or "
                           "--threshold). auto becomes none when --max-depth or --threshold is given."),
@@ -181,13 +181,15 @@ def library_default_options(command):
     """Where `quadsel build` hands sizes back to the library's own choice (decision/library_default.py)."""
     command = click.option("--extrapolate", is_flag=True,
                            help="Sizes outside the measured range take the nearest measured size's decision (the "
-                                "paper's boundary expansion); default: the library decides there (algorithm 0, "
-                                "MPICH auto, 0 from the C).")(command)
+                                "paper's boundary expansion) on every side; default: each side (below/above the "
+                                "communicator and the message sizes) is handed back to the library (algorithm 0, "
+                                "MPICH auto, 0 from the C) or extrapolated, whichever lost less on the held-out "
+                                "folds' sizes beyond their range (all handed back without a measured default).")(command)
     return click.option("--keep-default/--no-keep-default", default=None,
                         help="When the measurements hold the library default: it is one more method, winning every "
                              "tie, so a region whose method does not beat it beyond the noise gets it. Neither "
-                             "flag: the held-out folds that choose the leaf budget decide (docs/methodology.md); "
-                             "with a fixed size or --paper it is not kept.")(command)
+                             "flag: kept by every build (docs/methodology.md) but --paper's (the paper's "
+                             "algorithm-only set) and Intel MPI's (I_MPI_ADJUST cannot name its default).")(command)
 
 
 def build_settings(ctx, paper, split, between, max_leaves, max_depth, threshold, leaf_rule, tolerance, pad_mode):

@@ -42,6 +42,9 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
               help="A collective is deployed only when verify would deploy it alone: followed, no point slower, and "
                    "the whole interval of its speed-up on the points its selection changes above this (default: "
                    "verify's --min-gain).")
+@click.option("--busy-ok", is_flag=True,
+              help="Deploy even when the timing ran on a host busier than the job itself (other runnable tasks beside "
+                   "its ranks, sampled: docs/deploy.md, \"Interference\"); without it such a gain is `unproven`.")
 @click.option("--mpiexec", metavar="PATH", default=None, help="mpiexec to use (default: beside this Python).")
 @click.option("--mpiexec-args", default=None, type=MPIEXEC_ARGS, metavar="ARGS",
               help="Across hosts: your launcher's host options (split like a shell, put before -n in every job tune "
@@ -57,7 +60,7 @@ DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
                                                "line rewritten in place).")
 @click.option("--quiet", is_flag=True, help="No progress; messages, errors and the last line only.")
 def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_time, max_reps, rounds, verify_rounds,
-         min_gain, mpiexec, mpiexec_args, layouts, sync, no_figures, verbose, quiet):
+         min_gain, busy_ok, mpiexec, mpiexec_args, layouts, sync, no_figures, verbose, quiet):
     """Tune every collective of the MPI library mpi4py loads, and write a folder ready to deploy.
 
     For each collective the library can force: measure it (`quadsel measure`), build the default tree; then
@@ -92,7 +95,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:
         from ..layout import parse_layouts
-        parse_layouts(layouts)
+        layouts = parse_layouts(layouts)
     if comm_sizes:
         comms = parse_list(comm_sizes, "communicator size")
         if min(comms) < 2 or max(comms) > np_:
@@ -109,10 +112,8 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise QuadselError(f"{one_line(folder)} exists and is not a folder")
     spec = TuneSpec(folder=folder, np=np_, msg_sizes=msg_sizes, collectives=wanted, comm_sizes=comm_sizes,
                     strategy=strategy, budget=seconds, mpiexec=mpiexec, mpiexec_args=mpiexec_args, layouts=layouts,
-                    sync=sync,
-                    measure_options=["--max-time", f"{max_time:g}", "--max-reps", str(max_reps),
-                                     "--rounds", str(rounds)],
-                    verify_rounds=verify_rounds, figures=not no_figures,
+                    sync=sync, max_time=max_time, max_reps=max_reps, rounds=rounds, command=_command_line(),
+                    verify_rounds=verify_rounds, figures=not no_figures, busy_ok=busy_ok,
                     display="quiet" if quiet else "lines" if verbose else "auto")
     if min_gain is not None:
         spec.min_gain = min_gain
@@ -122,3 +123,10 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
         raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
                           "same command again to continue") from None
     click.echo(last_line(summary, folder))
+
+
+def _command_line():
+    """The tune command as typed (each measurement's metadata records it)."""
+    import shlex
+    import sys
+    return shlex.join(["quadsel", *sys.argv[1:]]) if sys.argv and sys.argv[0] else "quadsel tune"

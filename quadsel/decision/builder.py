@@ -9,14 +9,13 @@ from .. import __version__
 from ..errors import OptionError
 from .decision_map import DecisionMap
 from .grid import COMM_TOP, Axis, build_grid
-from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions  # noqa: F401 (the builder's interface)
+from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions, exact_options  # noqa: F401 (the interface)
 from .size_tree import SizeTree
 
 
-def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None,
-                            accuracy_threshold=1.0, max_leaves=None, leaf_rule="majority", pad_mode="spread",
-                            tolerance=0.0, provenance=None, keep_default=False, outside="extrapolate",
-                            budget_rule=None, shared=None):
+def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None, accuracy_threshold=1.0,
+                    max_leaves=None, leaf_rule="majority", pad_mode="spread", tolerance=0.0, provenance=None,
+                    keep_default=False, outside="extrapolate", budget_rule=None, shared=None, outside_sides=None):
     """Build the size tree of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -24,24 +23,34 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
     library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
     max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
-    (decision/library_default.py). shared: a SharedWork for several builds of the same map.
+    (decision/library_default.py; outside_sides: only those sides), "auto": each side handed back or extrapolated
+    by the held-out folds. shared: a SharedWork for several builds of the same map.
     """
     size_info = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
-    if keep_default == "auto":      # decided with the leaf budget by the held-out folds, else not kept
-        # Intel MPI cannot name its default in I_MPI_ADJUST (preset 0 is its basic logic): only when asked
-        from ..libraries import get as get_library
-        keep_default = None if max_leaves == "auto" and dmap.default_cost is not None \
-            and get_library(dmap.library).names_its_default else False
-        same["keep_default"] = keep_default
-    frame = _frame(dmap, between, outside) if split != "midpoint" else 0
+    from .library_default import auto_keep, outside_record, outside_rule, settled, sides_option
+    if keep_default == "auto":      # the measured default is a method of every build that can name it (issue 39)
+        keep_default = same["keep_default"] = auto_keep(dmap)
+    if max_leaves is None and split != "midpoint":
+        same = exact_options(same)
+        tolerance = same["tolerance"]
+    decide = outside == "auto"
+    outside, sides = outside_rule(dmap, split, between, outside)
+    if outside == "default" and outside_sides is not None and not decide:
+        sides = tuple(outside_sides)
+    frame = _frame(dmap, between, outside, sides) if split != "midpoint" else 0
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
         rule = budget_rule or DEFAULT_RULE
-        max_leaves, scores, keep_default, keep_record, floor = _fold_choice(dmap, same, keep_default, rule, shared)
+        max_leaves, scores, keep_default, keep_record, floor, handed = _fold_choice(
+            dmap, same, keep_default, rule, shared, sides if decide else None)
+        if decide:
+            sides = handed
+            outside = settled(outside, sides)
+            frame = _frame(dmap, between, outside, sides)
         same["keep_default"] = keep_default
         # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
         # that hand the sizes outside it back to the library
@@ -57,8 +66,17 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
             size_info["measured_floor"] = dict(floor, folds_chose=deployed(floor["folds_chose"]),
                                                built=deployed(floor["built"]),
                                                measured_penalty=[[deployed(b), v] for b, v in floor["measured_penalty"]])
+    elif decide and sides is not None and split != "midpoint":     # a fixed size: the folds of that size decide
+        from .library_default import inner_budget
+        from .size import edge_sides
+        sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
+                           inner_budget(max_leaves, frame), sides)
+        outside = settled(outside, sides)
+        frame = _frame(dmap, between, outside, sides)
+    if decide and sides is not None:
+        provenance = dict(provenance or {}, outside=outside_record(dmap, between, sides))
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
-                              **same)
+                              outside_sides=sides_option(dmap, between, outside, sides), **same)
     shared = shared or SharedWork()
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -143,7 +161,7 @@ class SharedWork:
         return self._exact[key]
 
 
-def _fold_choice(dmap, same, keep_default, rule, shared=None):
+def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None) by the
     held-out folds (decision/size.py).
 
@@ -155,9 +173,10 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        budget, scores, floor = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                              shared.exact_leaves(dmap, variant), rule)
-        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor)
+        budget, scores, floor, handed = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
+                                                      shared.exact_leaves(dmap, exact_options(variant)), rule,
+                                                      sides)
+        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor, handed)
     keep = next(iter(found))
     if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
         keep = True
@@ -166,7 +185,7 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None):
         record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
                   "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
                                                       "with": round(found[True][2], 4)}}
-    return found[keep][0], found[keep][1], keep, record, found[keep][3]
+    return found[keep][0], found[keep][1], keep, record, found[keep][3], found[keep][4]
 
 
 def budget_functions(dmap, budgets, **options):
@@ -178,11 +197,12 @@ def budget_functions(dmap, budgets, **options):
 
 def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
                   leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                  provenance=None, shared=None):
+                  provenance=None, shared=None, outside_sides=None):
     """budget_functions one budget at a time (a generator: a budget not asked for is not grown); the budgets
     in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
     a SharedWork for several builds of the same map)."""
     from .best_first import budget_trees
+    from .library_default import sides_option
     if keep_default not in (True, False):
         raise ValueError("budget_functions needs keep_default resolved to true or false")
     shared = shared or SharedWork()
@@ -190,30 +210,35 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
                 leaf_rule=leaf_rule, pad_mode=pad_mode, tolerance=tolerance, keep_default=keep_default)
     from .library_default import inner_budget
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
-    frame = _frame(dmap, between, outside)        # budgets are of the deployed tree, outside leaves included
+    sides = outside_sides if outside == "default" else None     # only these sides handed back (None: all)
+    frame = _frame(dmap, between, outside, sides)     # budgets are of the deployed tree, outside leaves included
     grown = budget_trees(grid, (inner_budget(b, frame) for b in budgets if b is not None), leaf_rule, max_depth,
                          shared.ahead(dmap, between, tolerance, keep_default))
+    exact = exact_options(same)
     for budget in budgets:
-        tree = shared.labelled(dmap, same, next(grown) if budget is not None else shared.exact(dmap, same))
-        options = builder_options(max_leaves=budget, outside=outside, **same)
+        at = same if budget is not None else exact
+        tree = shared.labelled(dmap, at, next(grown) if budget is not None else shared.exact(dmap, exact))
+        options = builder_options(max_leaves=budget, outside=outside, outside_sides=sides_option(
+            dmap, between, outside, sides), **at)
         yield size_tree_of(dmap, work, tree, options, provenance)
 
 
-def _frame(dmap, between, outside):
-    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates)."""
+def _frame(dmap, between, outside, sides=None):
+    """The leaves a tree over `dmap` spends on the sizes outside the measured range (0 when it extrapolates;
+    `sides`: those handed back, None: all)."""
     if outside != "default":
         return 0
     from .grid import outside_leaves
-    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between)
+    return outside_leaves(dmap.comm_sizes, dmap.msg_sizes, between, sides)
 
 
 def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
-                    keep_default=False, outside="extrapolate", size_rule="fixed"):
+                    keep_default=False, outside="extrapolate", size_rule="fixed", outside_sides=None):
     """The checked BuildOptions of one build (decision/options.py)."""
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
                            size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
-                           keep_default=bool(keep_default), outside=outside)
+                           keep_default=bool(keep_default), outside=outside, outside_sides=outside_sides)
     options.check()
     return options
 
@@ -241,7 +266,7 @@ def size_tree_of(dmap, work, tree, options, provenance=None, size_info=None, pap
         from .library_default import hand_back_outside, with_default
         methods, default = with_default(methods)
         tree = hand_back_outside(tree, Axis.of(dmap.comm_sizes, options.between, True, top=COMM_TOP),
-                                 Axis.of(dmap.msg_sizes, options.between, True), default)
+                                 Axis.of(dmap.msg_sizes, options.between, True), default, options.outside_sides)
     info = {"quadsel_version": __version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "sources": list(dmap.sources),

@@ -28,6 +28,8 @@ BETWEEN_RULES = ("floor", "least-bad")
 COMM_TOP = INT_MAX      # the largest communicator size (MPI's int)
 MSG_TOP = INT64_MAX     # the largest message size (int64 in the decision map, the tree file and the blob)
 
+PREFER_DEFAULT = 1e-3   # %: the default's penalty is this much lower for the builders, so that it wins every tie
+
 
 @dataclass
 class Axis:
@@ -91,13 +93,16 @@ class Axis:
         return np.maximum(np.searchsorted(self.lo, sizes, side="right") - 1, 0)
 
 
-def outside_leaves(comm_sizes, msg_sizes, between="floor"):
+def outside_leaves(comm_sizes, msg_sizes, between="floor", sides=None):
     """The leaves library_default.hand_back_outside adds to a tree over these axes (those of the sizes outside
     the measured range): 3 for the cells above, and 3 more (both axes have a below cell) or 1 (one has). A leaf budget
-    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these."""
-    a = int(Axis.of(comm_sizes, between, True).below)
-    c = int(Axis.of(msg_sizes, between, True).below)
-    return 3 + (3 if a and c else 1 if a or c else 0)
+    bounds the deployed tree, these included: the tree inside the measured range gets the budget less these.
+    `sides`: the sides handed back (library_default.SIDES; None: all); the others extrapolate and cost nothing."""
+    comm, msg = Axis.of(comm_sizes, between, True, top=COMM_TOP), Axis.of(msg_sizes, between, True)
+    keep = (lambda side: True) if sides is None else (lambda side: side in sides)  # noqa: E731
+    below = int(bool(comm.below) and keep("comm_below")) + int(bool(msg.below) and keep("msg_below"))
+    above = int(bool(comm.above) and keep("comm_above")) + int(bool(msg.above) and keep("msg_above"))
+    return sum((0, 1, 3)[n] for n in (below, above))
 
 
 @dataclass
@@ -120,6 +125,9 @@ class DecisionGrid:
 # it, so that it never ties with a measured one (at a point where one method alone was measured, the charge
 # -- the worst measured penalty -- is 0).
 UNMEASURED = 1e-3
+# The weight of a gap cell (and a filled point) in the builders' objective, a measured point's being 1: 0.5 helps a
+# fixed 16-leaf tree on the measured points, 1 holds out better (benchmarks/selection_rules.py --grid, issue 39).
+GAP_WEIGHT = 1.0
 
 
 def build_grid(dmap, between="floor", tolerance=0.0):
@@ -151,6 +159,10 @@ def build_grid(dmap, between="floor", tolerance=0.0):
         point = np.where(point <= tolerance, 0.0, point)
     penalty, known = _cells(_marked(point, dmap), comm, msg)
     weight = known.astype(float)
+    if GAP_WEIGHT != 1.0:        # a measured point weighs 1, a gap cell or a filled point GAP_WEIGHT
+        at_point = np.zeros(known.shape, dtype=bool)
+        at_point[np.ix_(comm.is_measured, msg.is_measured)] = dmap.measured
+        weight = np.where(at_point, weight, weight * GAP_WEIGHT)
     fallback = dmap.best[np.ix_(comm.left, msg.left)]           # the map's decision where nothing is known
     best = np.where(known, np.argmin(np.where(np.isnan(penalty), np.inf, penalty), axis=2), fallback)
     measured = None if untied is None else np.nan_to_num(_cells(untied, comm, msg)[0], nan=0.0)
@@ -160,9 +172,8 @@ def build_grid(dmap, between="floor", tolerance=0.0):
 
 def _marked(point, dmap):
     """Point penalties as the builders see them: a method not measured where another was costs UNMEASURED more,
-    and the library default wins every tie (PREFER_DEFAULT, decision/library_default.py)."""
+    and the library default wins every tie (PREFER_DEFAULT)."""
     from .decision_map import DEFAULT_METHOD
-    from .library_default import PREFER_DEFAULT
     point = np.where(np.isnan(dmap.cost) & dmap.measured[:, :, None], point + UNMEASURED, point)
     if DEFAULT_METHOD in dmap.methods:
         point[:, :, dmap.methods.index(DEFAULT_METHOD)] -= PREFER_DEFAULT

@@ -10,19 +10,34 @@ all follow the query rule -- hands those sizes back (docs/methodology.md, "Handi
 - outside the measured range (`hand_back_outside`): communicator and message sizes below the smallest or
   above the largest measured one are the library's, unless the user asks to extrapolate. The axes then get
   an outside cell at each end (decision/grid.py, Axis.of(..., outside=True)) and the tree two nodes that
-  send those cells to the default.
+  send those cells to the default. With outside="auto" each side (SIDES) is decided by evidence: the held-out
+  folds' points beyond their training range, scored handed back (the default's measured time) and extrapolated
+  (the fold tree's answer); a side whose extrapolation is cheaper there is not cut off (`best_hand_back`).
+
+The measured default is a method of every build that can name it (`auto_keep`): issue 39.
 
 The library default is the method DEFAULT_METHOD ("default"): Open MPI's algorithm 0 (coll/tuned's fixed
 decision), MPICH's `auto` (its own selection), and 0 -- "no decision" -- from the generated C.
 """
 
+import itertools
+
 import numpy as np
 
 from ..errors import OptionError
 from .decision_map import DEFAULT_METHOD
+from .options import SIDES
 from .quadtree import LEAF, Quadtree
 
-PREFER_DEFAULT = 1e-3   # %: the default's penalty is this much lower for the builders, so that it wins every tie
+from .grid import PREFER_DEFAULT  # noqa: F401 (the default wins every tie: decision/grid.py)
+
+
+def auto_keep(dmap):
+    """keep_default="auto": the measured library default is one more method of the build wherever it was measured
+    -- for every builder (issue 39: a tree that cannot choose it is scored against a best it cannot pick) -- unless
+    the library cannot name it (Intel MPI: I_MPI_ADJUST preset 0 is its basic logic, not its default)."""
+    from ..libraries import get as get_library
+    return dmap.default_cost is not None and get_library(dmap.library).names_its_default
 
 
 def with_default_column(dmap):
@@ -69,12 +84,100 @@ def inner_budget(max_leaves, frame):
     return max_leaves - frame
 
 
-def hand_back_outside(tree, comm_axis, msg_axis, default_index):
+SIDE_WORDS = {"comm_below": "below the smallest communicator size", "comm_above": "above the largest communicator size",
+              "msg_below": "below the smallest message size", "msg_above": "above the largest message size"}
+
+
+def sides_words(sides):
+    """Where a tree that hands back only `sides` hands back, for the targets' comments: "above the largest
+    communicator size and below the smallest message size"."""
+    return " and ".join(SIDE_WORDS[side] for side in SIDES if side in sides)
+
+
+def present_sides(comm_axis, msg_axis):
+    """The SIDES that have an outside cell on these (outside) axes."""
+    return tuple(side for side, cell in zip(SIDES, (comm_axis.below, comm_axis.above, msg_axis.below, msg_axis.above))
+                 if cell)
+
+
+def fold_points(dmap, fn, test, cube):
+    """(penalty of fn's answer, penalty of the library default, (4, n) bool: beyond fn's measured range on each of
+    SIDES) at the held-out points `test` of a fold tree `fn` (built on the fold's training map, extrapolating;
+    `cube`: size.scoring_cube of dmap, the default last)."""
+    from .decision_map import DEFAULT_METHOD
+    rows, cols = np.nonzero(test)
+    index = {m: k for k, m in enumerate(dmap.methods)}
+    index[DEFAULT_METHOD] = len(dmap.methods)
+    to_full = np.array([index[m] for m in fn.methods], dtype=np.int64)
+    comm, msg = dmap.comm_sizes[rows], dmap.msg_sizes[cols]
+    tree = cube[rows, cols, to_full[fn.choices(comm, msg)]]
+    default = cube[rows, cols, len(dmap.methods)]
+    beyond = np.stack([comm < fn.comm_sizes[0], comm > fn.comm_sizes[-1], msg < fn.msg_sizes[0], msg > fn.msg_sizes[-1]])
+    known = ~np.isnan(tree) & ~np.isnan(default)
+    return tree[known], default[known], beyond[:, known]
+
+
+def best_hand_back(records, sides):
+    """(the sides to hand back, [mean penalty of each fold]) from the folds' `records` (fold_points of each fold):
+    of every subset of `sides`, the one whose folds lose least when their points beyond a handed-back side take
+    the default and the others the tree's extrapolated answer; ties go to handing more sides back (a side no fold
+    reaches is handed back: nothing says the tree does better there)."""
+    best = None
+    for n in range(len(sides), -1, -1):
+        for combo in itertools.combinations(sides, n):
+            at = [SIDES.index(side) for side in combo]
+            per = [float(np.where(beyond[at].any(axis=0), default, tree).mean()) if tree.size else 0.0
+                   for tree, default, beyond in records]
+            mean = float(np.mean(per)) if per else 0.0
+            if best is None or mean < best[0] - 1e-9:
+                best = (mean, combo, per)
+    return best[1], best[2]
+
+
+def outside_rule(dmap, split, between, outside):
+    """(outside, sides the folds decide or None): outside="auto" decides each side of the measured range by the
+    held-out folds (best_hand_back) where the library default was measured and the tree cuts at measured sizes;
+    elsewhere it hands every side back, as "default" does."""
+    if outside != "auto":
+        return outside, None
+    if dmap.default_cost is None or split == "midpoint":
+        return "default", None
+    return "default", _present(dmap, between)
+
+
+def settled(outside, sides):
+    """The outside rule once the sides handed back are known: none handed back is a tree that extrapolates."""
+    return "extrapolate" if sides is not None and not sides else outside
+
+
+def sides_option(dmap, between, outside, sides):
+    """BuildOptions.outside_sides: None when every side present is handed back (or none is: extrapolate)."""
+    if outside != "default" or sides is None:
+        return None
+    present = _present(dmap, between)
+    return None if set(present) <= set(sides) else [side for side in present if side in sides]
+
+
+def outside_record(dmap, between, sides):
+    """The tree file's provenance.outside of a build whose folds decided the sides."""
+    return {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
+            "handed_back": list(sides), "extrapolated": [side for side in _present(dmap, between) if side not in sides]}
+
+
+def _present(dmap, between):
+    from .grid import COMM_TOP, Axis
+    return present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
+
+
+def hand_back_outside(tree, comm_axis, msg_axis, default_index, sides=None):
     """The tree over the axes with outside cells (Axis.of(..., outside=True)): the inner tree inside the measured
     range, the default outside it. `comm_axis` / `msg_axis` are the outside axes; the inner tree's cells are
     theirs shifted by the below cell (when there is one). An axis whose largest measured size is its top (a
-    communicator of 2^31 - 1 ranks, a message of 2^63 - 1 bytes) has no above cell and no cut for it."""
-    a, c = int(comm_axis.below), int(msg_axis.below)     # 1 when a below cell exists
+    communicator of 2^31 - 1 ranks, a message of 2^63 - 1 bytes) has no above cell and no cut for it. `sides`:
+    the SIDES handed back (None: all); an outside cell of another side is not cut off, so the inner tree answers
+    it as its nearest measured cell (extrapolated)."""
+    keep = (lambda side: True) if sides is None else (lambda side: side in sides)  # noqa: E731
+    a, c = int(comm_axis.below), int(msg_axis.below)     # 1 when a below cell exists (the inner tree's offset)
     above_c, above_m = int(comm_axis.above), int(msg_axis.above)
     b, d = len(comm_axis) - 1, len(msg_axis) - 1         # the above cell (when there is one)
     rows = []                                            # [children, comm_cut, msg_cut, method, depth]
@@ -90,8 +193,9 @@ def hand_back_outside(tree, comm_axis, msg_axis, default_index):
         return node, slots
 
     depth, parent = 0, None                              # parent: (node, slot) the next level hangs from
-    for cut_c, cut_m, inner_slot in ((a if a else -1, c if c else -1, -1),           # node 1: the below cells
-                                     (b if above_c else -1, d if above_m else -1, 0)):  # node 2: the above ones
+    for cut_c, cut_m, inner_slot in ((a if a and keep("comm_below") else -1, c if c and keep("msg_below") else -1, -1),
+                                     (b if above_c and keep("comm_above") else -1,
+                                      d if above_m and keep("msg_above") else -1, 0)):
         if cut_c < 0 and cut_m < 0:
             continue
         node, slots = outside_node(cut_c, cut_m, depth)

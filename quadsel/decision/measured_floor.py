@@ -63,7 +63,8 @@ def floor_budget(candidates, measured, points):
 
 def loss_warning(dmap, fn, penalty, limit=WARN_PERCENT):
     """One line when the tree `fn` loses more than `limit` % at a measured point of `dmap` (`penalty`: its (C, M)
-    penalty grid there; points a model predicted are not measured), else None."""
+    penalty grid there; points a model predicted are not measured), else None. It names the fastest measured
+    choice there -- the library default when it is (issue 39) -- and only advice that applies to this tree."""
     scored = np.where(np.isnan(penalty), -np.inf, penalty)
     if dmap.predicted is not None:
         scored = np.where(dmap.predicted, -np.inf, scored)
@@ -72,8 +73,37 @@ def loss_warning(dmap, fn, penalty, limit=WARN_PERCENT):
         return None
     over = int(np.count_nonzero(scored > limit))
     comm, msg = int(dmap.comm_sizes[c]), int(dmap.msg_sizes[m])
-    chosen, best = fn.query(comm, msg).label, dmap.methods[int(dmap.best[c, m])].label
+    chosen, best = fn.query(comm, msg).label, fastest_label(dmap, c, m)
     others = f" (and {over - 1} more point{'s' if over > 2 else ''} above {limit:g} %)" if over > 1 else ""
     return (f"warning: the tree loses {scored[c, m]:.1f} % at {comm} ranks, {msg} B: it runs {chosen}, the fastest "
-            f"measured is {best}{others}; a larger tree keeps more of the measured structure (--max-leaves N or "
-            f"none; check it on held-out sizes with quadsel report --holdout)")
+            f"measured is {best}{others}; {advice(dmap, fn, best)}")
+
+
+def fastest_label(dmap, c, m):
+    """The fastest measured choice at point (c, m): a method's label, or "default" (the library's own choice)."""
+    with np.errstate(invalid="ignore"):
+        times = np.where(np.isnan(dmap.cost[c, m]), np.inf, dmap.cost[c, m])
+    default = np.inf if dmap.default_cost is None or np.isnan(dmap.default_cost[c, m]) else dmap.default_cost[c, m]
+    return "default" if default < times.min() else dmap.methods[int(np.argmin(times))].label
+
+
+def advice(dmap, fn, best):
+    """What keeps more of the measured structure for this tree: the library default as a choice when the tree
+    cannot choose it and it is the fastest; a larger tree when the tree is not exact; the tolerance of an exact
+    tree built with one."""
+    options = fn.options
+    if best == "default" and not options.keep_default:
+        from ..libraries import get as get_library
+        library = get_library(dmap.library)
+        if not library.names_its_default:
+            return f"{library.title}'s files cannot name its default, so the tree cannot choose it"
+        return ("the tree cannot choose the library default (built with --paper or --no-keep-default): without them "
+                "it is one more method of the build")
+    exact = options.max_leaves is None and options.max_depth is None and options.accuracy_threshold >= 1.0 \
+        and options.size_rule == "fixed"
+    if exact and options.tolerance not in ("ci", 0.0):
+        return f"the exact tree keeps every point within --tolerance {options.tolerance:g}: a smaller tolerance keeps more"
+    if exact:
+        return "the tree is exact: the loss is where its method was not measured (charged the slowest measured there)"
+    return ("a larger tree keeps more of the measured structure (--max-leaves N or none; check it on held-out sizes "
+            "with quadsel report --holdout)")

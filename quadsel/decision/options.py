@@ -8,6 +8,7 @@ from .grid import BETWEEN_RULES
 from .quadtree import LEAF_RULES
 
 SPLITS = ("midpoint", "measured")
+SIDES = ("comm_below", "comm_above", "msg_below", "msg_above")    # the sides of the measured range
 OUTSIDE = ("default", "extrapolate")   # sizes outside the measured range: the library's, or the nearest rules'
 # What `quadsel build` does with no options (chosen by held-out penalty, docs/methodology.md), and the paper's.
 DEFAULT_BUILD = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty", "max_leaves": "auto",
@@ -30,6 +31,7 @@ class BuildOptions:
     tolerance: object = 0.0            # %: penalties up to it are ties when building; "ci": within the noise
     keep_default: bool = False         # leaves that do not beat the measured library default get it
     outside: str = "extrapolate"       # "default": sizes outside the measured range are the library's
+    outside_sides: Optional[list] = None  # outside="default": the sides handed back (library_default.SIDES); None: all
 
     def check(self):
         if self.split not in SPLITS:
@@ -46,6 +48,9 @@ class BuildOptions:
             raise OptionError("the accuracy threshold must be in (0, 1] and the maximum depth >= 0")
         if self.outside not in OUTSIDE:
             raise OptionError(f"unknown outside rule {self.outside!r} (choose from {', '.join(OUTSIDE)})")
+        if self.outside_sides is not None and (self.outside != "default" or not isinstance(self.outside_sides, list)
+                                               or not set(self.outside_sides) <= set(SIDES) or not self.outside_sides):
+            raise OptionError(f"outside_sides must be a non-empty list among {', '.join(SIDES)}, with outside=default")
         if not isinstance(self.keep_default, bool):
             raise OptionError("keep_default must be true or false")
         if self.size_rule not in ("fixed", "auto"):
@@ -60,9 +65,11 @@ class BuildOptions:
 
     @property
     def is_default(self):
-        """Built with the default builder's options (any size constraint)."""
-        return all(getattr(self, k) == v for k, v in DEFAULT_BUILD.items()
-                   if k not in ("max_leaves", "keep_default", "outside")) and \
+        """Built with the default builder's options (any size constraint; an exact tree's ties are off)."""
+        exact = self.max_leaves is None and self.max_depth is None and self.accuracy_threshold >= 1.0
+        return all(getattr(self, k) == v or (k == "tolerance" and exact and self.tolerance == 0.0)
+                   for k, v in DEFAULT_BUILD.items()
+                   if k not in ("max_leaves", "keep_default", "outside", "outside_sides")) and \
             self.pad == "spread"
 
     @property
@@ -88,8 +95,16 @@ class BuildOptions:
         if self.keep_default:
             parts.append("keep-default")
         if self.outside == "default":
-            parts.append("outside=default")
+            parts.append("outside=default" + (f"({'+'.join(self.outside_sides)})" if self.outside_sides else ""))
         return ",".join(parts)
 
     def to_json(self):
         return dict(self.__dict__)
+
+
+def exact_options(same):
+    """The options of an exact tree: ties within the noise do not apply (issue 39: an exact tree is exact on every
+    measured point, 0 % penalty there; a fixed --tolerance is the user's own equivalence and stays)."""
+    if same["tolerance"] == "ci" and same["max_depth"] is None and same["accuracy_threshold"] >= 1.0:
+        return dict(same, tolerance=0.0)
+    return same

@@ -17,7 +17,9 @@ from .budget_rule import DEFAULT_RULE, choose, rescaled, rule_of
 def folds(dmap, stride=2):
     """(C, M) masks of the held-out points of each fold: every `stride`-th size of an axis, each offset in turn
     (stride 2: odd, then even positions); only axes with 3 or more sizes are cut, and an axis with fewer than
-    2 * stride sizes is halved."""
+    2 * stride sizes is halved. On the message axis each communicator size's own measured sizes are counted (a
+    ragged grid, each communicator size measured at its own message sizes, loses every other size of every row,
+    not whole rows); on a full grid that is every other column."""
     out = []
     measured = dmap.measured
     for axis, n in ((1, dmap.shape[1]), (0, dmap.shape[0])):
@@ -26,9 +28,11 @@ def folds(dmap, stride=2):
         step = stride if n >= 2 * stride else 2
         for start in ((1, 0) if step == 2 else range(step)):
             mask = np.zeros(dmap.shape, dtype=bool)
-            index = [slice(None), slice(None)]
-            index[axis] = slice(start, None, step)
-            mask[tuple(index)] = True
+            if axis == 1:
+                for row in range(dmap.shape[0]):
+                    mask[row, np.flatnonzero(measured[row])[start::step]] = True
+            else:
+                mask[np.flatnonzero(measured.any(axis=1))[start::step]] = True
             mask &= measured
             if mask.any() and (measured & ~mask).any():
                 out.append(mask)
@@ -114,21 +118,28 @@ LOWER = 0.01
 PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
-def fold_scores(dmap, trees, budgets, stride=2, tests=None):
+def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=None):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
     function of each budget of one training map in turn (decision_function.budget_stream). The folds go
     together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
     over the folds by more than LOWER (1 %) of it (early stopping's "min delta"), the curve has turned and
     the larger budgets are not grown, nor the exact tree (None) scored; the choice is still the best of the
     budgets scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
-    (docs/methodology.md, "The leaf budget")."""
+    (docs/methodology.md, "The leaf budget"). `sides` (library_default.SIDES): the sides of the measured range
+    the outside rule decides; each budget is then scored with the best of handing them back or extrapolating
+    there (library_default.best_hand_back), and `handed` ({budget: sides handed back}) records which."""
     from .decision_map import penalty_cube, training_map
+    from .library_default import best_hand_back, fold_points
     cube = scoring_cube(penalty_cube(dmap), dmap)
     tests = folds(dmap, stride) if tests is None else tests
     streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
     scores, best, stale = {}, float("inf"), 0
     for budget in budgets:
-        scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
+        if sides is None:
+            scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
+        else:
+            records = [fold_points(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
+            handed[budget], scores[budget] = best_hand_back(records, sides)
         mean = float(np.mean(scores[budget]))
         stale = 0 if mean < best * (1 - LOWER) - 1e-9 else stale + 1
         best = min(best, mean)
@@ -139,19 +150,21 @@ def fold_scores(dmap, trees, budgets, stride=2, tests=None):
     return scores
 
 
-def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None) for
-    `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
+def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
+    """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None, sides handed back)
+    for `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
     the exact tree of the map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from
     their curve (decision/budget_rule.py); on a small grid its measured floor may take a larger budget the folds
-    cannot tell from it (decision/measured_floor.py; the record says which and why)."""
+    cannot tell from it (decision/measured_floor.py; the record says which and why). `sides`: the sides of the
+    measured range whose outside rule the folds decide with the budget (fold_scores); None: not asked."""
     from . import measured_floor
     spec = rule_of(rule)
     small = measured_floor.is_small(dmap) or not spec.small_only
     tests = (spec.loo and small and measured_floor.leave_one_out(dmap)) or folds(dmap, spec.stride)
     if not tests:
-        return None, {}, None    # (a one-leaf exact tree is still scored: the keep-default variants compare)
-    per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests)
+        return None, {}, None, sides    # (a one-leaf exact tree is still scored: the keep-default variants compare)
+    handed = {}
+    per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests, sides, handed)
     budget, means = choose(per_fold, rule)
     if spec.rescale:
         training = np.mean([(dmap.measured & ~test).sum() for test in tests])
@@ -168,4 +181,15 @@ def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE):
             record = {"folds_chose": budget, "built": floored,
                       "measured_penalty": [[b, round(v, 4)] for b, v in measured.items()]}
             budget = floored
-    return budget, means, record
+    return budget, means, record, handed.get(budget, sides)
+
+
+def edge_sides(dmap, trees, budget, sides):
+    """The sides to hand back for a tree of a fixed `budget` (None: exact; its options in `trees`): the folds of
+    the leaf budget with that one budget, scored as fold_scores scores a side (library_default.best_hand_back)."""
+    tests = folds(dmap)
+    if not tests or not sides:
+        return sides
+    handed = {}
+    fold_scores(dmap, trees, [budget], tests=tests, sides=sides, handed=handed)
+    return handed[budget]

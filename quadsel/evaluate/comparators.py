@@ -238,20 +238,29 @@ class CartSelector(Selector):
 
     @classmethod
     def fit(cls, dmap, max_leaf_nodes):
-        """CART on the measured points, label = best method, no sample weights, at most `max_leaf_nodes` leaves.
+        """CART on the measured points, label = the fastest measured choice -- the library default included, as
+        a class of its own where it was measured (issue 39: what a user trains in five lines) -- no sample
+        weights, at most `max_leaf_nodes` leaves.
 
         Raises ImportError when scikit-learn (the `compare` extra) is missing. A budget of 1 leaf (which
         scikit-learn does not accept) is the majority method.
         """
         from sklearn.tree import DecisionTreeClassifier
+        from ..decision.decision_map import DEFAULT_METHOD
         cc, mm = _grid(dmap.comm_sizes, dmap.msg_sizes)
         scope = dmap.measured
         x, y = features(cc[scope], mm[scope]), dmap.best[scope]
-        majority = int(np.bincount(y, minlength=len(dmap.methods)).argmax())
+        methods = list(dmap.methods)
+        if dmap.default_cost is not None:
+            with np.errstate(invalid="ignore"):
+                fastest = np.nanmin(np.where(np.isnan(dmap.cost), np.inf, dmap.cost), axis=2)
+                y = np.where((dmap.default_cost < fastest)[scope], len(methods), y)
+            methods.append(DEFAULT_METHOD)
+        majority = int(np.bincount(y, minlength=len(methods)).argmax())
         tree = None
         if max_leaf_nodes >= 2 and len(np.unique(y)) > 1:
             tree = DecisionTreeClassifier(max_leaf_nodes=int(max_leaf_nodes), random_state=0).fit(x, y)
-        return cls(list(dmap.methods), int(max_leaf_nodes), tree, majority)
+        return cls(methods, int(max_leaf_nodes), tree, majority)
 
     @property
     def constraint(self):

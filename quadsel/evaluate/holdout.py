@@ -3,7 +3,9 @@
 The model-based paper (Nuriyev et al. 2022, §2.3) argues that quadtrees "perform poorly on unseen data";
 this module measures it. A split leaves out
 
-- `msg`         every other measured message size (odd positions on the message axis),
+- `msg`         every other measured message size (odd positions among each communicator size's own measured
+                sizes: on a full grid every other column; on a ragged grid, each communicator size measured at its
+                own message sizes, never a whole communicator size),
 - `comm`        every other measured communicator size (odd positions on the communicator axis),
 - `random:F`    a random fraction F of the measured points (`random:F:SEED`, seed 0 by default).
 
@@ -59,8 +61,9 @@ def parse_holdout(text):
 def split(dmap, holdout):
     """(C, M) bool mask of the held-out points (all measured); the training points are measured & ~mask."""
     test = np.zeros(dmap.shape, dtype=bool)
-    if holdout.kind == "msg":
-        test[:, 1::2] = True
+    if holdout.kind == "msg":       # each communicator size's own measured sizes (a ragged grid: not whole rows)
+        for row in range(dmap.shape[0]):
+            test[row, np.flatnonzero(dmap.measured[row])[1::2]] = True
     elif holdout.kind == "comm":
         test[1::2, :] = True
     else:

@@ -32,6 +32,9 @@ ROW_KEYS = ("constraint", "depth_min", "depth_max", "depth_mean", "penalty_min",
 EXTRA_KEYS = ("method", "size", "assignments", "rules", "holdout", "points", "unscored", "charged", "points_over_5")
 DEFAULT_THRESHOLDS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 COMPARATORS = ("quadsel", "default", "single", "runlength", "cart", "model")
+PAPER_SET = ("the paper's trees (method quadtree) choose among the forced algorithms only, the paper's method set: "
+             "where the library default is the fastest measured they pay; quadsel's trees and CART have the default "
+             "as a method (issue 39)")
 NO_SKLEARN = "scikit-learn is not installed: the cart rows are left out (pip install 'quadsel[compare]')"
 
 
@@ -74,12 +77,13 @@ def quadsel_functions(dmap):
     decision/best_first.py): each the tree `quadsel build` deploys with that `--max-leaves`."""
     from ..decision.builder import SharedWork, budget_functions
     shared = SharedWork()          # one grid, look-ahead cache and exact tree for the three
-    # the trees `quadsel build` deploys: sizes outside the measured range handed back to the library
-    deployed = dict(DEFAULT_BUILD, outside="default")
+    # the trees `quadsel build` deploys: each side outside the measured range handed back or extrapolated by the folds
+    deployed = dict(DEFAULT_BUILD, outside="auto")
     chosen = build_size_tree(dmap, shared=shared, **deployed)
-    # the budget rows and the exact tree keep the library default where the default build does
+    # the budget rows and the exact tree keep the library default, and hand back the sides, where the default build does
     options = {k: v for k, v in deployed.items() if k != "max_leaves"}
-    options["keep_default"] = chosen.options.keep_default
+    options.update(keep_default=chosen.options.keep_default, outside=chosen.options.outside,
+                   outside_sides=chosen.options.outside_sides)
     exact = build_size_tree(dmap, shared=shared, **options)
     size = chosen.provenance.get("size", {})
     frame = size.get("outside_leaves", 0)
@@ -183,7 +187,14 @@ class Report:
         if self.model is not None:
             meta["models"] = self.model.to_json()
         meta["versus_default"] = versus_default(self)
+        if _paper_set(self):
+            meta["paper_method_set"] = PAPER_SET
         return meta
+
+
+def _paper_set(report):
+    """The report has rows of the paper's trees, which cannot choose a measured library default (PAPER_SET)."""
+    return report.dmap.default_cost is not None and any(r["method"] == "quadtree" for r in report.rows)
 
 
 def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdouts=(), comparators=COMPARATORS,
@@ -329,8 +340,9 @@ def report_markdown(report, title=None, figure_links=()):
         reference = "max_depth=3" + ("" if report.leaf_rule == "majority" else f",leaf={report.leaf_rule}")
         text = head + "\n\n" + summary_markdown(report.rows, reference) + "\n" + tables
     extra = []
-    if report.notes:
-        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in report.notes]
+    notes = report.notes + ([PAPER_SET] if _paper_set(report) else [])
+    if notes:
+        extra += ["", "Notes:", ""] + [f"- {markdown_cell(note)}" for note in notes]
     model = report.model
     if model is not None:
         extra += ["", "Fitted models (all data), T = c + a·L + b·B in µs:", "",

@@ -219,6 +219,11 @@ class Library:
         verify's follow check and tune's tuned.env both take it from here: what is proven is what is deployed."""
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 
+    def deployable(self, collective):
+        """Can quadsel write `collective` into a file this library reads (its key is known: libraries/sizes.py)?"""
+        from . import sizes
+        return collective in sizes.TABLES.get(self.name, {})
+
     # -- multi-node components ----------------------------------------------------------------------
     # The component that takes some collectives on communicators of 2+ nodes (its default is then the library's
     # default there), and the info (key, value) that disqualifies it for one communicator: None without one.

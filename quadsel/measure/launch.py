@@ -64,13 +64,17 @@ def mpiexec_flavor(mpiexec):
     return next((cls.name for cls in CLASSES if any(mark in text for mark in cls.launcher_marks)), "unknown")
 
 
-def launch_command(mpiexec, flavor, np, child_args, cpus=None, prefix=()):
-    """`prefix`: the user's mpiexec options (--mpiexec-args), before -n; with hosts in them the ranks are not
-    all here, and Open MPI's --oversubscribe is theirs to give."""
+JOB_MODULE = "quadsel.pipeline.measure_job"     # what a measurement's ranks run
+
+
+def launch_command(mpiexec, flavor, np, child_args, cpus=None, prefix=(), module=JOB_MODULE):
+    """mpiexec ... -n NP python -m MODULE CHILD_ARGS (a measurement's ranks: pipeline/measure_job.py and the spec file).
+    `prefix`: the user's mpiexec options (--mpiexec-args), before -n; with hosts in them the ranks are not all here,
+    and Open MPI's --oversubscribe is theirs to give."""
     cmd = [mpiexec] + list(prefix)
     if not prefix:
         cmd += get_library(flavor).oversubscribe(np, cpus or os.cpu_count() or 1)
-    return cmd + ["-n", str(np)] + python_module(sys.executable, "quadsel") + ["measure"] + list(child_args)
+    return cmd + ["-n", str(np)] + python_module(sys.executable, module) + list(child_args)
 
 
 # `python -m MODULE` puts the working folder first on sys.path: a user's inspect.py (or json.py, ...) there
@@ -151,11 +155,12 @@ LAUNCHER_FLAKE = b"The PMIx server's listener thread failed to start"
 LAUNCH_ATTEMPTS = 2
 
 
-def run(cmd, env, timeout=None, capture=False):
+def run(cmd, env, timeout=None, capture=False, on_line=None):
     """Run one launch (again, once, when the launcher failed before starting any rank: LAUNCHER_FLAKE);
-    returns its exit status, or (capture=True) the CompletedProcess with its output."""
+    returns its exit status, or (capture=True) the CompletedProcess with its output. on_line(text): each line of
+    the job's stderr; the ones it returns True for are not passed on to ours."""
     for attempt in range(1, LAUNCH_ATTEMPTS + 1):
-        result, flaked = _run_once(cmd, env, timeout, capture)
+        result, flaked = _run_once(cmd, env, timeout, capture, on_line)
         if not flaked or attempt == LAUNCH_ATTEMPTS:
             return result
         sys.stderr.write(f"note: {os.path.basename(cmd[0])} could not start its PMIx server (nothing ran); "
@@ -163,7 +168,7 @@ def run(cmd, env, timeout=None, capture=False):
         time.sleep(1.0)
 
 
-def _run_once(cmd, env, timeout, capture):
+def _run_once(cmd, env, timeout, capture, on_line=None):
     """One launch: (its exit status or CompletedProcess, whether it failed with LAUNCHER_FLAKE).
 
     The launcher runs in a process group of its own, so a terminal's Ctrl-C reaches only us: we then stop the job with
@@ -182,7 +187,8 @@ def _run_once(cmd, env, timeout, capture):
     forwarder = out = err = None
     seen = []
     if not capture:   # the forwarder alone reads the job's stderr
-        forwarder = threading.Thread(target=forward_stderr, args=(child.stderr, _stderr_bytes(), seen), daemon=True)
+        forwarder = threading.Thread(target=forward_stderr, args=(child.stderr, _stderr_bytes(), seen, on_line),
+                                     daemon=True)
         forwarder.start()
     with _signals_interrupt():
         try:
@@ -261,12 +267,13 @@ _DASHES = re.compile(rb"^-{20,}\s*$")
 _LAUNCHER_NOTE = re.compile(rb"^\[[^\]\s]+:\d+\] ")
 
 
-def forward_stderr(source, sink, seen=None):
+def forward_stderr(source, sink, seen=None, on_line=None):
     """The job's stderr, passed on as it comes (progress bars redraw), except Open MPI's framed notices (between
     lines of dashes, and its `[host:pid] ...` diagnostics) once quadsel has said what went wrong in its own `Error:`
     line: the one line is enough. NUL
     bytes are dropped (prterun writes one after its last notice when a rank calls MPI_Abort: a stray line on the
-    terminal). `seen` (a list): True is appended when a line holds LAUNCHER_FLAKE."""
+    terminal). `seen` (a list): True is appended when a line holds LAUNCHER_FLAKE. on_line(text): every whole line,
+    decoded; one it returns True for is not passed on."""
     said, framed, pending = False, False, b""
     while True:
         chunk = os.read(source.fileno(), 65536)
@@ -285,8 +292,10 @@ def forward_stderr(source, sink, seen=None):
             if framed or (said and _LAUNCHER_NOTE.match(line)):
                 continue
             said = said or line.rsplit(b"\r", 1)[-1].startswith(b"Error: ")
+            if on_line is not None and on_line(line.rsplit(b"\r", 1)[-1].decode("utf-8", "replace")):
+                continue
             shown.append(line + b"\n")
-        if pending and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
+        if pending and on_line is None and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
             shown.append(pending)   # a progress line redrawn with \r: shown now, not at its newline
             pending = b""
         _write(sink, b"".join(shown))

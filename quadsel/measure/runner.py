@@ -141,10 +141,11 @@ def run(spec, planned_sweep=None):
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
 
-    def fail(message, code=2):
-        # one line from rank 0; the other ranks leave quietly with the same status
+    def fail(message, code=2, in_process=False):
+        # one line from rank 0; the other ranks leave quietly with the same status. in_process: the plan needs
+        # MPI_T forcing, which is missing: a self-launcher is told so quietly (pipeline/measure.py NeedsFullSweep)
         status = os.environ.get(FALLBACK_STATUS)
-        if code == EXIT_NO_MPIT and status:
+        if (code == EXIT_NO_MPIT or in_process) and status:
             if rank == 0:
                 with open(status, "w") as handle:
                     handle.write(message)
@@ -170,7 +171,7 @@ def run(spec, planned_sweep=None):
         except MPITError as exc:
             if spec.adaptive or spec.sample:
                 fail(f"MPI_T unavailable ({exc}): --adaptive and --sample need it (the methods of a point are "
-                     "interleaved in one launch); measure without them")
+                     "interleaved in one launch); measure without them", in_process=True)
             fail(f"MPI_T unavailable ({exc})", EXIT_NO_MPIT)
     library = open_library(version_string, mpit)
     if getattr(library, "env_only", False) and spec.env_method is None:
@@ -181,7 +182,7 @@ def run(spec, planned_sweep=None):
     if mpit is not None and not library.mpit_forcing(spec.collective):
         if spec.adaptive or spec.sample:
             fail(f"{library.name} cannot force {spec.collective} through MPI_T (read-only variables): --adaptive "
-                 "and --sample need it; measure without them")
+                 "and --sample need it; measure without them", in_process=True)
         fail(f"{spec.collective} algorithms cannot be forced through MPI_T here", EXIT_NO_MPIT)
     try:
         labels = library.resolve(spec.collective, spec.algorithms) + spec.alphas

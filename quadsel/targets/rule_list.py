@@ -14,7 +14,7 @@ are consecutive communicator sizes whose rules are identical.
 """
 
 from dataclasses import dataclass, field
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class RuleList:
     outside: str = "extrapolate"      # "default": the rules hand sizes outside `measured` back to the library
     units: str = "bytes per rank"   # what msg_size counts: the decision map's, or a library's key (library_rule_list)
     notes: List[str] = field(default_factory=list)        # what a conversion to a library's key could not keep
+    outside_sides: Optional[list] = None    # outside="default": the sides handed back (None: all; issue 39)
 
     def lookup(self, comm_size, msg_size):
         """Method for any communicator and message size (the floor rule of the decision function)."""
@@ -120,7 +121,7 @@ def build_rule_list(fn, merge_comm_sizes=True):
         comm_rules.append(CommRule(key, msg_rules))
     measured = (int(fn.comm_sizes[0]), int(fn.comm_sizes[-1]), int(fn.msg_sizes[0]), int(fn.msg_sizes[-1]))
     return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured,
-                    fn.options.outside)
+                    fn.options.outside, outside_sides=fn.options.outside_sides)
 
 
 def library_rule_list(fn, library):
@@ -220,6 +221,9 @@ def header_lines(rule_lists, library):
         c0, c1, m0, m1 = rl.measured
         outside = (f"the library decides: {get_library(library).own_selection}" if rl.outside == "default"
                    else "the nearest measured size's rules apply (extrapolated)")
+        if rl.outside_sides:
+            from ..decision.library_default import sides_words
+            outside += f" {sides_words(rl.outside_sides)}, the nearest measured size's rules elsewhere (extrapolated)"
         lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1} bytes per "
                      f"rank; outside them {outside}")
         if rl.units != "bytes per rank":

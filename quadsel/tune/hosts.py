@@ -2,8 +2,8 @@
 per layout, deployed per library (docs/tune.md, "Clusters").
 
 What differs from one host, and nothing else:
-- measure gets `--mpiexec-args`, `--layouts` and `--sync` (the full sweep unless `--strategy adaptive`: one plan
-  per ppn, steps.strategy_for);
+- measure gets the launcher's host options, the layouts and the clock sync (steps.measure_spec; the full sweep
+  unless `--strategy adaptive`: one plan per ppn, steps.strategy_for);
 - build makes a layout forest (one tree per ppn, `quadsel build`'s default settings);
 - verify gets the forests themselves (`verify FOREST --mpiexec-args … --layouts …`), so the follow check loads the
   files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:
@@ -21,7 +21,6 @@ What differs from one host, and nothing else:
 import os
 
 from ..errors import QuadselError
-from ..output import write_text
 from ..targets.ompi_env import HAN_FILE as OMPI_HAN_FILE, PPN_FILE as OMPI_PPN_FILE
 
 
@@ -31,22 +30,12 @@ def check_spec(spec):
         raise QuadselError("--comm-sizes does not apply across hosts: the layouts decide the communicators (--layouts)")
 
 
-def measure_options(spec):
-    """The measure options of a multi-host tune: the launcher's host options, the layouts, the clock sync."""
-    out = ["--mpiexec-args", spec.mpiexec_args]
-    if spec.layouts:
-        out += ["--layouts", spec.layouts]
-    if spec.sync:
-        out += ["--sync", spec.sync]
-    return out
-
-
 def verify_inputs(folder, fns, label):
     """The decision functions verify checks, written to DIR/verify/LABEL.COLL.qt.json: [paths]."""
     paths = []
     for fn in fns:
         path = folder("verify", f"{label}.{fn.collective}.qt.json")
-        write_text(path, fn.dumps())
+        folder.write(path, fn.dumps())
         paths.append(path)
     return paths
 

@@ -12,7 +12,8 @@ through `message`: on a terminal the live line is cleared, the message printed, 
 The ETA adds up the plan that is left: the current measurement's remaining share at its own rate (the points
 `quadsel measure` reports, measure/progress.py's QUADSEL_PROGRESS_REPORT lines), the collectives not measured
 yet at the rate per method measured so far, and both verify runs (the second as long as the first once that
-ran; before, VERIFY_SHARE of the measuring time).
+ran; before, VERIFY_SHARE of the measuring time). It is a range, not one number (Plan.eta_range): collectives
+differ in rate (an adaptive run measures more where the decision changes), and the display says so.
 """
 
 import shutil
@@ -39,6 +40,7 @@ class Plan:
         self.now = now
         self.started = now()
         self.measure_seconds, self.measure_weight = 0.0, 0
+        self.rates = []                       # seconds per method of each collective measured
         self.current = None                   # (collective, its start, fraction done)
         self.verify_seconds = []              # each finished verify run
         self.verify_left = 2
@@ -60,6 +62,8 @@ class Plan:
         if measured and self.current is not None and self.current[0] == collective:
             self.measure_seconds += self.now() - self.current[1]
             self.measure_weight += weight
+            if weight:
+                self.rates.append((self.now() - self.current[1]) / weight)
         self.current = None
 
     def start_verify(self):
@@ -72,18 +76,33 @@ class Plan:
         self.verify_started = None
 
     def eta(self):
-        """Seconds left, or None while no rate is known yet."""
-        rate = self.measure_seconds / self.measure_weight if self.measure_weight else None
+        """Seconds left (the middle of eta_range), or None while no rate is known yet."""
+        span = self.eta_range()
+        return None if span is None else (span[0] + span[1]) / 2
+
+    def eta_range(self):
+        """(fewest, most) seconds left, or None while no rate is known yet (issue 41: one number, "4:12" at 2:07 of a
+        run that ended at 9:41, promised what the plan cannot know). The bounds take the slowest and the fastest
+        rate per method of the collectives measured so far, the current measurement both by its own reported share
+        and by those rates, and a verify run not yet timed at half to twice VERIFY_SHARE of the measuring time."""
+        rates = sorted(self.rates)
+        low = self._left(rates[0] if rates else None, 0.5)
+        high = self._left(rates[-1] if rates else None, 2.0)
+        if low is None or high is None:
+            return None
+        return min(low, high), max(low, high)
+
+    def _left(self, rate, verify_factor):
         left = 0.0
         if self.current is not None:
             name, began, fraction = self.current
             spent = self.now() - began
-            if fraction > 0:
-                left += spent / fraction * (1 - fraction)
-            elif rate is not None:
-                left += max(0.0, rate * self.weights.get(name, 0) - spent)
-            else:
+            guesses = [spent / fraction * (1 - fraction)] if fraction > 0 else []
+            if rate is not None:
+                guesses.append(max(0.0, rate * self.weights.get(name, 0) - spent))
+            if not guesses:
                 return None
+            left += min(guesses) if verify_factor < 1 else max(guesses)
         waiting = sum(w for c, w in self.weights.items() if self.current is None or c != self.current[0])
         if waiting:
             if rate is None:
@@ -93,12 +112,23 @@ class Plan:
             if self.verify_seconds:
                 one = self.verify_seconds[-1]
             elif rate is not None or self.measure_weight:
-                one = VERIFY_SHARE * (self.measure_seconds + (rate or 0) * sum(self.weights.values()))
+                one = verify_factor * VERIFY_SHARE * (self.measure_seconds + (rate or 0) * sum(self.weights.values()))
             else:
                 return None
             running = self.now() - self.verify_started if self.verify_started is not None else 0.0
             left += max(0.0, one - running) + one * (self.verify_left - 1)
         return left
+
+
+def eta_text(span):
+    """`ETA 4:10` when the bounds agree within a quarter, `ETA 4:10 to 9:40` when they do not, and that it is not
+    known yet while no collective has been measured and the current one has reported nothing."""
+    if span is None:
+        return "ETA not known yet"
+    low, high = span
+    if high <= 1.25 * low + 5:
+        return f"ETA {clock((low + high) / 2)}"
+    return f"ETA {clock(low)} to {clock(high)}"
 
 
 class Display:
@@ -163,8 +193,7 @@ class Display:
         what = self.step_text
         if self.points is not None and not plain:
             what += f" {self.points[0]}/{self.points[1]} points"
-        eta = self.plan.eta()
-        times = f"{clock(self.plan.elapsed())} elapsed" + (f", ETA {clock(eta)}" if eta is not None else "")
+        times = f"{clock(self.plan.elapsed())} elapsed, {eta_text(self.plan.eta_range())}"
         text = f"{head} {what} ({times})" if plain else f"{head} {what} | {times}"
         return one_line(text, 1000)
 

@@ -3,11 +3,10 @@ again, and only what is worth it deployed (docs/tune.md)."""
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional
 
-from ..errors import QuadselError
-from ..output import write_text
+from ..errors import QuadselError, escaped
 from . import deploy, hosts, report, steps, verdict
 from .folder import Folder, Journal
 from .progress import Display, Plan
@@ -24,9 +23,13 @@ class TuneSpec:
     budget: Optional[float] = None            # seconds for the whole run (measure's share is cut to fit)
     mpiexec: Optional[str] = None
     mpiexec_args: Optional[str] = None        # across hosts: the launcher's host options (tune/hosts.py)
-    layouts: Optional[str] = None             # NODESxPPN list (default: every layout the job can form)
+    layouts: Optional[list] = None            # [Layout] (default: every layout the job can form)
     sync: Optional[str] = None                # measure --sync (across hosts)
-    measure_options: list = field(default_factory=list)
+    max_time: float = 2.0                     # measure's stopping rule: seconds of one method at one point, at most
+    max_reps: int = 200                       # ... and timed calls
+    rounds: int = 2                           # measure's passes over the grid
+    command: str = "quadsel tune"             # the command line, recorded in each measurement's metadata
+    busy_ok: bool = False                     # deploy a gain timed on a host busier than the job itself
     verify_rounds: int = 5
     verify_max_reps: int = 30
     verify_max_time: float = 0.15
@@ -52,27 +55,39 @@ def run_tune(spec, stream=None):
     unknown = [c for c in wanted if not library.algorithms(c)]
     if unknown:
         raise QuadselError(f"{library.name} cannot force {', '.join(unknown)}: nothing to tune there")
+    # decided before anything is measured: only what the library's file can carry is tuned (issue 41)
+    left_out = [c for c in wanted if not library.deployable(c)]
+    if left_out and spec.collectives:
+        raise QuadselError(f"{library.title}'s files carry no rules for {', '.join(left_out)} that quadsel can write: "
+                           "they could be measured but never deployed; leave them out of -c")
+    wanted = [c for c in wanted if c not in left_out]
+    left_out = {c: f"{library.title}'s files carry no rules for it that quadsel can write" for c in left_out}
     plan = Plan({c: len(library.algorithms(c)) + 1 for c in wanted})     # + 1: the library default
     display = Display(stream or sys.stderr, plan, len(wanted), verbose=spec.display == "lines",
                       quiet=spec.display == "quiet")
+    launch.find_mpiexec(spec.mpiexec)      # a launcher that is not there: one line before any folder is made
     folder = Folder(spec.folder)
     try:
         folder.make()
-        return _run(spec, library, dep, wanted, plan, display, folder)
+        return _run(spec, library, dep, wanted, plan, display, folder, left_out)
+    except BaseException:
+        folder.abandon()      # failed before anything but the journal was written: nothing of this run stays
+        raise
     finally:
         folder.release()
         display.close()
 
 
-def _run(spec, library, dep, wanted, plan, display, folder):
+def _run(spec, library, dep, wanted, plan, display, folder, left_out):
     echo = display.message
     settings = {"library": library.name, "library_version": library.version, "np": spec.np,
                 "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes, "strategy": spec.strategy}
     if spec.mpiexec_args:     # a run on other hosts or layouts is another run (one-host journals stay as they were)
-        settings.update(mpiexec_args=spec.mpiexec_args, layouts=spec.layouts, sync=spec.sync)
+        settings.update(mpiexec_args=spec.mpiexec_args, sync=spec.sync,
+                        layouts=",".join(map(str, spec.layouts)) if spec.layouts else None)
     journal = Journal(folder, settings)
     if journal.resumed:
-        echo(f"tune: continuing the run in {spec.folder} (finished steps are not run again)")
+        echo(f"tune: continuing the run in {escaped(spec.folder)} (finished steps are not run again)")
     built, budget_cut, measured = {}, [], {}
     for i, coll in enumerate(wanted):
         name = f"measure:{coll}"
@@ -97,6 +112,9 @@ def _run(spec, library, dep, wanted, plan, display, folder):
         else:
             plan.end_measure(coll, measured=False)
         measured[coll] = journal.data["steps"][name]
+        if not steps.has_rows(folder, coll):     # the budget ended it before its first row: nothing to build
+            echo(f"tune [{i + 1}/{len(wanted)} {coll}] nothing measured before the budget ran out: not built")
+            continue
         display.step(i, coll, "building")
         fn, summary, maps = steps.build(folder, coll)
         built[coll] = (fn, summary, maps)
@@ -109,8 +127,8 @@ def _run(spec, library, dep, wanted, plan, display, folder):
     first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", display)
     pruned = steps.prune(fns, folder("verify", "first.json"), lambda text: echo(f"tune: prune: {text}"))
     second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", display)
-    judged = verdict.judge(second, spec.min_gain)
-    for coll, j in verdict.judge(first, spec.min_gain).items():   # not followed before pruning: never deployed
+    judged = verdict.judge(second, spec.min_gain, spec.busy_ok)
+    for coll, j in verdict.judge(first, spec.min_gain, spec.busy_ok).items():   # not followed before pruning: never deployed
         if any(d.get("collective") == coll for d in first["statistics"]["proof"]["differs"]) and coll in judged:
             judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
     final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
@@ -126,22 +144,38 @@ def _run(spec, library, dep, wanted, plan, display, folder):
         echo(f"tune: note: {line}")
     for stale in (dep.file,) + ((dep.extra[0],) if dep.extra else ()) + hosts.ppn_files(folder.path):
         if stale not in files and os.path.lexists(folder(stale)):
-            os.unlink(folder(stale))    # nothing deployed: no file the environment could still point at
+            folder.remove(folder(stale))    # nothing deployed: no file the environment could still point at
     for name, text in files.items():
-        write_text(folder(name), text)
+        folder.write(folder(name), text)
     if per_ppn:
-        write_text(folder("tuned.env"), hosts.env_text(library, spec.folder, final, header))
+        folder.write(folder("tuned.env"), hosts.env_text(library, spec.folder, final, header))
     else:
         env = deploy.environment(dep, spec.folder, final)
-        write_text(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))
+        folder.write(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))
     overall = verdict.overall(judged)
-    summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed())
+    summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed(),
+                             left_out, {"first": first, "pruned": second})
     layouts = (second.get("statistics") or {}).get("layouts")
     from ..verify.han import note as han_note     # Open MPI across hosts: whose default the gains are against
-    write_text(folder("report.md"), report.markdown(summary, folder.path, built, spec.figures, echo, layouts,
-                                                    [han_note(second.get("points") or [])]))
+    folder.write(folder("report.md"), report.markdown(summary, folder, built, spec.figures, echo, layouts,
+                                                      [han_note(second.get("points") or [])]))
     journal.finish("summary", [], **summary)
     return summary
+
+
+def read_verified(path):
+    """A verify result tune reads back: the schema of every verify result, then what tune needs of it."""
+    from ..schemas import check_doc
+    from ..verify.prune import read_result
+    return check_doc(read_result(path), path, "verify-decision")
+
+
+def _verify_settings(spec):
+    """What makes a verify result: reused only when a rerun asks for the same (and its file is unchanged)."""
+    return {"rounds": spec.verify_rounds, "max_reps": spec.verify_max_reps, "max_time": spec.verify_max_time,
+            "min_gain": spec.min_gain, "np": spec.np, "comm_sizes": spec.comm_sizes, "msg_sizes": spec.msg_sizes,
+            "mpiexec_args": spec.mpiexec_args, "layouts": ",".join(map(str, spec.layouts)) if spec.layouts else None,
+            "busy_ok": spec.busy_ok}
 
 
 def _alternative(dep, files):
@@ -168,15 +202,24 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
     else:
         texts = deploy.emit(dep, fns, mpich_base)
         paths = [folder("verify", f"{label}.{dep.file}")]
-        write_text(paths[0], texts[dep.file])
+        folder.write(paths[0], texts[dep.file])
     result = folder("verify", f"{label}.json")
-    if journal.done(f"verify:{label}", paths) and os.path.exists(result):
-        display.plan.end_verify(ran=False)
-        from ..verify.prune import read_result
-        return read_result(result)       # the one schema-checked path (verify-result.schema.json)
+    made_by = _verify_settings(spec)
+    folder.claim(result)      # a result someone changed is neither reused nor replaced: one line
+    step = journal.done(f"verify:{label}", paths)
+    if step and step.get("settings") == made_by and os.path.exists(result) and \
+            folder.journal.written.get(os.path.relpath(result, folder.path)) == step.get("result_sha256"):
+        try:
+            document = read_verified(result)
+            display.plan.end_verify(ran=False)
+            return document
+        except QuadselError as exc:             # it was tune's and unchanged: a bug or a disk fault; verify again
+            display.message(f"tune: {exc}: verifying again")
     display.plan.start_verify()
     display.step(None, "", f"verifying the {label} deployment of {len(fns)} collective{'s' if len(fns) != 1 else ''}")
-    document = steps.verify(spec, paths, measurements, result, lambda text: display.message(f"tune: verify: {text}"))
+    document = steps.verify(spec, folder, paths, measurements, result,
+                            lambda text: display.message(f"tune: verify: {text}"))
     display.plan.end_verify()
-    journal.finish(f"verify:{label}", paths, result=os.path.basename(result))
+    journal.finish(f"verify:{label}", paths, result=os.path.basename(result), settings=made_by,
+                   result_sha256=folder.journal.written[os.path.relpath(result, folder.path)])
     return document

@@ -30,7 +30,7 @@ class Judgement:
     dof: Optional[float] = None
 
 
-def judge(document, min_gain=MIN_GAIN):
+def judge(document, min_gain=MIN_GAIN, busy_ok=False):
     """{collective: Judgement} of every collective a verify document timed."""
     from ..verify.statistics import overall_statistics
     from ..verify.verdict import decide
@@ -55,7 +55,9 @@ def judge(document, min_gain=MIN_GAIN):
                    at_changed_points=at_changed,
                    collectives_without_proof=[c for c in evidence.get("collectives_without_proof", [])
                                              if c == coll or c.startswith(f"{coll} layout ")])
-        decision, why = decide(mine, overall, own, min_gain, prune_advice=False)   # tune has pruned already
+        decision, why = decide(mine, overall, own, min_gain, prune_advice=False, rounds_option="--verify-rounds",
+                               interference=(document.get("statistics") or {}).get("interference"),
+                               busy_ok=busy_ok)   # tune has pruned already
         out[coll] = Judgement(coll, decision == "deploy", why, decision, overall["geomean_speedup"],
                               overall["geomean_low"], overall["geomean_high"], len(changed), len(mine),
                               stats["log_mean"], stats["log_se"], stats["dof"])

@@ -8,7 +8,7 @@ forest's member for that ppn: what a job script picking the file from its alloca
 (docs/deploy.md, "Verify a layout forest").
 """
 
-from ..layout import Layout, parse_layouts
+from ..layout import Layout
 from ..libraries import CLASSES
 from ..measure.layouts import NodeGroups
 from .selection import TreeSelection
@@ -52,9 +52,9 @@ def split_unit(MPI, world, n, layout, groups):
     return member, base
 
 
-def chosen_layouts(selections, layouts_text):
-    """{collective: [(nodes, ppn)]} to verify: --layouts, else each forest's measured layouts."""
-    given = parse_layouts(layouts_text) if layouts_text else None
+def chosen_layouts(selections, layouts):
+    """{collective: [Layout]} to verify: --layouts (a list of Layout), else each forest's measured layouts."""
+    given = list(layouts) if layouts else None
     return {s.collective: (given or s.layouts) for s in selections if s.has_layout}
 
 

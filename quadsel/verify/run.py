@@ -50,7 +50,7 @@ def run_verify(*args, mpiexec_args=None, **options):
 
 def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time, check_rules,
                     mpiexec, echo, confidence=statistics.CONFIDENCE, check_comm_sizes=None, check_methods=False,
-                    progress=True, min_gain=verdict.MIN_GAIN, layouts=None):
+                    progress=True, min_gain=verdict.MIN_GAIN, layouts=None, busy_ok=False):
     """Run verify; None on ranks other than 0 inside an MPI job. `echo` prints a note on stderr.
 
     check_comm_sizes: communicator sizes of the follow check (LIST; default: the timed ones), launched with as
@@ -92,26 +92,31 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
             echo(f"note: no {sel.collective} rows in --measurements: "
                  + ("its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
         plans[sel.collective] = command.plan(sel, library, np_, comms, msgs, best, by_layout.get(sel.collective))
-    for sel in loaded.selections:
-        spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
-                "progress": progress}
-        if lib.env_forced(sel.collective):   # read at start-up only (Intel MPI), or read-only through MPI_T
-            result = command.run_speed_env(spec, np_, lambda coll, label: lib.env_for(coll, label, 0), mpiexec)
-        else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
-            if sel.collective in han_collectives:
-                spec["han"] = True
-            result = command.run_speed(spec, np_, mpiexec)
-        if result is None:   # a rank other than 0 inside an MPI job
-            return None
-        result["collective"] = sel.collective
-        results[sel.collective] = result
-        rows, summaries[sel.collective] = speed.summarize(result)
-        summaries[sel.collective]["timing"] = result.get("timing")
-        for row in rows:      # for a person reading the JSON: the names beside the ids (the ids stay as they were)
-            row["quadsel_name"] = named_label(library, row["collective"], row["quadsel"])
-            row["best_name"] = None if row["best"] is None else named_label(library, row["collective"], row["best"])
-        all_rows += rows
+    import contextlib
+    from .interference import Sampler
+    # what else ran on this host while the timing jobs did (verify/interference.py); inside an MPI job: not known
+    with (Sampler(own=np_) if not inside else contextlib.nullcontext()) as sampler:
+        for sel in loaded.selections:
+            spec = {"collective": sel.collective, "points": plans[sel.collective], "rounds": rounds, "rule": rule,
+                    "progress": progress}
+            if lib.env_forced(sel.collective):   # read at start-up only (Intel MPI), or read-only through MPI_T
+                result = command.run_speed_env(spec, np_, lambda coll, label: lib.env_for(coll, label, 0), mpiexec)
+            else:   # Open MPI across hosts: coll/han's default beside the arms it may not take (verify/han.py)
+                if sel.collective in han_collectives:
+                    spec["han"] = True
+                result = command.run_speed(spec, np_, mpiexec)
+            if result is None:   # a rank other than 0 inside an MPI job
+                return None
+            result["collective"] = sel.collective
+            results[sel.collective] = result
+            rows, summaries[sel.collective] = speed.summarize(result)
+            summaries[sel.collective]["timing"] = result.get("timing")
+            for row in rows:      # for a person reading the JSON: the names beside the ids (the ids stay as they were)
+                row["quadsel_name"] = named_label(library, row["collective"], row["quadsel"])
+                row["best_name"] = None if row["best"] is None else named_label(library, row["collective"], row["best"])
+            all_rows += rows
     stats = statistics.annotate(results, all_rows, summaries, confidence, np_, load_before)
+    stats["interference"] = sampler.summary() if sampler is not None else None
     checks, failed, by_method = None, {}, None
     notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default" for r in loaded.rules_files if r.ignored]
     notes += [line for line in (han.note(all_rows),) if line]
@@ -176,7 +181,8 @@ def run_verify_here(inputs, np_, comm_sizes, msg_sizes, measurement_files, round
         r["followed"] = status.get(verdict.point_key(r)) if checks is not None else None
     evidence = verdict.proof(all_rows, checks, None if checks is not None else (
         "--no-check-rules" if not check_rules else "started under mpiexec: the check launches jobs of its own"), failed)
-    stats["decision"], stats["reason"] = verdict.decide(all_rows, stats["overall"], evidence, min_gain)
+    stats["decision"], stats["reason"] = verdict.decide(all_rows, stats["overall"], evidence, min_gain,
+                                                        interference=stats["interference"], busy_ok=busy_ok)
     stats.update(min_gain=min_gain, proof=evidence)
     per_layout = layout_plan.layout_summary(all_rows, checks) if by_layout else None
     if per_layout is not None:

@@ -225,6 +225,11 @@ def format_lines(statistics, summaries):
             "not oversubscribed")
     load = m.get("load_average_before")
     out.append(f"machine: {over}; load average (1/5/15 min) before {load}, after {m.get('load_average_after')}")
+    from .interference import busier_than_the_job, describe
+    seen = describe(statistics.get("interference"))
+    if seen:
+        out.append(f"interference while timing: {seen}"
+                   + ("; busier than the job itself" if busier_than_the_job(statistics["interference"]) else ""))
     out.append(f"method: {statistics['method']}; {100 * statistics['confidence']:.0f} % intervals per point "
                f"(about {100 - 100 * statistics['confidence']:.0f} % of truly equal points are flagged by chance)")
     out.append(f"DECISION: {statistics['decision']}: {statistics['reason']}")

@@ -82,12 +82,16 @@ def _where(points, limit=4):
     return text + (f" and {len(points) - limit} more" if len(points) > limit else "")
 
 
-def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True):
+def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True, rounds_option="--rounds",
+           interference=None, busy_ok=False):
     """("deploy" | "do not deploy" | "unproven", the reason in one line).
 
     rows: verify's points (verdict per point); overall: statistics.overall_statistics (on the changed points);
     evidence: `proof(...)`; min_gain: the smallest geometric-mean speed-up worth deploying (> 1); prune_advice:
-    the reason for slower points ends with how to prune them (not for tune, which has pruned already)."""
+    the reason for slower points ends with how to prune them (not for tune, which has pruned already);
+    rounds_option: the option that gives more rounds (tune's is --verify-rounds); interference: the timing jobs'
+    (verify/interference.py): a gain measured on a host busier than the job itself is not deployed unless
+    busy_ok (--busy-ok), for the load may be what made it (issue 41)."""
     changed, total = overall.get("changed", 0), overall.get("points", len(rows))
     gm, lo, hi = overall.get("geomean_speedup"), overall.get("geomean_low"), overall.get("geomean_high")
     gain = ("—" if gm is None else f"{gm:.3f}x [{_num(lo)}, {_num(hi)}]") + f" on the {changed} of {total} " \
@@ -106,8 +110,10 @@ def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True):
     if gm is None or gm < min_gain:
         return "do not deploy", f"gain too small to deploy: {gain}, below --min-gain {min_gain:g}"
     if lo is None or lo <= min_gain:
+        proven = evidence["ran"] and not evidence["failed"] and not evidence["collectives_without_proof"]
+        more = f"more {rounds_option} narrow it" if proven else "the follow check proves nothing for it either"
         return "do not deploy", (f"gain not shown above --min-gain {min_gain:g}: {gain}, whose interval "
-                                 f"reaches down to {min_gain:g} (more --rounds narrow it)")
+                                 f"reaches down to {min_gain:g} ({more})")
     at = evidence["at_changed_points"]
     followed = f"followed at {at.get('follows', 0)} of {changed} changed points"
     others = ", ".join(f"{v} {k}" for k, v in sorted(at.items()) if k != "follows")
@@ -120,6 +126,10 @@ def decide(rows, overall, evidence, min_gain=MIN_GAIN, prune_advice=True):
         return "unproven", (f"faster ({gain}), but the follow check saw the library run the file's choice "
                             f"nowhere for {', '.join(evidence['collectives_without_proof'])} ({followed}"
                             + (f"; {others}" if others else "") + ")")
+    from .interference import busier_than_the_job, describe
+    if busier_than_the_job(interference) and not busy_ok:
+        return "unproven", (f"faster ({gain}), but timed on a host busier than the job itself ({describe(interference)}): "
+                            "the load may be what made the gain; verify again on an idle host, or give --busy-ok")
     return "deploy", (f"faster than the default ({gain}), no point significantly slower; {followed}"
                       + (f" ({others})" if others else ""))
 

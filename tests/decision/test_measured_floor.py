@@ -95,3 +95,26 @@ def test_build_says_in_one_line_when_its_tree_loses_a_lot_at_a_measured_point(tm
     fine = CliRunner().invoke(main, ["build", src, "--max-leaves", "1", "--extrapolate", "-o",
                                      str(tmp_path / "s.qt.json")])
     assert fine.exit_code == 0 and "warning:" not in fine.output
+
+
+def test_the_warning_names_the_default_when_it_is_the_fastest_and_gives_advice_that_applies():
+    """Issue 39: "it runs m02, the fastest measured is m02" named the fastest forced method where the library
+    default was faster, and advised --max-leaves none to an exact tree."""
+    cost = np.stack([np.full(MSG.size, 10.0), np.full(MSG.size, 12.0)], axis=1)[None]
+    default = np.array([[25.0, 25.0, 25.0, 25.0, 2.0]])        # the default is 5 x faster at 256 B, slow elsewhere
+    dmap = map_from_cube("allreduce", np.array([2]), MSG, [Method("1", 0), Method("2", 0)], cost, default_cost=default)
+    paper = build_size_tree(dmap, leaf_rule="majority")     # the paper's exact tree: algorithms only
+    line = measured_floor.loss_warning(dmap, paper, _penalty(dmap, paper))
+    assert "loses 400.0 % at 2 ranks, 256 B: it runs 1, the fastest measured is default" in line
+    assert "cannot choose the library default" in line and "--max-leaves" not in line
+    exact = build_size_tree(dmap, **dict(DEFAULT_BUILD, max_leaves=None, keep_default="auto"))
+    assert measured_floor.loss_warning(dmap, exact, _penalty(dmap, exact)) is None       # it runs the default there
+    one = build_size_tree(dmap, **dict(DEFAULT_BUILD, max_leaves=1, keep_default="auto"))
+    line = measured_floor.loss_warning(dmap, one, _penalty(dmap, one))
+    assert "the fastest measured is default" in line and "a larger tree" in line
+
+
+def _penalty(dmap, fn):
+    from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
+    from quadsel.evaluate.penalty import penalty_grid
+    return penalty_grid(dmap, choice_on(QuadtreeSelector.of(fn), dmap))

@@ -59,7 +59,9 @@ def test_points_without_a_measurement_are_never_held_out():
     nan = np.nan
     cost = np.array([[[1.0, 2.0], [nan, nan], [1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0]] * 4])
     dmap = build_decision_map(table_from_cube(cost, [2, 4], [1, 2, 4, 8], [("1", 0), ("2", 0)]))
-    assert split(dmap, Holdout("msg")).tolist() == [[False, False, False, True], [False, True, False, True]]
+    # issue 39: every other size of each communicator size's own measured sizes (row 0: 1, 4, 8 -> 4 held out);
+    # before, every other column of the grid held out 8 only there
+    assert split(dmap, Holdout("msg")).tolist() == [[False, False, True, False], [False, True, False, True]]
 
 
 @pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", ""])

@@ -81,9 +81,12 @@ def test_query_on_the_rules_file_agrees_with_the_tree_at_every_measured_point(tr
     # as MPICH's own selection does (libraries/mpich.GUARDS: scatter_recursive_doubling_allgather needs a power
     # of 2 ranks); where it fails, the file, read as MPICH reads it, names the algorithm that runs instead
     collective = tree_name.split("-")[-1]
+    # and (issue 39: the measured default is a method of the tree) where the tree hands a region back to the library,
+    # an MPICH file holds MPICH's own selection, copied from --mpich-base, whose algorithm the file's reader names
     unexplained = {p: d for p, d in differ.items()
                    if not (target == "mpich-json" and mpich.GUARDS.get((collective, d[0][0])) == ("pow2_comm", d[1][0])
-                           and p[0] & (p[0] - 1))}
+                           and p[0] & (p[0] - 1))
+                   and not (target == "mpich-json" and d[0] == ("default", 0))}
     assert not unexplained, f"{len(unexplained)} points differ (tree, rules), e.g. {list(unexplained.items())[:5]}"
     assert len(differ) <= len(from_tree) // 10
 

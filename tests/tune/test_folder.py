@@ -11,6 +11,8 @@ from quadsel.tune.folder import Folder, Journal
 
 SETTINGS = {"library": "openmpi", "library_version": "x", "np": 2, "comm_sizes": None, "msg_sizes": "8",
             "strategy": "full"}
+MEASURED = dict(complete=True, seconds=1.0, stopped=False, strategy="full")      # what a measure step records
+BUILT = dict(leaves=3, penalty_mean=1.0, penalty_max=2.0, comm_sizes=2, msg_sizes=2, methods=2, constraint=None)
 
 
 def test_a_finished_step_is_skipped_until_its_inputs_change(tmp_path):
@@ -20,7 +22,7 @@ def test_a_finished_step_is_skipped_until_its_inputs_change(tmp_path):
     data.write_text("a\n")
     journal = Journal(folder, SETTINGS)
     assert not journal.resumed and journal.done("build:bcast", [str(data)]) is None
-    journal.finish("build:bcast", [str(data)], leaves=3)
+    journal.finish("build:bcast", [str(data)], **BUILT)
     again = Journal(folder, SETTINGS)
     assert again.resumed and again.done("build:bcast", [str(data)])["leaves"] == 3
     data.write_text("b\n")
@@ -30,7 +32,7 @@ def test_a_finished_step_is_skipped_until_its_inputs_change(tmp_path):
 def test_another_tuning_in_the_same_folder_is_refused_in_one_line(tmp_path):
     folder = Folder(str(tmp_path / "d"))
     folder.make()
-    Journal(folder, SETTINGS).finish("measure:bcast", complete=True)
+    Journal(folder, SETTINGS).finish("measure:bcast", **MEASURED)
     with pytest.raises(QuadselError, match=r"other settings \(np 2 there, 4 now\)"):
         Journal(folder, dict(SETTINGS, np=4))
     # no finished step, but a measurement begun (a run killed in its first collective): refused too
@@ -53,7 +55,8 @@ def test_other_settings_over_a_run_that_measured_nothing_start_a_new_run(tmp_pat
     assert json.loads((tmp_path / "d" / "tune.json").read_text())["settings"]["np"] == 4
 
 
-GOOD_STEP = '"measure:bcast": {"inputs": {"bcast.csv": "%s"}}' % ("0" * 64)
+GOOD_STEP = ('"measure:bcast": {"inputs": {"bcast.csv": "%s"}, "complete": true, "seconds": 1.5, "stopped": false, '
+             '"strategy": "full"}' % ("0" * 64))
 
 
 @pytest.mark.parametrize("text", [
@@ -64,7 +67,13 @@ GOOD_STEP = '"measure:bcast": {"inputs": {"bcast.csv": "%s"}}' % ("0" * 64)
     '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": {"measure:bcast": {"inputs": '
     '{"bcast.csv": "not a digest"}}}}',
     '{"format": "quadsel-tune", "version": 1, "settings": {}, "steps": {"\u001b[2Jx": {"inputs": {}}}}',
-    '{"format": "quadsel-tune", "version": 2, "settings": {}, "steps": {%s}}' % GOOD_STEP])
+    '{"format": "quadsel-tune", "version": 2, "settings": {}, "steps": {%s}}' % GOOD_STEP,
+    # issue 41: every value tune reads back is checked (a strategy of 5 was a TypeError in tune/report.py)
+    '{"format": "quadsel-tune", "version": 1, "settings": %s, "steps": {%s}}'
+    % (json.dumps(SETTINGS), GOOD_STEP.replace('"strategy": "full"', '"strategy": 5')),
+    '{"format": "quadsel-tune", "version": 1, "settings": %s, "steps": {}}' % json.dumps(dict(SETTINGS, strategy=5)),
+    '{"format": "quadsel-tune", "version": 1, "settings": %s, "steps": {}, "written": {"x": "not a digest"}}'
+    % json.dumps(SETTINGS)])
 def test_a_damaged_journal_is_one_line(tmp_path, text):
     folder = Folder(str(tmp_path / "d"))
     folder.make()
@@ -108,6 +117,6 @@ def test_every_library_deploys_with_its_own_target():
 def test_the_journal_is_json_with_its_settings(tmp_path):
     folder = Folder(str(tmp_path / "d"))
     folder.make()
-    Journal(folder, SETTINGS).finish("measure:bcast", [], complete=True)
+    Journal(folder, SETTINGS).finish("measure:bcast", [], **MEASURED)
     data = json.loads((tmp_path / "d" / "tune.json").read_text())
     assert data["settings"] == SETTINGS and data["steps"]["measure:bcast"]["complete"] is True

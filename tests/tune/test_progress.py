@@ -64,8 +64,9 @@ def test_a_pipe_and_verbose_get_plain_lines_without_any_control_character():
         out = _run_display(stream, verbose=verbose)
         assert not CONTROL.search(out), repr(out)
         lines = out.splitlines()
-        assert lines[0] == "tune [1/2 bcast] measuring (0:00 elapsed)"
-        assert "tune [2/2 reduce] measuring (0:10 elapsed, ETA 0:50)" in lines    # 10 s a collective, 2 verifies
+        assert lines[0] == "tune [1/2 bcast] measuring (0:00 elapsed, ETA not known yet)"
+        # 10 s a collective; the two verifies not timed yet: half to twice the measuring time each
+        assert "tune [2/2 reduce] measuring (0:10 elapsed, ETA 0:30 to 1:30)" in lines
         assert lines[-1].startswith("tune: verifying the first deployment of 2 collectives (0:20 elapsed, ETA")
 
 
@@ -81,31 +82,40 @@ def test_no_control_character_reaches_a_non_terminal_whatever_the_names(names, m
     assert not CONTROL.search(out), repr(out)
 
 
-def test_the_eta_adds_up_the_plan_left():
+def test_the_eta_is_a_range_of_the_plan_left():
+    """Issue 41: one ETA read 4:12 at 2:07 of a run that ended at 9:41. The range says what the plan cannot know."""
     clock = FakeClock()
     plan = Plan({"a": 2, "b": 4, "c": 2}, now=clock)
-    assert plan.eta() is None                                 # no rate yet
+    assert plan.eta_range() is None                           # no rate yet
     plan.start_measure("a")
     clock.t = 4
     plan.measured(0.5)                                        # half of a in 4 s: 4 s left of it; b, c unknown
-    assert plan.eta() is None
+    assert plan.eta_range() is None
     clock.t = 8
     plan.end_measure("a")                                     # 8 s for 2 methods: 4 s a method
     measuring = 4 * (4 + 2)
-    assert plan.eta() == pytest.approx(measuring + 2 * VERIFY_SHARE * (8 + measuring))
+    verify = VERIFY_SHARE * (8 + measuring)                   # each verify run: half to twice this, until one ran
+    assert plan.eta_range() == pytest.approx((measuring + 2 * 0.5 * verify, measuring + 2 * 2 * verify))
     plan.start_measure("b")
     clock.t = 18
-    plan.measured(0.25)                                       # b is slower than a's rate: its own rate counts
-    assert plan.eta() == pytest.approx(30 + 8 + 2 * VERIFY_SHARE * (8 + 4 * 6))
-    plan.end_measure("b")
+    plan.measured(0.25)        # b by its own share (30 s left) or by a's rate (6 s left): the range holds both
+    assert plan.eta_range() == pytest.approx((6 + 8 + 2 * 0.5 * 32, 30 + 8 + 2 * 2 * 32))
+    clock.t = 26
+    plan.end_measure("b")                                     # 16 s for 4 methods: the same rate as a
     plan.end_measure("c", measured=False)                     # measured before (a rerun)
     plan.start_verify()
     clock.t = 100
-    plan.end_verify()                                         # the first verify took 82 s: the second as long
-    assert plan.eta() == pytest.approx(82)
+    plan.end_verify()                                         # the first verify took 74 s: the second as long
+    assert plan.eta_range() == pytest.approx((74, 74))
     plan.start_verify()
     clock.t = 150
-    assert plan.eta() == pytest.approx(32)
+    assert plan.eta_range() == pytest.approx((24, 24)) and plan.eta() == pytest.approx(24)
+
+
+def test_the_eta_text_gives_one_time_or_a_range():
+    from quadsel.tune.progress import eta_text
+    assert eta_text(None) == "ETA not known yet"
+    assert eta_text((100, 110)) == "ETA 1:45" and eta_text((60, 600)) == "ETA 1:00 to 10:00"
 
 
 def test_measure_reports_parse():

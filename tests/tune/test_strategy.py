@@ -27,16 +27,29 @@ def test_the_strategy_of_a_run(np_, comm_sizes, strategy, hosts, expected):
     assert steps.strategy_for(spec) == expected
 
 
-def _refusing(message):
-    return [sys.executable, "-c", f"import sys; sys.stderr.write({message!r}); sys.exit(2)"]
+def test_auto_falls_back_to_the_full_sweep_only_where_the_library_refuses_adaptive(tmp_path, monkeypatch):
+    """The refusal is a typed one (pipeline/measure.py NeedsFullSweep), not a message matched as text (issue 38)."""
+    from quadsel.pipeline import measure as pipeline_measure
+    from quadsel.tune.folder import Folder, Journal
+    asked = []
 
+    def fake(spec, np_, mpiexec=None, mpiexec_args=None, on_line=None, stop_after=None):
+        asked.append(spec.adaptive)
+        if spec.collective == "bcast":
+            raise QuadselError("measuring bcast failed: out of memory")      # not a refusal: said as it is
+        if spec.adaptive:
+            raise pipeline_measure.NeedsFullSweep("Open MPI: --adaptive needs in-process forcing")
+        return pipeline_measure.Measured(stopped=False, seconds=1.0)
 
-def test_auto_falls_back_to_the_full_sweep_only_where_the_library_refuses_adaptive(tmp_path):
-    out = str(tmp_path / "m.csv")
-    refusal = ("Error: Open MPI cannot force allgatherv through MPI_T (read-only variables): --adaptive and "
-               "--sample need it; measure without them\n")
-    assert steps._measure(_refusing(refusal), out, "allgatherv", None, fallback=True) is None
-    with pytest.raises(QuadselError, match="measuring allgatherv failed: .*--adaptive"):
-        steps._measure(_refusing(refusal), out, "allgatherv", None, fallback=False)   # asked for adaptive: said
-    with pytest.raises(QuadselError, match="measuring bcast failed: Error: out of memory"):
-        steps._measure(_refusing("Error: out of memory\n"), out, "bcast", None, fallback=True)  # not a refusal
+    monkeypatch.setattr(pipeline_measure, "measure", fake)
+    folder = Folder(str(tmp_path / "t"))
+    folder.make()
+    Journal(folder, {"library": "openmpi", "library_version": "x", "np": 2, "comm_sizes": None, "msg_sizes": EIGHT,
+                     "strategy": "auto"})
+    auto = TuneSpec(folder=folder.path, np=2, msg_sizes=EIGHT)
+    assert steps.measure(auto, folder, "allgatherv")["strategy"] == "full" and asked == [True, False]
+    adaptive = TuneSpec(folder=folder.path, np=2, msg_sizes=EIGHT, strategy="adaptive")
+    with pytest.raises(pipeline_measure.NeedsFullSweep):       # asked for adaptive: said, not replaced
+        steps.measure(adaptive, folder, "allgatherv")
+    with pytest.raises(QuadselError, match="measuring bcast failed: out of memory"):
+        steps.measure(auto, folder, "bcast")

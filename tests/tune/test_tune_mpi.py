@@ -72,9 +72,10 @@ def test_tune_writes_a_folder_whose_deployed_file_the_library_follows(tmp_path):
 def test_kill_9_then_the_same_command_continues_without_measuring_again(tmp_path):
     out = tmp_path / "deploy"
     args = [*TINY, "-c", "allreduce,barrier", "-o", str(out)]
+    # SIGINT ignored, as a non-interactive shell's `&` starts it: nothing of tune's may depend on SIGINT to end
     proc = subprocess.Popen([sys.executable, "-m", "quadsel", "tune", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=_env(QUADSEL_MEASURE_POINT_DELAY="0.5"),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     journal = out / "tune.json"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:    # the first collective measured: kill -9 during the second
@@ -87,6 +88,7 @@ def test_kill_9_then_the_same_command_continues_without_measuring_again(tmp_path
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    assert _children_gone(proc.pid), "a process tune started outlived it"   # issue 41: mpiexec and its ranks too
     first = _sha(out / "measurements" / "allreduce.csv")
     again = _tune(args)
     assert again.returncode == 0, again.stderr
@@ -115,3 +117,22 @@ def test_a_second_tune_on_a_folder_another_tune_holds_is_refused_in_one_line(tmp
     assert done.returncode == 2 and "being tuned by another quadsel tune" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (out / "measurements").exists()
+
+
+def _children_gone(pid, wait=30):
+    """Are the processes launched for tune `pid` (their QUADSEL_LAUNCHER_PID names it) gone within `wait` s?"""
+    mark = f"QUADSEL_LAUNCHER_PID={pid}@".encode()
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        left = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if mark in handle.read():
+                        left.append(entry)
+            except (OSError, ValueError):
+                continue
+        if not left:
+            return True
+        time.sleep(0.5)
+    return False

@@ -132,3 +132,33 @@ def test_the_lines_say_how_many_points_the_selection_changes():
     assert "bcast: changes 10 of 63 points; on them geometric-mean speed-up 1.300x" in text
     assert "overall, on the 10 of 63 points the selection changes" in text
     assert math.isclose(summary["geomean_speedup"], 1.3, rel_tol=1e-3)
+
+
+def test_a_gain_timed_on_a_host_busier_than_the_job_is_not_deployed_unless_asked():
+    """Issue 41: under a load of 6 to 8, one tune deployed gather at 1.129x and the same command elsewhere nothing."""
+    from quadsel.verify import speed
+    points = _issue_example(gain=1.3)
+    rows, summary = speed.summarize({"collective": "bcast", "points": points})
+    stats = statistics.annotate({"bcast": {"collective": "bcast", "points": points}}, rows, {"bcast": summary}, np_=2)
+    evidence = verdict.proof(rows, _followed(points), None, None)
+    busy = {"own_ranks": 2, "samples": 40, "extra_mean": 4.2, "extra_max": 7, "seconds": 4.0}
+    idle = dict(busy, extra_mean=0.1, extra_max=1)
+    decision, reason = verdict.decide(rows, stats["overall"], evidence, interference=busy)
+    assert decision == "unproven" and "busier than the job itself" in reason and "--busy-ok" in reason
+    assert "4.2 other runnable tasks on average beside the job's 2 ranks" in reason
+    assert verdict.decide(rows, stats["overall"], evidence, interference=busy, busy_ok=True)[0] == "deploy"
+    assert verdict.decide(rows, stats["overall"], evidence, interference=idle)[0] == "deploy"
+
+
+def test_more_rounds_are_advised_with_the_option_that_gives_them_and_only_where_they_can_help():
+    points = _issue_example(gain=1.12)
+    for p in points[:10]:    # a gain of about 1.08x whose interval reaches below the minimum
+        p["times"][_key(["6", 0])]["rounds_us"][0] *= 1.2
+    from quadsel.verify import speed
+    rows, summary = speed.summarize({"collective": "bcast", "points": points})
+    stats = statistics.annotate({"bcast": {"collective": "bcast", "points": points}}, rows, {"bcast": summary}, np_=2)
+    proven = verdict.proof(rows, _followed(points), None, None)
+    unproven = verdict.proof(rows, None, "under mpiexec", None)
+    said = verdict.decide(rows, stats["overall"], proven, rounds_option="--verify-rounds")[1]
+    assert "gain not shown" in said and "more --verify-rounds narrow it" in said
+    assert "the follow check proves nothing for it either" in verdict.decide(rows, stats["overall"], unproven)[1]
