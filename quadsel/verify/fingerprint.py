@@ -39,7 +39,7 @@ import numpy as np
 
 from ..libraries.base import is_reduction
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
-from .han import flat_dup, spans_nodes
+from ..measure.multinode import flat_dup, spans_nodes
 from .probe import SHIM_ENV
 
 KINDS = ("traffic", "order", "sends", "probe")

@@ -14,7 +14,7 @@ which then `mark`s the points):
 - the **default** arm, and the selection where it keeps the default, run on a communicator coll/han takes;
 - every other arm runs on a duplicate created with the info key `ompi_comm_coll_preference=^han` (coll/han
   disqualified for it: coll/tuned decides, as coll/han's file routes it), in the same launch, interleaved;
-- the follow check's file launch loads coll/han's file (`han_file`) beside coll/tuned's, with coll/han on, through
+- the follow check's file launch loads coll/han's file (`write_han_file`) beside coll/tuned's, with coll/han on, through
   the library's `rules_environment` as tune's tuned.env does; its forced launch runs the default with coll/han and
   the forced algorithms without it. Where the file keeps coll/han the check proves that coll/han's algorithm ran
   (the probe counts coll/han's functions, verify/probe.py), elsewhere that coll/tuned ran the tree's algorithm.
@@ -29,7 +29,6 @@ are coll/tuned's) and coll/tuned's fixed decision in verify's timing; and a nest
 import os
 
 from ..libraries import get as get_library
-from ..measure.multinode import flat_dup, spans_nodes  # noqa: F401 (verify's timing and fingerprint jobs use them)
 
 
 def collectives(library, library_version):

@@ -26,7 +26,8 @@ import numpy as np
 from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
-from .han import flat_dup, mark, spans_nodes
+from ..measure.multinode import flat_dup, spans_nodes
+from .han import mark
 
 WITHIN = 0.10   # "within 10 % of the best"
 
