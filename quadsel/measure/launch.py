@@ -295,7 +295,7 @@ def forward_stderr(source, sink, seen=None, on_line=None):
             if on_line is not None and on_line(line.rsplit(b"\r", 1)[-1].decode("utf-8", "replace")):
                 continue
             shown.append(line + b"\n")
-        if pending and on_line is None and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
+        if pending and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
             shown.append(pending)   # a progress line redrawn with \r: shown now, not at its newline
             pending = b""
         _write(sink, b"".join(shown))

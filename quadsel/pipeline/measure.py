@@ -9,6 +9,7 @@ NeedsFullSweep, a typed refusal, before anything is measured where the library's
 """
 
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -16,6 +17,9 @@ import time
 from dataclasses import dataclass
 
 from ..errors import QuadselError
+
+
+_DASHES = re.compile(r"^-{20,}\s*$")     # Open MPI frames its notices with lines of dashes
 
 
 class NeedsFullSweep(QuadselError):
@@ -112,18 +116,36 @@ class _Job:
     def __init__(self, spec, np_, exe, flavor, passed, on_line, deadline):
         self.np, self.exe, self.flavor, self.passed = np_, exe, flavor, passed
         self.on_line, self.deadline, self.stopped, self.workdir = on_line, deadline, False, None
-        self.said = []
+        self.said, self.held, self.framed = [], [], False
 
     def say(self, text):
         (self.on_line or (lambda line: sys.stderr.write(line + "\n")))(text)
 
     def _line(self, text):
+        """Every line of the job: the caller's (tune), or passed on -- but a launcher's framed notice (Open MPI's
+        block between lines of dashes), which is held: a failure is then said in a few lines, not thirty."""
         self.said.append(text)
         del self.said[:-200]
         if self.on_line is not None:
             self.on_line(text)
             return True
+        if _DASHES.match(text):
+            self.framed = not self.framed
+            self.held.append(text)
+            return True
+        if self.framed:
+            self.held.append(text)
+            return True
         return False
+
+    def launcher_failure(self):
+        """The launcher's own notice in one line (its first sentence and its `Name: value` lines), or None."""
+        lines = [line.strip() for line in self.held if line.strip() and not _DASHES.match(line)]
+        if not lines:
+            return None
+        first = " ".join(lines[:4]).split(". ")[0].rstrip(".")
+        facts = [line for line in lines if re.match(r"^[A-Z][A-Za-z ]{1,30}:\s+\S", line)]
+        return "; ".join([first] + facts[:4])
 
     def run(self, spec, env):
         import subprocess
@@ -139,8 +161,14 @@ class _Job:
         except subprocess.TimeoutExpired:
             self.stopped = True    # ended at the deadline: what finished is kept
             return
+        errors = [line for line in self.said if line.startswith("Error: ")]
+        if code and not errors and self.launcher_failure():     # mpiexec failed before any rank said a word
+            raise MeasureFailed(f"measuring {spec.collective} failed: {os.path.basename(self.exe)} (exit {code}): "
+                                f"{self.launcher_failure()}", code, said=False)
+        if self.held and self.on_line is None:      # a notice of a job that ran: passed on as it was
+            sys.stderr.write("\n".join(self.held) + "\n")
+        self.held = []
         if code:
-            errors = [line for line in self.said if line.startswith("Error: ")]
             last = errors[-1][len("Error: "):] if errors else next(
                 (line for line in reversed(self.said) if line.strip()), f"the job ended with status {code}")
             raise MeasureFailed(f"measuring {spec.collective} failed: {last}", code, said=self.on_line is None)

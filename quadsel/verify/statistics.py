@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 
+from .. import speedup
+
 VERDICTS = ("faster", "slower", "indistinguishable", "default")
 CONFIDENCE = 0.95
 MIN_ROUNDS = 2          # an interval needs at least two rounds
@@ -100,15 +102,16 @@ def point_statistics(point, key, confidence=CONFIDENCE):
 
 
 def collective_statistics(points, key, confidence=CONFIDENCE):
-    """Geometric mean over the points of one collective where the selection *changes* the library default, and
-    its interval over rounds (log mean, se and dof too). Points that keep the default are left out: counted as
+    """Geometric mean over the points of one collective where the selection *changes* the library default (trimmed:
+    quadsel/speedup.py), and its interval over rounds (log mean, se and dof too). Points that keep the default are left out: counted as
     exactly 1 they would pull the mean towards 1 and narrow the interval with nothing measured (issue 31)."""
     rows = [r for r in (log_ratios(p, key) for p in points) if len(r)]
     rounds = min((len(r) for r in rows), default=0)
     if rounds == 0:      # nothing changed: speed-up 1 exactly
         mean, low, high, se, dof = 0.0, 0.0, 0.0, 0.0, math.inf
     else:
-        per_round = np.array([r[:rounds] for r in rows]).mean(axis=0)
+        # each round's estimate over the changed points: the one estimator of quadsel/speedup.py (trimmed)
+        per_round = np.array([speedup.log_mean(column) for column in np.array([r[:rounds] for r in rows]).T])
         mean, low, high, se, dof = interval(per_round, confidence)
     return {"geomean_speedup": _exp(mean), "geomean_low": _exp(low), "geomean_high": _exp(high),
             "log_mean": mean, "log_se": se, "dof": dof, "points": len(rows), "all_points": len(points)}

@@ -339,3 +339,13 @@ def test_sample_model_real_run(tmp_path):
     meta = json.loads((tmp_path / "s.meta.json").read_text())
     assert meta["complete"] and meta["methodology"]["sample"] == "model"
     assert meta["sample"]["points_measured"] == 2 and not meta["sample"]["budget_spent"]
+
+
+@pytest.mark.parametrize("args, words", [("stray", "Executable: stray"), ("--bogus-opt", "--bogus-opt")])
+def test_a_launcher_that_fails_before_any_rank_is_said_in_one_line(tmp_path, args, words):
+    """Issue 41: a stray word in --mpiexec-args printed prterun's 12-line notice and exited 66."""
+    done = measure(["--np", "2", "-c", "bcast", "--msg-sizes", "8", "--mpiexec-args", args, "-o",
+                    str(tmp_path / "b.csv")])
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("Error: measuring bcast failed: mpiexec")
+    assert words in lines[0] and "-----" not in done.stderr
