@@ -26,6 +26,20 @@ def forest_of(rows, **options):
     return build_from_groups(layout_groups(rows), "bcast", lambda d: build_size_tree(d, **options))[0]
 
 
+def han_forest(sizes=(1024, 65536)):
+    """bcast on 2x1, 1x2 and 2x2 where the library default (coll/han's across nodes, as measure times it) is fastest
+    at the first size on 2+ nodes and scatter_allgather (8) at the others, binomial (6) on one node: a forest that
+    keeps the default (coll/han) in one region and a coll/tuned algorithm in the other (tests of verify/han.py)."""
+    rows = []
+    for nodes, ppn in ((2, 1), (1, 2), (2, 2)):
+        for msg in sizes:
+            fast = "6" if nodes == 1 else ("default" if msg == sizes[0] else "8")
+            for name in ("default", "6", "8"):
+                rows.append(Measurement("bcast", name, 0, nodes * ppn, msg, 1.0 if name == fast else 5.0,
+                                        source=f"x.csv:{len(rows) + 2}", nodes=nodes, ppn=ppn))
+    return forest_of(rows, split="measured", keep_default=True)
+
+
 def probe_sizes(values, top):
     """Every measured size, its neighbours, 0/1 and beyond the largest."""
     return sorted({0, 1, top * 2 + 1} | {int(v) + d for v in values for d in (-1, 0, 1) if v + d >= 0})

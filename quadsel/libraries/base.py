@@ -213,9 +213,9 @@ class Library:
         return {}
 
     # -- the files it reads -------------------------------------------------------------------------
-    def rules_environment(self, path, route=None):
+    def rules_environment(self, path, multinode=None):
         """{variable: value} that make the library load the rules or tuning file at `path` (as given: the caller
-        makes it absolute, or a shell word). `route`: the multi-node component's routing file loaded beside it.
+        makes it absolute, or a shell word). `multinode`: the multi-node component's rules file loaded beside it.
         verify's follow check and tune's tuned.env both take it from here: what is proven is what is deployed."""
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 
@@ -225,18 +225,19 @@ class Library:
         return collective in sizes.TABLES.get(self.name, {})
 
     # -- multi-node components ----------------------------------------------------------------------
+    # The component that takes some collectives on communicators of 2+ nodes (its default is then the library's
+    # default there), and the info (key, value) that disqualifies it for one communicator: None without one.
+    multinode_component = None
+    multinode_info = None
+
     def multinode_collectives(self, library_version):
         """The collectives a multi-node component takes from the forced one across nodes, unless the user decided."""
         return ()
 
     def flat_environment(self, env=None):
-        """Variables that keep the multi-node components off the collectives quadsel forces (unless the user decided
-        about them in this environment or in `env`)."""
+        """Variables that keep the multi-node components off a whole launch (unless the user decided about them in
+        this environment or in `env`)."""
         return {}
-
-    def multinode_note(self, node_count):
-        """One note for measure on 2+ nodes, or None."""
-        return None
 
     # -- its launcher -------------------------------------------------------------------------------
     def oversubscribe(self, np_, cpus):

@@ -220,7 +220,7 @@ class MPICH(Library):
         return {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", self._var(collective): label}
 
     # -- the file it reads, its launcher (Hydra) ----------------------------------------------------
-    def rules_environment(self, path, route=None):
+    def rules_environment(self, path, multinode=None):
         # the MPIR-level selection applies when device (ch4) collectives do not take over the call
         return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
 

@@ -160,6 +160,8 @@ def algorithm_name(collective, algorithm):
 # 6.x also alltoall(v), gatherv, scatterv (ompi/mca/coll/han/coll_han_module.c)
 HAN_5_0 = ("allgather", "allgatherv", "allreduce", "barrier", "bcast", "gather", "reduce", "scatter")
 HAN_MAIN = HAN_5_0 + ("alltoall", "alltoallv", "gatherv", "scatterv")
+# the info key a communicator's collective components are chosen by (coll/han sets it on its own sub-communicators)
+HAN_INFO_KEY = "ompi_comm_coll_preference"
 # either variable tells that the user has decided about coll/han (docs/measure.md, Setup)
 HAN_OFF = ("OMPI_MCA_coll", "OMPI_MCA_coll_han_priority")
 
@@ -213,6 +215,8 @@ class OpenMPI(Library):
     probe = "functions"       # the coll/base algorithm functions that ran, counted by the preloaded probe
     fingerprint = "traffic"   # pml/monitoring's message counts
     blob_scheme = 1
+    multinode_component = "coll/han"
+    multinode_info = (HAN_INFO_KEY, "^han")   # Open MPI 5.0.x reads it when it selects a communicator's components
     selection_variables = (r"OMPI_MCA_coll_tuned_(use_dynamic_rules|dynamic_rules_filename)"
                            r"|OMPI_MCA_coll_han_(use_dynamic_file_rules|dynamic_rules_filename)")
 
@@ -295,11 +299,11 @@ class OpenMPI(Library):
                 f"OMPI_MCA_{algorithm_var(collective, '_segmentsize')}": str(segsize)}
 
     # -- the files it reads, coll/han ---------------------------------------------------------------
-    def rules_environment(self, path, route=None):
+    def rules_environment(self, path, multinode=None):
         env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
-        if route is not None:   # coll/han's rules file, which hands the collectives it takes to coll/tuned
+        if multinode is not None:   # coll/han's rules file: coll/han or coll/tuned, per size, on 2+ nodes
             env.update({"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",
-                        "OMPI_MCA_coll_han_dynamic_rules_filename": route})
+                        "OMPI_MCA_coll_han_dynamic_rules_filename": multinode})
         return env
 
     def multinode_collectives(self, library_version):
@@ -307,12 +311,6 @@ class OpenMPI(Library):
 
     def flat_environment(self, env=None):
         return {} if han_decided(env) else {"OMPI_MCA_coll": "^han"}
-
-    def multinode_note(self, node_count):
-        if node_count > 1 and not han_decided():
-            return ("quadsel measure: note: Open MPI's coll/han may take the collective on 2+ nodes instead of "
-                    "coll/tuned, whose algorithms are forced: set OMPI_MCA_coll=^han (docs/measure.md)")
-        return None
 
     # -- its launcher (PRRTE's mpiexec) -------------------------------------------------------------
     def oversubscribe(self, np_, cpus):

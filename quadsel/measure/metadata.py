@@ -16,6 +16,7 @@ from ..ingest.identity import oversubscribed_note
 from ..libraries import alphatree
 from . import output, resume
 from .journal import header as journal_header
+from .multinode import record
 
 
 def now():
@@ -35,6 +36,7 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
     from mpi4py import MPI
     import mpi4py
     old = None
+    multinode = record(library, spec.collective, spec.layouts)
     # a later launch of the one-launch-per-method fallback continues the first's file, even with --no-resume
     if (spec.resume or os.environ.get(output.CONTINUED)) and os.path.exists(spec.output):
         note = output.check_resume(spec.output, spec.collective, library.name, resume_grid(spec, methods, dtype_name))
@@ -51,6 +53,7 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
         if old_sync != spec.sync:
             raise QuadselError(f"{spec.output} holds data measured with --sync {old_sync} and this run would "
                                f"use {spec.sync}; pass --sync {old_sync}, another --output or --no-resume")
+        _check_multinode(spec, old, multinode)
     offered = library.algorithms(spec.collective)
     grid = {
         "algorithms": {label: offered.get(label) or (alphatree.describe(label) if alphatree.is_alpha(label)
@@ -91,6 +94,7 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
                                                     "each host's offset to rank 0's; every call started at a "
                                                     "common time"}.get(
                                 spec.timing, "max over ranks of each rank's own duration")),
+        **({"multinode": multinode} if multinode else {}),
         "environment": {k: v for k, v in sorted(os.environ.items())
                         if k.startswith(("OMPI_MCA_", "MPIR_CVAR_", "PRTE_MCA_", "PMIX_MCA_"))},
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
@@ -102,6 +106,19 @@ def start_meta(spec, library, methods, labels, dtype_name, npoints, job_size, ti
         "output_id": _output_id(old),
     }
     return meta, earlier
+
+
+def _check_multinode(spec, old, multinode):
+    """Refuse to pool `default` rows of 2+ nodes timed with and without the multi-node component (coll/han): a file
+    measured before quadsel timed its default (its metadata has layouts of 2+ nodes but no `multinode`) or by a
+    user who since decided about it."""
+    across = [lay for lay in old.get("layouts") or () if lay.get("nodes", 1) >= 2]
+    if across and old.get("multinode") != multinode:
+        def said(entry):
+            return (f"{entry['component']}'s default as the library default" if entry else
+                    "the multi-node component (coll/han) switched off or decided by the user")
+        raise QuadselError(f"{spec.output} holds rows of 2+ nodes measured with {said(old.get('multinode'))}, and this "
+                           f"run would time {said(multinode)}: another --output or --no-resume")
 
 
 def _output_id(old):

@@ -17,22 +17,30 @@ POINT_DELAY = float(os.environ.get("QUADSEL_MEASURE_POINT_DELAY") or 0)
 class MethodComms:
     """Sub-communicator of the first n ranks of `world` (or, with `place` = (member?, rank in it), of the ranks a
     layout picks: layouts.NodeGroups.place) and, on its members, one Dup per method.
-    Collective over `world` (non-members get no communicator)."""
+    Collective over `world` (non-members get no communicator).
+
+    Where the library's multi-node component takes the collective and the communicator spans 2+ nodes (`spans`:
+    Open MPI's coll/han, measure/multinode.py), the default runs on a Dup it takes and every forced method on one it
+    may not take."""
 
     def __init__(self, MPI, world, library, collective, n, methods, alpha_levels="auto", place=None):
+        from .multinode import flat_dup, spans_nodes, taken
         rank = world.Get_rank()
         self.library, self.collective = library, collective
         self.member, order = place if place is not None else (rank < n, rank)
         self.base = world.Split(0 if self.member else MPI.UNDEFINED, order)
         self.comms, self.alpha = {}, {}
         if not self.member:
+            self.spans = False
             return
+        self.spans = taken(library, collective) and spans_nodes(MPI, self.base)
         for label, seg in methods:
             if alphatree.is_alpha(label):             # quadsel's own: nothing to force
                 self.comms[(label, seg)] = self.base.Dup()
                 continue
-            library.activate(collective, label, seg)   # Open MPI binds it at creation:
-            self.comms[(label, seg)] = self.base.Dup()  # hence a new communicator per method
+            library.activate(collective, label, seg)   # Open MPI binds it at creation: hence a new communicator each
+            flat = self.spans and label != DEFAULT_ALGORITHM
+            self.comms[(label, seg)] = flat_dup(MPI, self.base, library) if flat else self.base.Dup()
         if library.carries_forcing:
             library.activate(collective, DEFAULT_ALGORITHM, 0)
         alphas = [meth for meth in methods if alphatree.is_alpha(meth[0])]

@@ -212,8 +212,6 @@ def run(spec, planned_sweep=None):
         timing, timing_reason = resolve_timing(spec.timing, domains, wtime_is_global, offsets=True)
     except QuadselError as exc:
         fail(str(exc))
-    if rank == 0 and library.multinode_note(groups.count):    # e.g. coll/han may take what quadsel forces
-        sys.stderr.write(library.multinode_note(groups.count) + "\n")
     sync = spec.sync if spec.sync != "auto" else ("start" if timing == "offset" else "barrier")
     if sync == "start" and timing == "local":
         fail("--sync start compares clock readings across ranks: it needs --timing span, offset or auto")

@@ -73,9 +73,7 @@ def measure(spec, np_, mpiexec=None, mpiexec_args=None, on_line=None, stop_after
     exe = launch.find_mpiexec(mpiexec)
     flavor = launch.mpiexec_flavor(exe)
     passed = shlex.split(mpiexec_args) if mpiexec_args else []
-    extra = library.forcing_environment()
-    if passed:      # on 2+ nodes a multi-node component (coll/han) would take the collective quadsel forces
-        extra.update(library.flat_environment())
+    extra = library.forcing_environment()   # coll/han stays on: the ranks keep it off the forced methods (multinode.py)
     if spec.progress and on_line is None and sys.stderr.isatty():
         extra["QUADSEL_MEASURE_TTY"] = "1"     # the ranks' stderr is a pipe to mpiexec: say it ends on a terminal
     if on_line is not None:

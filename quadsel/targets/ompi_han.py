@@ -20,8 +20,10 @@ routes each multi-node call to the component that runs the tree's choice: `tuned
 algorithm (tuned's own rules file, `-t ompi-rules` of the same trees, then picks it), `han` (HAN's own
 hierarchical algorithm, Open MPI's default across nodes) where the tree hands the size back to the library.
 A layout forest is collapsed to its packed layouts exactly as the tuned file is (layout_rules.py), so the two
-files agree at every communicator size; the intra_node and inter_node levels say `tuned` (HAN's default), whose
-rules file then decides HAN's sub-steps.
+files agree at every communicator size; `quadsel tune` across hosts writes one pair per ranks-per-node instead,
+each from the forest's member for that ppn (tune/hosts.py). Only the global level is written: the intra_node and
+inter_node levels keep Open MPI's MCA defaults, so that where the file says `han` coll/han runs exactly as without
+the file (its default, which `quadsel measure` timed as the library's default across nodes).
 """
 
 import re
@@ -91,43 +93,20 @@ def emit(fns, max_requests=None):
              "# hands the size back to the library. Communicators of one node never reach coll/han: tuned decides them.",
              "# Message sizes here are bytes per rank (datatype size x count); the tuned file keys the gather-type",
              "# collectives on the total. Every size is a lower bound; the first of a level must be 1, then 0.",
+             "# Only the global level is given: coll/han's steps inside and across nodes keep Open MPI's defaults.",
              *(f"# {comment_text(line)}" for line in layout_lines),
              f"# Use: {USE}",
              f"{len(fns)} # number of collectives"]
     for fn in fns:
         if fn.collective not in HAN_5_0:
             lines.append(f"# {fn.collective}: Open MPI 5.0.x reads these rules but does not use them (main does)")
-        lines += [f"{fn.collective} # collective", f"{len(LEVELS)} # number of levels"]
-        for level in LEVELS:
-            rules = global_rules(fn) if level == "global_communicator" else [(1, [(0, "tuned")])]
-            what = {"intra_node": "ranks on the node", "inter_node": "nodes",
-                    "global_communicator": "the communicator's size"}[level]
-            lines += [f"{level} # configuration size = {what}", f"{len(rules)} # number of configuration sizes"]
-            for size, msgs in rules:
-                lines.append(f"{size} {len(msgs)} # configuration size {size}, number of message sizes")
-                lines += [f"{msg} {component}" for msg, component in msgs]
-    return "\n".join(lines) + "\n"
-
-
-def route_to_tuned(collectives):
-    """coll/han's rules file that hands every multi-node call of `collectives` to coll/tuned, whose rules file then
-    decides it whole (the tree's choice, or tuned's own fixed decision where the tree hands the size back): what
-    `quadsel tune` deploys across hosts. The other collectives stay with coll/han as Open MPI configures it (the
-    file does not name them). Every level says `tuned` for every size (configuration size 1, message size 0)."""
-    names = sorted(set(collectives))
-    if not names:
-        raise QuadselError("no collective for coll/han's routing file")
-    lines = ["# Open MPI coll/han dynamic rules (coll_han_dynamic_rules_filename) written by quadsel tune:",
-             "# every multi-node call of these collectives goes to coll/tuned, whose rules file decides it whole;",
-             "# the other collectives keep coll/han's own choice. Every size is a lower bound (1, then 0).",
-             f"# Use: {USE}", f"{len(names)} # number of collectives"]
-    for name in names:
-        if name not in HAN_MAIN:
-            raise QuadselError(f"coll/han does not decide {comment_text(name)}")
-        lines += [f"{name} # collective", f"{len(LEVELS)} # number of levels"]
-        for level in LEVELS:
-            lines += [f"{level}", "1 # number of configuration sizes", "1 1 # configuration size 1, one message size",
-                      "0 tuned"]
+        rules = global_rules(fn)
+        lines += [f"{fn.collective} # collective", "1 # number of levels",
+                  "global_communicator # configuration size = the communicator's size",
+                  f"{len(rules)} # number of configuration sizes"]
+        for size, msgs in rules:
+            lines.append(f"{size} {len(msgs)} # configuration size {size}, number of message sizes")
+            lines += [f"{msg} {component}" for msg, component in msgs]
     return "\n".join(lines) + "\n"
 
 

@@ -9,17 +9,19 @@ What differs from one host, and nothing else:
   files verify writes for a forest (verify/layouts.py `forest_rules`), and tune deploys exactly those files:
   - MPICH `tuned-mpich.json` (`comm_avg_ppn<=P`) and Intel MPI `tuned-impi.json` (`ppn=P` blocks): one file;
   - Open MPI (its class's `per_ppn_files`): one classic rules file per measured ppn, `tuned-ppnP.rules`, each with
-    every forest's member for that ppn, and coll/han's routing file `han-route.rules` that hands the deployed
-    collectives it would take to coll/tuned (targets/ompi_han.route_to_tuned); the other collectives keep coll/han,
-    the library's default across nodes, which is also what verify times the deployment against (verify/han.py).
-    tuned.env picks the tuned file from the job's ppn (QUADSEL_PPN, QUADSEL_NODES + QUADSEL_NP, Slurm's variables;
-    env_script's rule): targets/ompi_env.py writes it, with the library's `rules_environment` as verify loads it.
+    every forest's member for that ppn, and beside it coll/han's rules file of the same members, `han-ppnP.rules`,
+    for the deployed collectives coll/han takes (targets/ompi_han.py: coll/han where the member keeps the library
+    default, measured as coll/han's across nodes; coll/tuned, which runs the member's algorithm, elsewhere); the
+    other collectives keep coll/han, the library's default across nodes, which is also what verify times the
+    deployment against (verify/han.py). tuned.env picks the pair from the job's ppn (QUADSEL_PPN, QUADSEL_NODES +
+    QUADSEL_NP, Slurm's variables; env_script's rule): targets/ompi_env.py writes it, with the library's
+    `rules_environment` as verify loads it.
 """
 
 import os
 
 from ..errors import QuadselError
-from ..targets.ompi_env import PPN_FILE as OMPI_PPN_FILE
+from ..targets.ompi_env import HAN_FILE as OMPI_HAN_FILE, PPN_FILE as OMPI_PPN_FILE
 
 
 def check_spec(spec):
@@ -44,35 +46,35 @@ def ppns_of(fns):
 
 
 def ppn_files(folder):
-    """The tuned-ppnP.rules files (and coll/han's routing file) a former run left in the folder (removed when not
-    deployed again)."""
+    """The tuned-ppnP.rules and han-ppnP.rules files (and the han-route.rules of an earlier quadsel) a former run
+    left in the folder (removed when not deployed again)."""
     import re
     names = os.listdir(folder) if os.path.isdir(folder) else []
-    return tuple(n for n in names if re.fullmatch(r"tuned-ppn[0-9]+\.rules|han-route\.rules", n))
+    return tuple(n for n in names if re.fullmatch(r"(tuned|han)-ppn[0-9]+\.rules|han-route\.rules", n))
 
 
 def ompi_files(fns, han_collectives=()):
-    """{tuned-ppnP.rules: text, han-route.rules: text}: for each measured ppn, the classic rules file of every
+    """{tuned-ppnP.rules: text, han-ppnP.rules: text}: for each measured ppn, the classic rules file of every
     forest's member for that ppn — the file verify's follow check loads for those layouts (verify/layouts.py
-    forest_rules, run.emit_rules) — and, when coll/han takes some of the deployed collectives (`han_collectives`,
-    verify/han.py), its routing file handing them to coll/tuned, as the follow check loads it too."""
-    from ..targets import ompi_han, ompi_rules
-    from ..verify.han import ROUTE_FILE
-    if not fns:
-        return {}
-    out = {OMPI_PPN_FILE.format(ppn): ompi_rules.emit([fn.at_ppn(ppn) for fn in fns])
-           for ppn in ppns_of(fns)}
-    routed = sorted({fn.collective for fn in fns} & set(han_collectives))
-    if routed:
-        out[ROUTE_FILE] = ompi_han.route_to_tuned(routed)
+    forest_rules, run.emit_rules) — and, when coll/han takes some of the deployed collectives (`han_collectives`),
+    its rules file of the same members (verify/han.py han_text), as the follow check loads it too."""
+    from ..targets import ompi_rules
+    from ..verify.han import han_text
+    out = {}
+    for ppn in ppns_of(fns):
+        members = [fn.at_ppn(ppn) for fn in fns]
+        out[OMPI_PPN_FILE.format(ppn)] = ompi_rules.emit(members)
+        han = han_text(members, han_collectives)
+        if han is not None:
+            out[OMPI_HAN_FILE.format(ppn)] = han
     return out
 
 
-def env_text(library, folder, fns, header, routed=False):
-    """tuned.env of a deployment of one file per ppn (targets/ompi_env.py): the file of the job's ppn, loaded through
-    the library's `rules_environment` (the follow check's), with `routed` the multi-node component's routing file
-    (ompi_files) beside it."""
+def env_text(library, folder, fns, header):
+    """tuned.env of a deployment of one file per ppn (targets/ompi_env.py): the pair of the job's ppn, loaded through
+    the library's `rules_environment` (the follow check's): coll/tuned's file and, when coll/han takes some of the
+    collectives, coll/han's beside it (ompi_files)."""
     from ..targets import ompi_env
-    from ..verify.han import ROUTE_FILE
-    route = os.path.abspath(os.path.join(folder, ROUTE_FILE)) if routed else None
-    return ompi_env.emit(folder, ppns_of(fns), header, library.rules_environment(ompi_env.JOB_FILE, route))
+    han = any(fn.collective in set(library.multinode_collectives(library.version)) for fn in fns)
+    variables = library.rules_environment(ompi_env.JOB_FILE, ompi_env.JOB_HAN_FILE if han else None)
+    return ompi_env.emit(folder, ppns_of(fns), header, variables, han=han)

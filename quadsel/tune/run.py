@@ -146,8 +146,7 @@ def _run(spec, library, dep, wanted, plan, display, folder, left_out):
     header = [f"quadsel tune for {library.version}: {len(final)} of {len(wanted)} collectives tuned",
               "source it before mpiexec: . tuned.env"]
     per_ppn = bool(spec.mpiexec_args) and library.per_ppn_files
-    if per_ppn:      # one coll/tuned file per ppn and coll/han's routing file, as verify proved them (tune/hosts.py)
-        from ..verify.han import ROUTE_FILE
+    if per_ppn:      # one coll/tuned file and one coll/han file per ppn, as verify proved them (tune/hosts.py)
         files = hosts.ompi_files(final, library.multinode_collectives(library.version))
     else:
         files = deploy.emit(dep, final, mpich_base, notes=skipped)
@@ -159,7 +158,7 @@ def _run(spec, library, dep, wanted, plan, display, folder, left_out):
     for name, text in files.items():
         folder.write(folder(name), text)
     if per_ppn:
-        folder.write(folder("tuned.env"), hosts.env_text(library, spec.folder, final, header, routed=ROUTE_FILE in files))
+        folder.write(folder("tuned.env"), hosts.env_text(library, spec.folder, final, header))
     else:
         env = deploy.environment(dep, spec.folder, final)
         folder.write(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))

@@ -10,7 +10,9 @@ trace of `default`), and `compare` judges each point the same way. The default r
   tell them apart, e.g. MPICH's data movers at 2 ranks);
 - else, with Open MPI's probe, the arm that ran the same coll/base functions with other messages
   (`match: "functions"`: the same algorithm at a segment size the check did not force);
-- else nothing the check forced (`match: "none"`); Open MPI's probe still names the functions that ran.
+- else nothing the check forced: `match: "multinode"` where the probe saw the multi-node component's own
+  algorithm run (Open MPI's coll/han across nodes: the default is coll/han's, verify/han.py), else `"none"`;
+  Open MPI's probe still names the functions that ran.
 
 Names: Open MPI and Intel MPI ids with their names ("6 binomial": an id means another algorithm in every
 collective), MPICH's names as they are.
@@ -19,6 +21,7 @@ collective), MPICH's names as they are.
 from dataclasses import dataclass, field
 
 from .forcing import DEFAULT_ARM, arm_key
+from .probe import MULTINODE_MARK, multinode_part
 
 
 def named(library, collective, key):
@@ -52,6 +55,8 @@ def identify(arms):
     if not same and probed and _functions(got):
         same = sorted(k for k, v in others.items() if isinstance(v, list) and len(v) == 2 and v[1] == got[1])
         match = "functions" if same else "none"
+    if not same and probed and multinode_part(got):
+        match = "multinode"
     return {"arms": same, "match": match, "functions": _functions(got) if probed else []}
 
 
@@ -61,6 +66,10 @@ def describe(library, collective, found):
     if not found:
         return "—"
     names = [named(library, collective, k) for k in found["arms"]]
+    if found["match"] == "multinode":
+        from ..libraries import get as get_library
+        own = [f for f in found["functions"] if f.startswith(MULTINODE_MARK)]
+        return f"{get_library(library).multinode_component} ({', '.join(own)})"
     if found["match"] == "none":
         return "? (" + ", ".join(found["functions"]) + ")" if found["functions"] else "?"
     text = names[0] if len(names) == 1 else "one of: " + ", ".join(names)
@@ -108,7 +117,7 @@ def compare(default, forced, probed_functions):
     found = identify(arms) if probed_functions else _whole(arms)
     labels = sorted(found["arms"], key=_order)
     evidence = {"fingerprint": "the fingerprint of the call", "functions": "the coll/base functions that ran",
-                "none": "the fingerprint of the call"}[found["match"]]
+                "multinode": "the fingerprint of the call", "none": "the fingerprint of the call"}[found["match"]]
     if not labels:
         return DefaultRan("unknown", [], evidence + ": equal to no forced algorithm's (segment size 0)")
     return DefaultRan("identified" if len(labels) == 1 else "ambiguous", labels, evidence)

@@ -8,6 +8,9 @@
 
   sends    the probe's part only, of verify's own call (MPI_SUM on floats for the reductions): MPICH reductions
            whose selection needs a built-in operation, which the order call's user operation would turn away.
+  probe    the same, for Open MPI where coll/han runs (across nodes; verify/han.py): pml/monitoring, the traffic
+           counter, crashes coll/han's bcast on Open MPI 5.0.11, and the function probe names coll/han's algorithm
+           functions as well as coll/tuned's.
   probe    added to any of them where the launch preloads quadsel.verify.probe (QUADSEL_PROBE_SO): Open MPI's
            coll/base algorithm functions that ran, MPICH's messages per peer (UCX); the fingerprint is then
            [traffic or order (None where that kind has none), probe].
@@ -17,11 +20,15 @@ method through MPI_T: equal to the tree's method (and different from the library
 library followed the file at that point.
 
 Run inside an MPI job:  python -m quadsel.verify.fingerprint SPEC.json OUT.json
-SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [arm, ...] or null, "identify": bool}
+SPEC: {"collective", "kind", "points": [[comm, msg], ...], "forced": [arm, ...] or null, "identify": bool,
+"han": bool, "flat_library": bool}
 (arms as in quadsel.verify.forcing: [label, segsize] or [label, segsize, [[param, value], ...]];
 null: no forcing, the library decides, e.g. from OMPI_MCA_coll_tuned_dynamic_rules_filename; identify: force
-every algorithm of the library at segment size 0 as well, to name the one the default runs).
-OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerprint}}]}.
+every algorithm of the library at segment size 0 as well, to name the one the default runs; han: on a communicator
+of 2+ nodes the forced arms run where the multi-node component (coll/han) may not take them, the default and the
+library's own decision where it may (measure/multinode.py), and the point says `han`; flat_library: the library's
+own decision too runs where coll/han may not take it (a launch forced through its environment)).
+OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerprint}, "han": true (if so)}]}.
 """
 
 import hashlib
@@ -32,9 +39,10 @@ import numpy as np
 
 from ..libraries.base import is_reduction
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
+from ..measure.multinode import flat_dup, spans_nodes
 from .probe import SHIM_ENV
 
-KINDS = ("traffic", "order", "sends")
+KINDS = ("traffic", "order", "sends", "probe")
 MODULUS = 1 << 40
 
 
@@ -134,15 +142,19 @@ def run(spec):
         msgs = [p[1] for p in spec["points"] if p[0] == n and tuple(p[2:4]) == layout]
         if member:
             arms, arm_of = {}, {}
+            spans = bool(spec.get("han")) and spans_nodes(MPI, base)   # coll/han's: the default, not the forced
             for arm in forced or [None]:
                 if arm is not None:
                     forcing.activate(arm)
                 name = arm_key(arm) if arm is not None else "library"
-                arms[name], arm_of[name] = base.Dup(), arm   # Open MPI binds forcing at creation
+                flat = spans and (norm_arm(arm) != DEFAULT_ARM if arm is not None else bool(spec.get("flat_library")))
+                arms[name] = flat_dup(MPI, base, library) if flat else base.Dup()   # forcing is bound at creation
+                arm_of[name] = arm
             if forced and library.carries_forcing:
                 forcing.activate(DEFAULT_ARM)
             for m in msgs:
-                row = {"comm": n, "msg": m, "arms": {}, **({"layout": list(layout)} if layout else {})}
+                row = {"comm": n, "msg": m, "arms": {}, **({"layout": list(layout)} if layout else {}),
+                       **({"han": True} if spans else {})}
                 if checkable(kind, collective, m) or probe is not None:
                     call = _calls(MPI, collective, m, kind, op, n) if checkable(kind, collective, m) else None
                     if call is None:   # the probe alone: the collective with measure's own call

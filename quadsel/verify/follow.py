@@ -47,9 +47,9 @@ def pick_at(sel, point, call=None):
     return sel.pick(point[0], point[1], call=call)
 
 
-def file_environment(library, rules_path, route=None):
+def file_environment(library, rules_path, multinode=None):
     """The environment of the launch that loads `rules_path`: the library's `rules_environment` of it (and of the
-    multi-node component's routing file `route`), which tune's tuned.env is written from too; for a file of
+    multi-node component's rules file `multinode`), which tune's tuned.env is written from too; for a file of
     `export` lines (Intel MPI's I_MPI_ADJUST strings, -t impi-adjust) what `. FILE` exports."""
     from ..inputs import read_text
     from ..targets.impi_adjust import environment
@@ -57,10 +57,12 @@ def file_environment(library, rules_path, route=None):
     text = read_text(rules_path, what="rules file")
     if detect_format(text) == "impi-adjust":
         return environment(text, rules_path)
-    return get_library(library).rules_environment(os.path.abspath(rules_path), route)
+    return get_library(library).rules_environment(os.path.abspath(rules_path), multinode)
 
 
-def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False):
+def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, marked=None):
+    """{point: {arm key or "library": fingerprint}} of one fingerprint launch; `marked` (a set) gets the points
+    whose communicator coll/han may take (spec `han`)."""
     spec_path = os.path.join(workdir, f"spec{len(os.listdir(workdir))}.json")
     out_path = spec_path.replace("spec", "out")
     with open(spec_path, "w") as handle:
@@ -74,11 +76,15 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False):
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {tail}")
     with open(out_path) as handle:
-        return {(p["comm"], p["msg"]) + tuple(p.get("layout") or ()): p["arms"] for p in json.load(handle)["points"]}
+        points = json.load(handle)["points"]
+    key = lambda p: (p["comm"], p["msg"]) + tuple(p.get("layout") or ())   # noqa: E731
+    if marked is not None:
+        marked.update(key(p) for p in points if p.get("han"))
+    return {key(p): p["arms"] for p in points}
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900, probe=True, echo=None, identify=False, han_route=()):
+                  timeout=900, probe=True, echo=None, identify=False, han_rules=None):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
@@ -87,8 +93,10 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     probe: preload quadsel.verify.probe into every launch where it can be built (`echo` says where not).
     identify: also force every algorithm of the collective in the forced launch (MPI_T-forced libraries), so that
     each PointCheck's `default_ran` names the algorithm the default ran (verify/default_ran.py).
-    han_route: Open MPI across hosts, the collectives coll/han takes: the file launch also loads coll/han's routing
-    file (every one of them to coll/tuned, verify/han.py) with coll/han on, as `quadsel tune` deploys the files.
+    han_rules: Open MPI across hosts, for collectives coll/han takes: its rules file (verify/han.py), which the file
+    launch loads beside `rules_path` with coll/han on, as `quadsel tune` deploys the pair. Then both launches keep
+    coll/han on and the forced arms off it, the fingerprint is the function probe's alone (no pml/monitoring), and
+    where the selection keeps the default on 2+ nodes the check is that coll/han's algorithm ran (`_status`).
     """
     from .default_ran import identify as identify_default
     from ..targets.library_call import CallModel
@@ -110,7 +118,12 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
                                                 for m in (sel.msg_sizes or [])]
             if not grid:
                 raise QuadselError(f"{coll}: no communicator size <= {np_} to check")
-            kind_of[coll] = kind or _kind(library, sel, grid, bool(probe_env))
+            han = han_rules is not None
+            if han and not probe_env:
+                raise QuadselError(f"{coll}: the follow check across nodes needs the function probe to see coll/han "
+                                   f"run ({why or 'not asked'}); pml/monitoring, the traffic counter, crashes "
+                                   "coll/han's bcast on Open MPI 5.0.11")
+            kind_of[coll] = "probe" if han else (kind or _kind(library, sel, grid, bool(probe_env)))
             # the order fingerprint calls with a user operation: an MPICH selection may test that
             call_of = (lambda m: CallModel.of_order_call(m)) if kind_of[coll] == "order" else (lambda m: None)
             grid = [tuple(int(v) for v in p) for p in grid]
@@ -123,44 +136,54 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             if kind_of[coll] == "traffic":
                 from .traffic import MONITORING_ENV
                 extra.update(MONITORING_ENV)
-            spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid]}
-            own = _own_rules(rules_path, coll, workdir)
-            if han_route:    # the collectives the multi-node component takes: its routing file too (verify/han.py)
-                from .han import write_route
-                files = file_environment(library, own, write_route(workdir, han_route))
-            else:
-                files = file_environment(library, own)
+            spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid], "han": han}
+            files = file_environment(library, _own_rules(rules_path, coll, workdir), han_rules)
+            on_han = set()   # the points whose communicator coll/han may take
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **files), python, mpiexec, timeout, workdir,
-                              han=bool(han_route))
+                              han=han, marked=on_han)
             if lib.env_forced(coll):   # read at start-up only: one launch per forced arm
                 by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
             elif identify:
                 try:
                     by_force = _launch(np_, dict(spec, forced=forced, identify=True), extra, python, mpiexec, timeout,
-                                       workdir)
+                                       workdir, han=han)
                 except QuadselError as exc:   # an algorithm forced only to be named crashed: check without them
                     if echo:
                         echo(f"note: {coll}: the default's algorithm is named among the selected methods only "
                              f"(forcing every algorithm failed: {exc})")
-                    by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+                    by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir,
+                                       han=han)
             else:
-                by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir)
+                by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir, han=han)
             for p in grid:
                 name = arm_key(chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
-                if got is None or name not in arms:
-                    status, matches = "unchecked", []
-                else:
-                    matches = sorted(k for k, v in arms.items() if v == got)
-                    if arms[name] != got:
-                        status = "differs"
-                    elif arms.get(arm_key(DEFAULT_ARM)) == got:
-                        status = "indistinguishable"
-                    else:
-                        status = "follows"
+                status, matches = _status(name, got, arms, p in on_han and chosen[p].is_default)
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
                                          identify_default(arms) if identify else None, list(p[2:4]) or None))
     return checks
+
+
+def _status(name, got, arms, multinode_default):
+    """(status, matches) of one point: the file launch's fingerprint `got` against the forced ones `arms`.
+    `multinode_default`: the selection keeps the default on a communicator coll/han takes, so where coll/han's
+    algorithm ran in the forced default the proof is that it ran in the file launch too (its functions and their
+    calls on every rank): coll/han's steps follow coll/tuned's rules file in the file launch, so the rest of the
+    fingerprint may differ. Where coll/han hands the call to coll/tuned itself (one rank per node) the usual rule."""
+    from .probe import multinode_part
+    if got is None or name not in arms:
+        return "unchecked", []
+    mine, theirs = (multinode_part(got), multinode_part(arms[name])) if multinode_default else ([], [])
+    if mine or theirs:
+        if mine == theirs:
+            return "follows", [name]
+        return "differs", sorted(k for k, v in arms.items() if v == got or (mine and multinode_part(v) == mine))
+    matches = sorted(k for k, v in arms.items() if v == got)
+    if arms[name] != got:
+        return "differs", matches
+    if arms.get(arm_key(DEFAULT_ARM)) == got:
+        return "indistinguishable", matches
+    return "follows", matches
 
 
 def _own_rules(rules_path, collective, workdir):
@@ -211,11 +234,14 @@ def _kind(library, sel, grid, probed):
 
 def _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra=None):
     """{(comm, msg): {arm_key: fingerprint}} from one launch per arm, each forced by its environment (the library's
-    `env_forced` collectives: Intel MPI's, Open MPI 5.0.x allgatherv, read-only through MPI_T)."""
+    `env_forced` collectives: Intel MPI's, Open MPI 5.0.x allgatherv, read-only through MPI_T); with spec `han` a
+    forced arm runs where coll/han may not take it, the default where it may."""
     out = {}
     for arm in forced:
         env = dict(extra or {}, **get_library(library).env_for(spec["collective"], norm_arm(arm)[0], 0))
-        got = _launch(np_, dict(spec, forced=None), env, python, mpiexec, timeout, workdir)
+        flat = norm_arm(arm) != DEFAULT_ARM
+        got = _launch(np_, dict(spec, forced=None, flat_library=flat), env, python, mpiexec, timeout, workdir,
+                      han=bool(spec.get("han")))
         for point, arms in got.items():
             if "library" in arms:
                 out.setdefault(point, {})[arm_key(arm)] = arms["library"]

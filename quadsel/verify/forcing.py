@@ -10,12 +10,6 @@ from ..errors import QuadselError
 from ..ingest.table import DEFAULT_ALGORITHM
 
 DEFAULT_ARM = (DEFAULT_ALGORITHM, 0, ())
-# Not a control variable: an arm with (HAN_PARAM, 0) runs on a communicator that Open MPI's coll/han may not take
-# (info ompi_comm_coll_preference "^han"), i.e. coll/tuned decides it whole, as a deployment that hands the
-# collective from coll/han to coll/tuned runs it (verify/han.py). Every arm but the library default gets such a
-# communicator at a point marked `han`; TUNED_DEFAULT_ARM is coll/tuned's own decision there.
-HAN_PARAM = "han"
-TUNED_DEFAULT_ARM = (DEFAULT_ALGORITHM, 0, ((HAN_PARAM, 0),))
 # Open MPI forced-run control variables of a rule's extra parameters
 PARAM_CVARS = {"chain_fanout": "coll_tuned_{coll}_algorithm_chain_fanout",
                "max_requests": "coll_tuned_{coll}_algorithm_max_requests"}
@@ -51,7 +45,7 @@ class Forcing:
     def activate(self, arm):
         label, seg, params = norm_arm(arm)
         self.library.activate(self.collective, label, seg)
-        params = {k: v for k, v in params if k != HAN_PARAM}
+        params = dict(params)
         for name in sorted(set(params) | set(self.saved)):
             if name not in PARAM_CVARS:
                 raise QuadselError(f"cannot force parameter {name!r}")

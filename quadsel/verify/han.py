@@ -1,37 +1,34 @@
-"""Open MPI's coll/han in verify across hosts: the library default as users run it, the selection as tune deploys it.
+"""Open MPI's coll/han in verify across hosts: its default is the library's default there, and a measured choice.
 
 On 2+ nodes Open MPI 5.0.x hands bcast, reduce, allreduce, allgather(v), gather, scatter and barrier to coll/han
 (priority 35, above coll/tuned's 30; main also alltoall(v), gatherv, scatterv), unless the user switched it off
 (OMPI_MCA_coll, OMPI_MCA_coll_han_priority): the facts are the Open MPI class's (libraries/openmpi.py
-`multinode_collectives`, HAN_OFF). quadsel measures and forces coll/tuned's
-algorithms, and `quadsel tune` deploys them across hosts by handing each deployed collective from coll/han to
-coll/tuned (a coll/han rules file that says `tuned` for every size, targets/ompi_han.route_to_tuned) whose own
-rules file then decides it whole. The other collectives keep coll/han. So at a point of such a collective whose
-communicator spans 2+ nodes (a layout's, or the first n ranks of a 2-D tree's grid: `spans_nodes`, decided in the
-timing job, which then `mark`s the points):
+`multinode_collectives`, HAN_OFF). quadsel measure times coll/han's default as the library's default there and
+coll/tuned's forced algorithms on communicators coll/han may not take (measure/multinode.py), so a tree keeps
+`default` where coll/han wins and names a coll/tuned algorithm elsewhere. The deployment is that pair of files per
+ranks-per-node: coll/han's rules file (targets/ompi_han.py: `han` where the tree keeps the default, `tuned`
+elsewhere) and coll/tuned's rules file, which then runs the tree's algorithm. So at a point of such a collective
+whose communicator spans 2+ nodes (a layout's, or the first n ranks of a 2-D tree's grid: decided in the timing job,
+which then `mark`s the points):
 
-- the **default** arm runs on a communicator coll/han may take: the library's default as the user runs it today;
-- every other arm runs on a communicator created with the info key `ompi_comm_coll_preference=^han` (coll/han
-  disqualified for it: coll/tuned decides, as in the deployment), in the same launch, interleaved with the default;
-- where the selection hands the size back to the library it runs coll/tuned's own decision there
-  (forcing.TUNED_DEFAULT_ARM, shown as `default (han=0)`): a change from the default like any other, timed and
-  judged as one;
-- the follow check's file launch loads the routing file (`write_route`) beside coll/tuned's rules file, with
-  coll/han on, through the library's `rules_environment` as tune's tuned.env does, so the proof is of the mechanism
-  the deployment uses. Its forced launches keep coll/han
-  off (flat coll/tuned algorithms to compare with).
+- the **default** arm, and the selection where it keeps the default, run on a communicator coll/han takes;
+- every other arm runs on a duplicate created with the info key `ompi_comm_coll_preference=^han` (coll/han
+  disqualified for it: coll/tuned decides, as coll/han's file routes it), in the same launch, interleaved;
+- the follow check's file launch loads coll/han's file (`write_han_file`) beside coll/tuned's, with coll/han on, through
+  the library's `rules_environment` as tune's tuned.env does; its forced launch runs the default with coll/han and
+  the forced algorithms without it. Where the file keeps coll/han the check proves that coll/han's algorithm ran
+  (the probe counts coll/han's functions, verify/probe.py), elsewhere that coll/tuned ran the tree's algorithm.
+  pml/monitoring (the traffic counter) is not loaded there: Open MPI 5.0.11 crashes in coll/han's bcast with it.
 
-Not modelled: a nested call inside a flat algorithm (the bcast of a composed allreduce) goes to coll/han in the
-deployment when its collective is not deployed, to coll/tuned in verify's timing (docs/cluster.md).
+Not modelled: coll/han's steps inside a node follow coll/tuned's rules file in the deployment (its sub-communicators
+are coll/tuned's) and coll/tuned's fixed decision in verify's timing; and a nested call inside a flat algorithm
+(the bcast of a composed allreduce) goes to coll/han in the deployment, to coll/tuned in verify's timing
+(docs/cluster.md).
 """
 
 import os
 
 from ..libraries import get as get_library
-
-INFO_KEY = "ompi_comm_coll_preference"
-WITHOUT_HAN = "^han"
-ROUTE_FILE = "han-route.rules"
 
 
 def collectives(library, library_version):
@@ -40,43 +37,30 @@ def collectives(library, library_version):
     return get_library(library).multinode_collectives(library_version)
 
 
-def spans_nodes(MPI, comm):
-    """The communicator has ranks on 2+ nodes (collective over `comm`): coll/han would take it."""
-    local = comm.Split_type(MPI.COMM_TYPE_SHARED, 0)
-    try:
-        return comm.allreduce(1 if local.Get_size() < comm.Get_size() else 0, op=MPI.MAX) == 1
-    finally:
-        local.Free()
-
-
 def mark(points):
-    """Mark the points of one communicator that spans nodes (a spec of `han`): `han` on each, and a hand-back to the
-    library timed as coll/tuned's own decision (forcing.TUNED_DEFAULT_ARM). Returns the points."""
-    from .forcing import DEFAULT_ARM, TUNED_DEFAULT_ARM, json_arm, norm_arm
+    """Mark the points of one communicator that spans nodes (a spec of `han`): their default is coll/han's, and so
+    is the selection's where it keeps the default. Returns the points."""
     for p in points:
         p["han"] = True
-        if norm_arm(p["quadsel"]) == DEFAULT_ARM:
-            p["quadsel"] = json_arm(TUNED_DEFAULT_ARM)
     return points
 
 
-def without_han(MPI, base):
-    """A duplicate of `base` that coll/han may not take (Open MPI reads the info key when it selects the
-    communicator's collective components; other libraries ignore an unknown key)."""
-    info = MPI.Info.Create()
-    info.Set(INFO_KEY, WITHOUT_HAN)
-    try:
-        return base.Dup_with_info(info)
-    finally:
-        info.Free()
+def han_text(fns, han_collectives):
+    """coll/han's rules file for the decision functions (one layer each: a forest's member) of the collectives it
+    takes, or None when it takes none of them (targets/ompi_han.py)."""
+    from ..targets import ompi_han
+    mine = [fn for fn in fns if fn.collective in set(han_collectives)]
+    return ompi_han.emit(mine) if mine else None
 
 
-def write_route(workdir, han_collectives):
-    """coll/han's routing file for `han_collectives`, written to `workdir`: its absolute path."""
+def write_han_file(workdir, fns, han_collectives):
+    """han_text written to `workdir`: its absolute path, or None."""
     from ..output import write_text
-    from ..targets.ompi_han import route_to_tuned
-    path = os.path.join(workdir, ROUTE_FILE)
-    write_text(path, route_to_tuned(han_collectives))
+    text = han_text(fns, han_collectives)
+    if text is None:
+        return None
+    path = os.path.join(workdir, "han.rules")
+    write_text(path, text)
     return os.path.abspath(path)
 
 
@@ -87,5 +71,5 @@ def note(rows):
         return None
     colls = sorted({r["collective"] for r in marked_rows})
     return (f"coll/han: at {len(marked_rows)} point(s) of {', '.join(colls)} on 2+ nodes the default is Open MPI's "
-            "own choice with coll/han, as jobs run it; the selection is timed as tune deploys it, handed to "
-            "coll/tuned (`default (han=0)`: coll/tuned's own decision there)")
+            "own choice with coll/han, as jobs run it; the selection keeps it where it keeps the default and runs "
+            "coll/tuned's algorithm elsewhere (coll/han's rules file routes each size)")

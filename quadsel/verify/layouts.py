@@ -15,8 +15,8 @@ from .selection import TreeSelection
 
 # Libraries whose rules file verify writes for a whole forest with the ppn key (one file for every layout): MPICH's
 # comm_avg_ppn, Intel MPI's impi-json `ppn=` blocks (docs/cluster.md, "Intel MPI's ppn level").
-# Open MPI 5.0.x has no ppn key in the classic file: one file per ppn, loaded with coll/han's routing file
-# (verify/han.py), as tune deploys it. (Its main/6.x tuned JSON has comm_rank_distribution; not loaded by 5.0.x.)
+# Open MPI 5.0.x has no ppn key in the classic file: one file per ppn, loaded with coll/han's rules file of the same
+# member (verify/han.py), as tune deploys the pair. (Its main/6.x tuned JSON has comm_rank_distribution; not loaded by 5.0.x.)
 ONE_FILE = {cls.name for cls in CLASSES if not cls.per_ppn_files}
 
 

@@ -32,8 +32,11 @@ import subprocess
 
 SHIM_ENV = "QUADSEL_PROBE_SO"        # path of the preloaded shim, read by the ranks
 TARGET_ENV = "QUADSEL_PROBE_LIB"     # the library whose functions the stubs resolve to (dlopen RTLD_NOLOAD)
-FUNCTIONS_PATTERN = r"ompi_coll_base_\w+_intra_\w+"
-FUNCTION_PREFIX = "ompi_coll_base_"
+# coll/base's algorithm functions, and coll/han's own algorithms (not its per-call dispatcher `*_dynamic`, nor its
+# set-up of sub-communicators): a fingerprint names them without the prefix, coll/han's as `han_<coll>_<alg>`
+FUNCTIONS_PATTERN = r"ompi_coll_base_\w+_intra_\w+|mca_coll_han_[a-z]+_(intra|intra_simple|reproducible)"
+FUNCTION_PREFIXES = (("ompi_coll_base_", ""), ("mca_coll_han_", "han_"))
+MULTINODE_MARK = "han_"
 SEND_CAP = 1 << 16                   # messages recorded per rank between two reads
 # MPICH src/include/mpir_tags.h: blocking collectives' tags are 1..30, MPIR_FIRST_HCOLL_TAG 31 (+255), and
 # MPIR_FIRST_NBC_TAG = 287 the first tag of a communicator's non-blocking schedules (it counts up from there).
@@ -213,7 +216,7 @@ class Probe:
         if self.kind == "functions":
             n = ctypes.c_int.in_dll(self.lib, "quadsel_probe_n").value
             names = (ctypes.c_char_p * n).in_dll(self.lib, "quadsel_probe_names")
-            self.names = [names[i].decode()[len(FUNCTION_PREFIX):] for i in range(n)]
+            self.names = [short_name(names[i].decode()) for i in range(n)]
             self.lib.quadsel_probe_counters.restype = ctypes.POINTER(ctypes.c_uint64)
             self.counts = self.lib.quadsel_probe_counters()
         else:
@@ -258,6 +261,28 @@ class Probe:
             by_peer.setdefault(self.peer_of.get(self.eps[i], "?"), []).append(
                 f"{int(self.bytes[i])}/{tag_class(self.tags[i])}")
         return sorted((str(p), sorted(s)) for p, s in by_peer.items())
+
+
+def short_name(function):
+    """A counted function's name in a fingerprint: `bcast_intra_binomial`, `han_bcast_intra`."""
+    for prefix, short in FUNCTION_PREFIXES:
+        if function.startswith(prefix):
+            return short + function[len(prefix):]
+    return function
+
+
+def multinode_part(fingerprint):
+    """[[rank, [[name, calls], ...]], ...] of the multi-node component's (coll/han's) algorithm functions in a
+    fingerprint with the function probe's part ([base, [[rank, part], ...]]); [] when none ran or there is no probe
+    part. Its steps inside and across nodes (coll/base functions on its sub-communicators, their set-up on the first
+    call) are left out: they follow coll/tuned's rules file in the deployment."""
+    try:
+        ranks = fingerprint[1]
+        out = [[rank, [[str(name), calls] for name, calls in part if str(name).startswith(MULTINODE_MARK)]]
+               for rank, part in ranks]
+    except (TypeError, IndexError, ValueError):
+        return []
+    return out if any(part for _, part in out) else []
 
 
 def tag_class(ucx_tag):

@@ -173,8 +173,9 @@ class _Verify:
                         continue  # as in the forced one it is compared with (follow.py, _own_rules)
                     with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
                         path = os.path.join(workdir, "rules")
-                        write_text(path, emit_rules(library, [fn], base))
-                        self._check_file(source, own, path, points, check_np, mine)
+                        write_text(path, emit_rules(library, [fn], base))   # and coll/han's file of it (han.py)
+                        self._check_file(source, own, path, points, check_np, mine,
+                                         han.write_han_file(workdir, [fn], self.han_collectives))
         for rules in loaded.rules_files:
             self._check_file(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules],
                              rules.path, points, check_np)
@@ -184,7 +185,7 @@ class _Verify:
         elif o.check_methods:
             self._check_methods(points, check_np)
 
-    def _check_file(self, source, selections, path, points, check_np, mine=None):
+    def _check_file(self, source, selections, path, points, check_np, mine=None, han_rules=None):
         mine = points if mine is None else mine
         if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
             mine = {s.collective: [p for p in mine[s.collective] if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
@@ -193,11 +194,10 @@ class _Verify:
             if left:
                 self.echo(f"note: the follow check of the trees skips {left} point(s) outside their measured "
                           "communicator sizes (verify the rules file to check what the library does there)")
-        route = self.han_collectives if source.startswith("emitted from the trees") else ()
         try:
             self.checks.setdefault(source, []).extend(follow.check_follows(
                 selections, path, self.library, check_np, points=mine, mpiexec=self.o.mpiexec, echo=self.echo,
-                identify=True, han_route=route))
+                identify=True, han_rules=han_rules))
         except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
             self._failed(source, str(exc))
 

@@ -26,7 +26,8 @@ import numpy as np
 from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
-from .han import mark, spans_nodes, without_han
+from ..measure.multinode import flat_dup, spans_nodes
+from .han import mark
 
 WITHIN = 0.10   # "within 10 % of the best"
 
@@ -105,7 +106,7 @@ def run(spec):
                 comms = {}
                 for method in methods:
                     forcing.activate(method)   # Open MPI binds the forced method at creation
-                    comms[method] = without_han(MPI, base) if han_off and method != DEFAULT_ARM else base.Dup()
+                    comms[method] = flat_dup(MPI, base, library) if han_off and method != DEFAULT_ARM else base.Dup()
                 if library.carries_forcing:
                     forcing.activate(DEFAULT_ARM)
                 for p in here:

@@ -10,7 +10,7 @@ so that the forest changes the default everywhere and each layout has something 
 Targets per library (every one that writes a layout forest): Open MPI `-t c`, `-t ompi-han`, `-t ompi-rules` (collapsed
 per comm size), `-t ompi-json` (comm_rank_distribution, main/6.x: written, not loaded by the 5.0.x wheel) and
 `-t ompi-rules --ppn P` (the member for one ppn, which a job script picks by its allocation: verify checks Open MPI
-that way, with coll/han's routing file that hands bcast to coll/tuned on 2+ nodes, verify/han.py); MPICH `-t c` and
+that way, with coll/han's file of the same member, which hands bcast to coll/tuned on 2+ nodes, verify/han.py); MPICH `-t c` and
 `-t mpich-json` (comm_avg_ppn); Intel MPI `-t c` and `-t impi-json` (`ppn=` blocks), on allreduce: Intel MPI has no
 fingerprint of a bcast (the reduction order is the only one it gives).
 """
@@ -114,7 +114,7 @@ def end_to_end(cluster, flavor, tmp):
             "bcast layout 1x2"]), stats
     assert doc["hosts"]["mpiexec_args"]
     assert {s["timing"] for s in doc["summary"].values()} == {"offset"}   # measure's clock offsets, not `local`
-    if flavor == "openmpi":   # coll/han's default is the baseline on 2+ nodes; the forest is timed handed to tuned
+    if flavor == "openmpi":   # coll/han's default is the baseline on 2+ nodes, and measured as the default there
         assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, rows
 
     pruned = str(tmp / "pruned.c")

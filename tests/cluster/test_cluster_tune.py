@@ -89,21 +89,22 @@ def tune_across_hosts(cluster, flavor, tmp, killed=False):
     report = open(out / "report.md").read()
     assert "Per layout" in report and "layout 2x2" in report
     if flavor == "openmpi":
-        files = sorted(n for n in os.listdir(out) if re.fullmatch(r"tuned-ppn[0-9]+\.rules|han-route\.rules", n))
+        files = sorted(n for n in os.listdir(out) if re.fullmatch(r"(tuned|han)-ppn[0-9]+\.rules", n))
+        meta = json.load(open(out / "measurements" / f"{coll}.meta.json"))   # coll/han's default measured (multinode.py)
+        assert meta["multinode"]["default_layouts"] == ["2x1", "2x2"], meta.get("multinode")
         for label in ("first", "pruned"):   # coll/han's default is the baseline on 2+ nodes (verify/han.py)
             rows = json.load(open(out / "verify" / f"{label}.json"))["points"]
             assert {(r["nodes"], r["ppn"]) for r in rows if r.get("han")} == {(2, 1), (2, 2)}, (label, rows)
-            assert all(r["quadsel"] != "default" for r in rows if r.get("han")), (label, rows)
         assert "coll/han: at 4 point(s) of allreduce on 2+ nodes" in report, report
-        if deployed:   # allreduce handed from coll/han to coll/tuned; the other collectives keep coll/han
-            assert files == ["han-route.rules", "tuned-ppn1.rules", "tuned-ppn2.rules"], files
+        if deployed:   # allreduce's pair per ppn: coll/han's file keeps it where the forest keeps the default
+            assert files == ["han-ppn1.rules", "han-ppn2.rules", "tuned-ppn1.rules", "tuned-ppn2.rules"], files
             for name in ("OMPI_MCA_coll_tuned_use_dynamic_rules=1", "OMPI_MCA_coll_tuned_dynamic_rules_filename=",
-                         "OMPI_MCA_coll_han_dynamic_rules_filename=", "han-route.rules", "tuned-ppn1.rules",
-                         "tuned-ppn2.rules"):
+                         "OMPI_MCA_coll_han_dynamic_rules_filename=", "han-ppn1.rules", "tuned-ppn1.rules",
+                         "han-ppn2.rules", "tuned-ppn2.rules"):
                 assert name in env_text, (name, env_text)
             assert "^han" not in env_text, env_text
-            route = open(out / "han-route.rules").read()
-            assert "allreduce # collective" in route and "bcast" not in route, route
+            han = open(out / "han-ppn2.rules").read()
+            assert "allreduce # collective" in han and "bcast" not in han, han
         else:
             assert not files and "export" not in env_text, env_text
     else:

@@ -10,7 +10,6 @@ import pytest
 from quadsel.libraries import CLASSES, get
 from quadsel.tune import deploy, hosts
 from quadsel.verify.follow import file_environment
-from quadsel.verify.han import ROUTE_FILE
 
 # a file of each deployed format, enough for the follow check to tell it apart (not parsed further here)
 SAMPLE = {"ompi-rules": "1 # one collective\n7\n1\n2 1\n0 6 0 0\n", "mpich-json": '{"collective=bcast": {}}\n',
@@ -28,17 +27,18 @@ def test_the_follow_check_loads_the_file_with_the_variables_tuned_env_exports(li
 
 
 def test_across_hosts_open_mpis_tuned_env_exports_what_the_follow_check_loads(tmp_path):
-    """tune --mpiexec-args under Open MPI: tuned.env (targets/ompi_env.py) picks the job's per-ppn rules file and
-    loads coll/han's routing file beside it; sourced for 2 ranks per node it sets exactly the variables the follow
-    check's file launch gets for that ppn's file and the routing file."""
-    forests = [SimpleNamespace(layers=[SimpleNamespace(measured_ppn=[1]), SimpleNamespace(measured_ppn=[2, 4])])]
+    """tune --mpiexec-args under Open MPI: tuned.env (targets/ompi_env.py) picks the job's per-ppn pair of rules files,
+    coll/tuned's and coll/han's; sourced for 2 ranks per node it sets exactly the variables the follow check's file
+    launch gets for that ppn's pair (a collective coll/han takes: bcast)."""
+    forests = [SimpleNamespace(collective="bcast",
+                               layers=[SimpleNamespace(measured_ppn=[1]), SimpleNamespace(measured_ppn=[2, 4])])]
     script = tmp_path / "tuned.env"
-    script.write_text(hosts.env_text(get("openmpi"), str(tmp_path), forests, ["h"], routed=True))
+    script.write_text(hosts.env_text(get("openmpi"), str(tmp_path), forests, ["h"]))
     names = list(get("openmpi").rules_environment("x", "y"))
     env = dict(os.environ, QUADSEL_PPN="2")
     shown = subprocess.run(["sh", "-c", f". '{script}' && env"], capture_output=True, text=True, check=True,
                            env=env).stdout.splitlines()
     exported = dict(line.split("=", 1) for line in shown if line.split("=", 1)[0] in names)
-    for name in ("tuned-ppn2.rules", ROUTE_FILE):
+    for name in ("tuned-ppn2.rules", "han-ppn2.rules"):
         (tmp_path / name).write_text(SAMPLE["ompi-rules"])
-    assert exported == file_environment("openmpi", str(tmp_path / "tuned-ppn2.rules"), str(tmp_path / ROUTE_FILE))
+    assert exported == file_environment("openmpi", str(tmp_path / "tuned-ppn2.rules"), str(tmp_path / "han-ppn2.rules"))

@@ -16,7 +16,7 @@ from quadsel.verify.layouts import forest_rules, layout_summary
 from quadsel.verify.selection import TreeSelection
 from quadsel.verify.prune import prune_all
 
-from layout_helpers import forest_of, layout_rows
+from layout_helpers import forest_of, han_forest, layout_rows
 
 
 @settings(max_examples=25, deadline=None)
@@ -182,14 +182,13 @@ def test_codegen_ppn_writes_the_member_of_that_ppn(tmp_path):
     assert done.exit_code == 0 and "int quadsel_bcast_decision(int comm_size, size_t msg_size" in out.read_text()
 
 
-def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_tuned(monkeypatch):
+def test_coll_han_points_time_the_default_with_han_and_keep_it_where_the_selection_does(monkeypatch):
     """verify/han.py: on a communicator of 2+ nodes of a collective coll/han takes, the default arm is the library's
-    (coll/han on) and a hand-back to the library is timed as coll/tuned's own decision, `default (han=0)`: a change
-    like any other. Another library, an Open MPI without coll/han by default, or a user who decided about coll/han:
-    nothing marked. (That the timing job marks exactly the communicators spanning nodes, on the namespace cluster:
+    (coll/han on), and so is the selection where it keeps the default (coll/han's file says `han` there): `mark` only
+    marks. Another library, an Open MPI without coll/han by default, or a user who decided about coll/han: nothing
+    marked. (That the timing job marks exactly the communicators spanning nodes, on the namespace cluster:
     tests/cluster/test_cluster_e2e.py.)"""
     from quadsel.verify import han
-    from quadsel.verify.forcing import Forcing, arm_key, TUNED_DEFAULT_ARM
     monkeypatch.delenv("OMPI_MCA_coll", raising=False)
     monkeypatch.delenv("OMPI_MCA_coll_han_priority", raising=False)
     colls = han.collectives("openmpi", "Open MPI v5.0.11, package: Open MPI")
@@ -200,38 +199,61 @@ def test_coll_han_points_time_the_default_with_han_and_the_selection_handed_to_t
               {"quadsel": ["3", 8192, [["chain_fanout", 2]]], "default": ["default", 0]}]
     han.mark(points)
     assert all(p["han"] for p in points)
-    assert points[0]["quadsel"] == ["default", 0, [["han", 0]]]                       # tuned's own, coll/han out
-    assert arm_key(points[0]["quadsel"]) == "default (han=0)" == arm_key(TUNED_DEFAULT_ARM)
-    assert points[1]["quadsel"] == ["6", 0] and points[2]["quadsel"] == ["3", 8192, [["chain_fanout", 2]]]
+    assert [p["quadsel"] for p in points] == [["default", 0], ["6", 0], ["3", 8192, [["chain_fanout", 2]]]]
     assert han.note([{"collective": "bcast", "han": True}, {"collective": "bcast"}]).startswith(
         "coll/han: at 1 point(s) of bcast")
     assert han.note([{"collective": "bcast"}]) is None
     monkeypatch.setenv("OMPI_MCA_coll", "^han")     # the user's own decision: their default is what they run
     assert han.collectives("openmpi", "Open MPI v5.0.11") == ()
 
-    class Lib:
-        def activate(self, collective, label, seg):
-            self.seen = (collective, label, seg)
-    lib = Lib()
-    Forcing(lib, "bcast").activate(TUNED_DEFAULT_ARM)   # not a control variable: no error, the label forced
-    assert lib.seen == ("bcast", "default", 0)
 
-
-def test_coll_hans_routing_file_hands_exactly_the_deployed_collectives_to_tuned(tmp_path):
-    """targets/ompi_han.route_to_tuned, read back under Open MPI 5.0.x's rules (ompi_han.read/decide): the routed
-    collectives go to tuned on every multi-node size, the others keep coll/han; tune's tuned.env loads it with
-    coll/han on."""
-    from quadsel.targets import ompi_han
+def test_coll_hans_file_keeps_it_where_the_tree_keeps_the_default_and_routes_the_rest_to_tuned(tmp_path):
+    """The deployment across hosts (tune/hosts.ompi_files, verify/han.han_text): per ppn coll/tuned's file of the
+    member and coll/han's, read back under Open MPI 5.0.x's rules (ompi_han.read/decide): `han` at the sizes where the
+    member keeps the default, coll/tuned's scatter_allgather elsewhere, one node to coll/tuned's rule; only the global
+    level is written (coll/han's own steps keep Open MPI's defaults). A collective coll/han does not take gets none."""
     from quadsel.libraries import get
+    from quadsel.targets import ompi_han, ompi_rules
     from quadsel.tune import hosts as tune_hosts
-    text = ompi_han.route_to_tuned(["allreduce", "bcast"])
-    read = ompi_han.read(text, "han-route.rules")
-    assert read.ignored is None and not read.warnings
-    for comm, msg in ((2, 0), (4, 1), (64, 1 << 40)):
-        assert ompi_han.decide(read, [], "bcast", 2, comm, msg, msg)[0] == "tuned"
-        assert ompi_han.decide(read, [], "allreduce", 2, comm, msg, msg)[0] == "tuned"
-        assert ompi_han.decide(read, [], "reduce", 2, comm, msg, msg)[0] == "han"
-    with pytest.raises(QuadselError):
-        ompi_han.route_to_tuned(["exscan"])
-    env = tune_hosts.env_text(get("openmpi"), str(tmp_path), [], ["h"], routed=True)
+    forest = han_forest()
+    files = tune_hosts.ompi_files([forest], ("bcast", "reduce"))
+    assert sorted(files) == ["han-ppn1.rules", "han-ppn2.rules", "tuned-ppn1.rules", "tuned-ppn2.rules"]
+    for ppn in (1, 2):
+        han = ompi_han.read(files[f"han-ppn{ppn}.rules"], "han.rules")
+        assert han.ignored is None and not han.warnings
+        assert [set(levels) for _, levels in han.collectives] == [{"global_communicator"}]
+        _, tuned, ignored, _ = ompi_rules.read(files[f"tuned-ppn{ppn}.rules"], "tuned.rules")
+        rules = tuned.get(7, [])
+        for nodes, msg, want in ((2, 1024, ("han", None)), (2, 65536, ("tuned", 8)), (1, 1024, ("tuned", 6))):
+            if nodes == 1 and ppn == 1:
+                continue
+            component, rule = ompi_han.decide(han, rules, "bcast", nodes, nodes * ppn, msg, msg)
+            assert (component, rule.alg if component == "tuned" else rule) == want, (ppn, nodes, msg)
+    assert tune_hosts.ompi_files([forest], ("reduce",)).keys() == {"tuned-ppn1.rules", "tuned-ppn2.rules"}
+    env = tune_hosts.env_text(get("openmpi"), str(tmp_path), [], ["h"])
     assert "export" not in env     # nothing deployed: nothing set
+
+
+def test_the_follow_status_where_the_file_keeps_coll_han():
+    """follow._status: where the selection keeps the default on a communicator coll/han takes, the point follows when
+    coll/han's algorithm functions ran as in the forced default (the rest of the fingerprint, coll/han's steps, may
+    differ), and differs when coll/tuned ran instead; where coll/han handed the call to coll/tuned itself (one rank
+    per node) the usual rule. probe.multinode_part picks coll/han's functions out of a probe fingerprint."""
+    from quadsel.verify.follow import _status
+    from quadsel.verify.probe import multinode_part, short_name
+    assert short_name("mca_coll_han_bcast_intra") == "han_bcast_intra"
+    assert short_name("ompi_coll_base_bcast_intra_binomial") == "bcast_intra_binomial"
+    han = [None, [[0, [["han_bcast_intra", 1], ["bcast_intra_bintree", 2]]], [1, [["han_bcast_intra", 1]]]]]
+    han_other_steps = [None, [[0, [["han_bcast_intra", 1], ["bcast_intra_binomial", 1]]], [1, [["han_bcast_intra", 1]]]]]
+    tuned8 = [None, [[0, [["bcast_intra_scatter_allgather", 1]]], [1, [["bcast_intra_scatter_allgather", 1]]]]]
+    assert multinode_part(han) == [[0, [["han_bcast_intra", 1]]], [1, [["han_bcast_intra", 1]]]]
+    assert multinode_part(tuned8) == [] and multinode_part(None) == [] and multinode_part([None, None]) == []
+    arms = {"default": han, "8": tuned8}
+    assert _status("default", han_other_steps, arms, True) == ("follows", ["default"])
+    assert _status("default", tuned8, arms, True) == ("differs", ["8"])
+    assert _status("default", han_other_steps, arms, False)[0] == "differs"      # not a coll/han point: whole prints
+    assert _status("8", tuned8, arms, False) == ("follows", ["8"])
+    assert _status("8", han, arms, False) == ("differs", ["default"])
+    flat = {"default": tuned8, "8": tuned8}      # coll/han handed the call to coll/tuned: nothing tells them apart
+    assert _status("default", tuned8, flat, True) == ("indistinguishable", ["8", "default"])
+    assert _status("default", None, arms, True) == ("unchecked", [])
