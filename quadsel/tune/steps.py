@@ -81,16 +81,14 @@ def _measure(spec, folder, collective, seconds, on_progress, adaptive=False, wai
 
     from ..ingest.metadata import meta_path
     csv = folder.measurement(collective)
-    for path in (csv, meta_path(csv)):      # a measurement of someone else's is not appended to
-        folder.claim(path, MEASUREMENT)
+    for path in (csv, meta_path(csv)):      # a measurement of someone else's is not appended to; tune's own is
+        folder.claim(path, MEASUREMENT)     # recorded before it starts: a run killed while it measures (a job's
+        folder.record(path, MEASUREMENT)    # time limit, kill -9) leaves it tune's, so the rerun continues it
     while True:
         try:
             check_unlocked(folder.measurement(collective))
             done = measure(measure_spec(spec, folder, collective, adaptive), spec.np, spec.mpiexec, spec.mpiexec_args,
                            on_line=on_line, stop_after=seconds)
-            for path in (csv, meta_path(csv)):
-                if os.path.exists(path):
-                    folder.record(path, MEASUREMENT)
             return {"complete": _complete(folder.measurement(collective)), "seconds": done.seconds,
                     "stopped": done.stopped}
         except QuadselError as exc:

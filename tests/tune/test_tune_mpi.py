@@ -78,14 +78,15 @@ def test_kill_9_then_the_same_command_continues_without_measuring_again(tmp_path
                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     journal = out / "tune.json"
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:    # the first collective measured: kill -9 during the second
-        if journal.exists() and "measure:allreduce" in journal.read_text():
+    second = out / "measurements" / "barrier.csv"
+    while time.monotonic() < deadline:    # the first collective measured: kill -9 once the second has rows
+        if journal.exists() and "measure:allreduce" in journal.read_text() and second.exists() and \
+                len([l for l in second.read_text().splitlines()[1:] if l and not l.startswith("#")]) >= 1:
             break
-        time.sleep(0.2)
+        time.sleep(0.1)
     else:
         proc.kill()
-        pytest.fail("the first collective was not measured in time")
-    time.sleep(1.0)
+        pytest.fail("the second collective was not measuring in time")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert _children_gone(proc.pid), "a process tune started outlived it"   # issue 41: mpiexec and its ranks too
