@@ -9,6 +9,7 @@ communicator looks like a job of nodes x ppn ranks started alone.
 """
 
 from ..errors import QuadselError
+from . import exchange
 from ..layout import Layout, parse_layouts  # noqa: F401 (measure's layouts are quadsel.layout's)
 def _powers_and(top):
     values, v = [], 1
@@ -34,7 +35,7 @@ class NodeGroups:
         self.local_rank, local_size = local.Get_rank(), local.Get_size()
         leader = local.allreduce(world.Get_rank(), op=MPI.MIN)
         self.node_comm = local
-        table = world.allgather((leader, self.local_rank, hostname))
+        table = exchange.allgather(world, (leader, self.local_rank, hostname))
         leaders = sorted({entry[0] for entry in table})
         self.node = leaders.index(leader)
         self.leaders = leaders                                   # world rank of local rank 0 of each node

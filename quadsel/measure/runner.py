@@ -27,6 +27,7 @@ from .watchdog import Watchdog
 from ..layout import Layout
 from .layouts import NodeGroups, default_layouts
 from . import clocksync
+from . import exchange
 from .metadata import first_writes, now, open_outputs
 
 EXIT_NO_MPIT = 3   # the self-launcher then falls back to one launch per method (environment forcing)
@@ -196,7 +197,7 @@ def run(spec, planned_sweep=None):
     dtype_name, dtype_size = choose_datatype(spec)
 
     name = MPI.Get_processor_name() or socket.gethostname()
-    hosts, domains = zip(*world.allgather((name, clock_domain(name))))
+    hosts, domains = zip(*exchange.allgather(world, (name, clock_domain(name))))
     wtime_is_global = bool(world.Get_attr(MPI.WTIME_IS_GLOBAL))
     groups = NodeGroups(MPI, world, name)
     layouts = None                         # one host, no --layouts: the first n ranks, as always

@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from . import exchange
+
 
 def measure(comm, reps, warmup=50):
     clock = time.perf_counter     # CLOCK_MONOTONIC on Linux: one clock for every process of a host
@@ -52,7 +54,7 @@ def main(argv=None):
     from .timing import clock_domain, wait_quietly
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
-    domains = world.allgather(clock_domain(MPI.Get_processor_name()))
+    domains = exchange.allgather(world, clock_domain(MPI.Get_processor_name()))
     if len(set(domains)) > 1:
         if rank == 0:
             sys.stderr.write("quadsel.measure.skew: the ranks are on several hosts; their clocks differ\n")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..errors import QuadselError
 
 
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*:")   # a Python traceback's last line
 _DASHES = re.compile(r"^-{20,}\s*$")     # Open MPI frames its notices with lines of dashes
 
 
@@ -169,6 +170,8 @@ class _Job:
             sys.stderr.write("\n".join(self.held) + "\n")
         self.held = []
         if code:
-            last = errors[-1][len("Error: "):] if errors else next(
-                (line for line in reversed(self.said) if line.strip()), f"the job ended with status {code}")
+            lines = [line.strip() for line in reversed(self.said) if line.strip() and not _DASHES.match(line)]
+            last = errors[-1][len("Error: "):] if errors else next(   # a rank's exception, else its last line
+                (line for line in lines if _EXCEPTION.match(line)), lines[0] if lines else
+                f"the job ended with status {code}")
             raise MeasureFailed(f"measuring {spec.collective} failed: {last}", code, said=self.on_line is None)

@@ -25,6 +25,8 @@ def summary(library, wanted, built, judged, overall, budget_cut, measured, spec,
         "across_hosts": bool(getattr(spec, "mpiexec_args", None)),
         # the Slurm allocation tuned (measure/allocation.py): its job, nodes and tasks per node
         "allocation": spec.allocation.describe() if getattr(spec, "allocation", None) is not None else None,
+        "hosts_from": (f"the {spec.allocation.nodes} nodes of Slurm job {spec.allocation.job_id}"
+                       if getattr(spec, "hosts_from_allocation", False) else None),
     }
 
 
@@ -77,11 +79,11 @@ def _x(value):
 
 
 def markdown(s, folder, built, figures, echo, layouts=None, notes=()):
-    """`folder`: tune's Folder (its figures are written through it)."""
-    """The report: per collective the tree, the verify verdict and why, the decision maps as figures."""
+    """The report: per collective the tree, the verify verdict and why, the decision maps as figures. `folder`:
+    tune's Folder (its figures are written through it)."""
     lines = [f"# quadsel tune: {s['library_version']}", "",
              f"{len(s['deployed'])} of {len(s['collectives'])} collectives deployed; "
-             + (f"{s['np']} ranks across hosts (--mpiexec-args; this host has {os.cpu_count()} cores: on hosts that "
+             + (f"{s['np']} ranks across hosts ({s.get('hosts_from') or '--mpiexec-args'}; this host has {os.cpu_count()} cores: on hosts that "
                 "share them, as the namespace cluster's, the times are oversubscribed)" if s.get("across_hosts") else
                 f"{s['np']} ranks on {os.cpu_count()} cores")
              + ("" if s.get("across_hosts") else " (**oversubscribed**: times of more ranks than cores are the scheduler's as much as the "

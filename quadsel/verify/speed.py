@@ -27,6 +27,7 @@ from ..libraries.base import is_reduction
 from ..targets.library_call import CallModel
 from .forcing import DEFAULT_ARM, Forcing, arm_key, norm_arm, worker_main
 from ..measure.multinode import flat_dup, spans_nodes
+from ..measure import exchange
 from .han import mark
 
 WITHIN = 0.10   # "within 10 % of the best"
@@ -68,7 +69,7 @@ def run(spec):
     name = MPI.Get_processor_name()
     # across hosts: measure's timing (--timing auto there): span on clocks moved onto rank 0's by SKaMPI's offsets,
     # every call started at a common time (measure/clocksync.py), not each rank's own duration
-    timing, timing_reason = resolve_timing(spec.get("timing", "auto"), world.allgather(clock_domain(name)),
+    timing, timing_reason = resolve_timing(spec.get("timing", "auto"), exchange.allgather(world, clock_domain(name)),
                                            offsets=True)
     span = timing in ("span", "offset")
     points = [dict(p) for p in spec["points"]]

@@ -240,6 +240,18 @@ def test_allgatherv_falls_back_in_one_line_without_a_failed_launch(tmp_path):
     assert sorted(keys(out)) == sorted(("allgatherv", a, "0", "2", "1024") for a in ("1", "2"))
 
 
+@needs_openmpi
+def test_an_algorithm_forced_for_the_whole_job_that_refuses_its_size_leaves_quadsels_own_exchanges_alone(tmp_path):
+    # issue 40: allgatherv's two_proc (5) forced through the environment for a job of 4 ranks made quadsel's own
+    # world.allgather (MPI_Allgatherv) fail before anything was timed; its exchanges are point to point now
+    out = tmp_path / "agv.csv"
+    done = measure(["--np", "4", "-c", "allgatherv", "--algorithms", "default,5", "--comm-sizes", "2,4",
+                    "--msg-sizes", "8", "--rounds", "1", "--max-reps", "5", "--quiet", "-o", str(out)], timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = set(keys(out))
+    assert ("allgatherv", "5", "0", "2", "8") in found and ("allgatherv", "default", "0", "4", "8") in found
+
+
 @pytest.mark.parametrize("args,message", [
     (["-c", "bcast", "--algorithms", "1,warp_drive"], "unknown bcast algorithm 'warp_drive'"),
     (["-c", "bcast", "--comm-sizes", "2-4"], "communicator size 4 is larger than the job (2 ranks)"),
