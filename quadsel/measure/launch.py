@@ -13,6 +13,16 @@ import threading
 import time
 
 from ..errors import QuadselError, missing_extra
+
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*:")   # a Python traceback's last line
+DASHES = re.compile(r"^-{20,}\s*$")     # Open MPI frames its notices with lines of dashes
+
+
+def failure_reason(lines):
+    """Why a job failed, in one line, from what it said (its last lines last): a rank's Python exception (the last
+    line of its traceback), else its last line that is not a frame of dashes; None when it said nothing."""
+    said = [line.strip() for line in reversed(lines) if line.strip() and not DASHES.match(line)]
+    return next((line for line in said if _EXCEPTION.match(line)), said[0] if said else None)
 from ..libraries import CLASSES, get as get_library
 
 # Set in every rank by the launchers we know: Open MPI/PRRTE, PMIx (also srun --mpi=pmix), Hydra and

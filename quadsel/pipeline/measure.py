@@ -17,10 +17,9 @@ import time
 from dataclasses import dataclass
 
 from ..errors import QuadselError
+from ..measure import launch
 
 
-_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*:")   # a Python traceback's last line
-_DASHES = re.compile(r"^-{20,}\s*$")     # Open MPI frames its notices with lines of dashes
 
 
 class NeedsFullSweep(QuadselError):
@@ -130,7 +129,7 @@ class _Job:
         if self.on_line is not None:
             self.on_line(text)
             return True
-        if _DASHES.match(text):
+        if launch.DASHES.match(text):
             self.framed = not self.framed
             self.held.append(text)
             return True
@@ -141,7 +140,7 @@ class _Job:
 
     def launcher_failure(self):
         """The launcher's own notice in one line (its first sentence and its `Name: value` lines), or None."""
-        lines = [line.strip() for line in self.held if line.strip() and not _DASHES.match(line)]
+        lines = [line.strip() for line in self.held if line.strip() and not launch.DASHES.match(line)]
         if not lines:
             return None
         first = " ".join(lines[:4]).split(". ")[0].rstrip(".")
@@ -170,8 +169,6 @@ class _Job:
             sys.stderr.write("\n".join(self.held) + "\n")
         self.held = []
         if code:
-            lines = [line.strip() for line in reversed(self.said) if line.strip() and not _DASHES.match(line)]
-            last = errors[-1][len("Error: "):] if errors else next(   # a rank's exception, else its last line
-                (line for line in lines if _EXCEPTION.match(line)), lines[0] if lines else
-                f"the job ended with status {code}")
+            last = errors[-1][len("Error: "):] if errors else (   # a rank's exception, else its last line
+                launch.failure_reason(self.said) or f"the job ended with status {code}")
             raise MeasureFailed(f"measuring {spec.collective} failed: {last}", code, said=self.on_line is None)

@@ -73,8 +73,8 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, 
     env = hosts.environment(flavor, env_extra, han=han)
     done = launch.run(cmd, env, timeout=timeout, capture=True)   # Ctrl-C: the job is stopped, not orphaned
     if done.returncode != 0 or not os.path.exists(out_path):
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-        raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {tail}")
+        why = launch.failure_reason(done.stderr.splitlines()) or "it said nothing"
+        raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {why}")
     with open(out_path) as handle:
         points = json.load(handle)["points"]
     key = lambda p: (p["comm"], p["msg"]) + tuple(p.get("layout") or ())   # noqa: E731

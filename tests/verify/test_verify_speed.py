@@ -81,6 +81,22 @@ def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
                               "warnings": []}]
 
 
+def test_the_follow_check_leaves_out_an_algorithm_the_library_refuses_at_a_size(tmp_path):
+    """Issue 40: allgather's two_proc (6), chosen at 2 ranks, was forced at 4 by the follow check (every method the
+    file names, at every point: MPI_ERR_UNSUPPORTED_OPERATION, the whole check lost); libraries/fallbacks.py's
+    errors are left out per point now, every rank alike."""
+    rules = tmp_path / "allgather.rules"
+    rules.write_text("1\n0\n2\n2 1\n0 6 0 0\n4 1\n0 4 0 0\n")
+    result = CliRunner().invoke(main, ["verify", str(rules), "--np", "4", "--comm-sizes", "2,4", "--msg-sizes", "64",
+                                       "--rounds", "2", "--max-reps", "5", "--max-time", "0.05", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [p["quadsel"] for p in doc["points"]] == ["6", "4"]
+    assert "RULES CHECK FAILED" not in result.output and "fingerprint launch failed" not in result.output
+    followed = doc["rules_followed"]["counts"]
+    assert "differs" not in followed and sum(followed.values()) == 2, followed
+
+
 def test_summary_arithmetic():
     result = {"collective": "bcast", "points": [
         {"collective": "bcast", "comm": 2, "msg": 1, "default": ["default", 0], "quadsel": ["6", 0],
