@@ -29,6 +29,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--python", default=sys.executable, help="the Python whose mpi4py the ranks use")
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--keep", metavar="DIR", help="copy tune's folder here before the cluster goes")
     parser.add_argument("tune", nargs=argparse.REMAINDER, help="-- then tune's options")
     args = parser.parse_args(argv)
     options = args.tune[1:] if args.tune[:1] == ["--"] else args.tune
@@ -43,6 +44,9 @@ def main(argv=None):
         start = time.monotonic()
         done = cluster.run(argv, env=env, timeout=args.timeout)
         seconds = time.monotonic() - start
+        if args.keep and out.exists():
+            import shutil
+            shutil.copytree(out, args.keep, dirs_exist_ok=True)
         print(f"$ {' '.join(argv[:7])} -o DIR {' '.join(options)}")
         print(f"exit {done.returncode}; {seconds:.1f} s wall; load average {load:.2f} before, "
               f"{os.getloadavg()[0]:.2f} after")

@@ -28,6 +28,7 @@ BETWEEN_RULES = ("floor", "least-bad")
 COMM_TOP = INT_MAX      # the largest communicator size (MPI's int)
 MSG_TOP = INT64_MAX     # the largest message size (int64 in the decision map, the tree file and the blob)
 
+REFUSED = 1e6          # %: what the builders charge a method where the library fails the call (refused_points)
 PREFER_DEFAULT = 1e-3   # %: the default's penalty is this much lower for the builders, so that it wins every tie
 
 
@@ -175,9 +176,33 @@ def _marked(point, dmap):
     and the library default wins every tie (PREFER_DEFAULT)."""
     from .decision_map import DEFAULT_METHOD
     point = np.where(np.isnan(dmap.cost) & dmap.measured[:, :, None], point + UNMEASURED, point)
+    refused = refused_points(dmap)
+    if refused is not None:
+        point = np.where(refused, point + REFUSED, point)
     if DEFAULT_METHOD in dmap.methods:
         point[:, :, dmap.methods.index(DEFAULT_METHOD)] -= PREFER_DEFAULT
     return point
+
+
+def refused_points(dmap):
+    """(C, M, K) bool: the points where forcing the method fails the call (the measurement's `# replaced ... runs
+    error` lines: Open MPI's two_proc algorithms at another size than 2, libraries/fallbacks.py's ERROR), or None.
+    The builders charge them REFUSED: a leaf over such a point never takes the method -- its file would end the
+    application's job there, and the follow check could not force it (issue 40: allgather's two_proc, fastest at
+    1 x 2, was deployed over 2 x 2 as well)."""
+    from ..libraries.fallbacks import ERROR
+    errors = [p for p in dmap.replaced if p[5] == ERROR]
+    if not errors:
+        return None
+    rows = {int(c): i for i, c in enumerate(dmap.comm_sizes)}
+    cols = {int(m): j for j, m in enumerate(dmap.msg_sizes)}
+    methods = {(str(m.algorithm), int(m.segsize)): k for k, m in enumerate(dmap.methods)}
+    out = np.zeros(dmap.cost.shape, dtype=bool)
+    for _, algorithm, segsize, comm, msg, _ in errors:
+        i, j, k = rows.get(int(comm)), cols.get(int(msg)), methods.get((str(algorithm), int(segsize)))
+        if i is not None and j is not None and k is not None:
+            out[i, j, k] = True
+    return out if out.any() else None
 
 
 def _cells(point, comm, msg):

@@ -75,7 +75,7 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     rows, replaced = drop_replaced(rows, library, _own_files(files))
     rows = aggregate(rows)
     table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
-    table.replaced = replaced
+    table.replaced = _with_measured(replaced, files, wanted)
     return table
 
 
@@ -89,8 +89,17 @@ def _columns_table(files, notes, library, as_columns):
     cols = column_table.aggregate(cols, ~dropped)
     notes += identity.alike_methods(*_matrix(cols))
     table = ColumnTable(cols, notes, library) if as_columns else Table(cols.rows(), notes, library, aggregated=True)
-    table.replaced = replaced
+    table.replaced = _with_measured(replaced, files, None)
     return table
+
+
+def _with_measured(dropped, files, collective):
+    """The points dropped from other benchmarks' rows and those `quadsel measure` wrote as `# replaced` lines (never
+    timed): the builders must know both -- where the forced algorithm fails the call (`runs error`), a tree may not
+    choose it (decision/grid.py refused_points)."""
+    from .replaced import replaced_points
+    seen = set(dropped)
+    return list(dropped) + [p for p in replaced_points([path for path, _, _ in files], collective) if p not in seen]
 
 
 def _own_files(files):

@@ -122,7 +122,8 @@ def replaced_rows(cols, library, own_files=()):
 def replaced_note(paths, collective=None, show=6, extra=()):
     """One line for stderr / the report's notes, or None when no point was replaced. `extra`: points dropped
     from other benchmarks' rows (drop_replaced; DecisionMap.replaced)."""
-    points = replaced_points(paths, collective) + [p for p in extra if collective is None or p[0] == collective]
+    points = replaced_points(paths, collective)
+    points += [p for p in extra if (collective is None or p[0] == collective) and p not in set(points)]
     if not points:
         return None
     shown = "; ".join(f"{c} {a}{f'/seg{s}' if s else ''} at comm {n} msg {m} runs {r}"

@@ -317,7 +317,7 @@ def test_repeats_are_no_more_certain_than_their_disagreement_nor_than_their_own_
     assert _se(pooled) == pytest.approx(max(spread / n ** 0.5, within), rel=1e-9, abs=1e-12)
     # runs that disagree by more than their calls' noise: the disagreement decides, not the number of calls
     many = aggregate([m(time=t, stddev=s, reps=r * 1000) for t, s, r in runs])[0]
-    assert _se(many) >= spread / n ** 0.5 * (1 - 1e-9)
+    assert _se(many) >= spread / n ** 0.5 * (1 - 1e-9) - 1e-12     # (a spread of rounding error: within it)
 
 
 def test_aggregate_keeps_single_rows_and_drops_unknown_rep_sums():
