@@ -176,6 +176,14 @@ def replacement(library, collective, label, call):
     return replacements(library, collective, label, [call])[0]
 
 
+def fails(library, collective, label, segsize, comm_size, msg):
+    """Does the library fail the call (ERROR: Open MPI's two_proc algorithms at another size than 2) when `label`
+    is forced for `msg` bytes per rank at `comm_size` ranks? Measure leaves those points untimed (its `# replaced`
+    lines); verify times no arm there and the follow check forces none there: one such call ends the whole job."""
+    call = Call(comm_size, max(1, msg), 1, segsize=segsize)
+    return replacement(library, collective, str(label), call) == ERROR
+
+
 def replacements(library, collective, label, calls):
     """[replacement(library, collective, label, call) for call in calls], each fallback's condition asked of the
     calls still at its algorithm (ingest/replaced.py asks it of every point of a sweep)."""

@@ -10,6 +10,7 @@ from ..errors import QuadselError
 from ..layout import Layout
 from ..measure import launch
 from ..libraries import detect, get as get_library, label_of
+from ..libraries.fallbacks import fails
 from ..targets.library_call import CallModel, verify_type_size
 from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
@@ -63,8 +64,9 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
             if measurements is not None:
                 best = measurements.get((n, m) + layout) or measurements.get((n, m))
                 candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
-            else:
-                candidates = all_methods
+            else:          # every method of the tree, but one the library fails at this size (fallbacks.fails)
+                candidates = None if all_methods is None else [
+                    a for a in all_methods if not fails(library, sel.collective, a[0], a[1], n, m)]
             points.append({"collective": sel.collective, "comm": n, "msg": m, "type_size": type_size,
                            "default": json_arm(DEFAULT_ARM),
                            "quadsel": json_arm(chosen.arm()), "candidates": candidates, "rule": chosen.rule,

@@ -108,18 +108,9 @@ def _observe(comm, call, traffic, probe):
     return [base, [[rank, part] for rank, part in enumerate(seen)]] if comm.Get_rank() == 0 else None
 
 
-def refuses(library, collective, arm, comm_size, msg):
-    """Does the library fail the call (MPI_ERR_UNSUPPORTED_OPERATION: Open MPI's two_proc algorithms on another
-    size than 2) when `arm` is forced at (comm_size, msg)? libraries/fallbacks.py's ERROR; measure leaves those
-    points untimed (its `# replaced` lines), and the identification of the default's algorithm skips them, every rank
-    alike: forcing one would end the job."""
-    from ..libraries import fallbacks
-    call = fallbacks.Call(comm_size, max(1, msg), 1, segsize=arm[1])
-    return fallbacks.replacement(library.name, collective, str(arm[0]), call) == fallbacks.ERROR
-
-
 def run(spec):
     from mpi4py import MPI
+    from ..libraries.fallbacks import fails
     from ..libraries import open_library
     from ..measure.mpit import MPIT
     from ..measure.timing import wait_quietly
@@ -170,7 +161,7 @@ def run(spec):
                     if call is None:   # the probe alone: the collective with measure's own call
                         call = _calls(MPI, collective, m, "traffic", None, n)
                     for name, comm in arms.items():
-                        if arm_of[name] is not None and refuses(library, collective, arm_of[name], n, m):
+                        if arm_of[name] is not None and fails(library.name, collective, arm_of[name][0], arm_of[name][1], n, m):
                             continue     # an algorithm the library refuses at this size (an error, not a fallback)
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
                             forcing.activate(arm_of[name])

@@ -36,3 +36,14 @@ def test_a_refused_method_is_never_chosen_where_it_fails(tmp_path_factory, two_p
     for n in (4, 8):
         for m in MSGS:
             assert fn.query(n, m).algorithm != "6", (n, m, leaves)
+
+
+def test_verify_times_no_arm_where_the_library_fails_the_call(tmp_path):
+    """verify's best arm without --measurements tries every method of the tree: not one the library fails at the
+    point (it ended the timing job of a 2 x 2 Slurm tune: allgather's two_proc at 4 ranks)."""
+    from quadsel.verify.command import plan
+    _csv(tmp_path / "m.csv", 5.0, 1.0)
+    assert CliRunner().invoke(main, ["build", str(tmp_path / "m.csv"), "-o", str(tmp_path / "t.json")]).exit_code == 0
+    points = plan(DecisionFunction.load(tmp_path / "t.json"), "openmpi", 8, comm_sizes=[2, 4, 8], msg_sizes=[64])
+    arms = {p["comm"]: {c[0] for c in p["candidates"]} for p in points}
+    assert arms[2] == {"4", "6", "default"} and arms[4] == arms[8] == {"4", "default"}, arms
