@@ -83,8 +83,9 @@ def skipped_estimate(dmap):
     interpolated log-log along the message axis (as decision_map.interpolate_message_axis fills a point) against
     the point's best measured choice. `beyond`: above its largest (below its smallest) measured size s of the row
     -- an adaptive run prunes a method from the size where it falls far behind, often to the row's end -- its time
-    at s grown to this size as it grows in the nearest rows that have it at both sizes (`row_growth`), against the
-    point's best; where no row has both, its ratio to the best at s, held. scoring_cube never charges `beyond` less
+    at s grown to this size as it grows in the nearest rows that have it at both sizes (`row_growth`), or its ratio
+    to the best at s held, whichever is lower (the adaptive plan skips a pair only when each of its predictions puts
+    it far behind: the lower one is what the plan itself expected). scoring_cube never charges `beyond` less
     than the worst measured at the point: beyond its sizes nothing says the method runs as it did, but where a run
     measured only the winner and one method beside it the worst measured is ~0, and a tree that chose a pruned
     method there would win by it."""
@@ -110,7 +111,7 @@ def skipped_estimate(dmap):
         at_nearest = np.take_along_axis(time, nearest, axis=1)
         growth = row_growth(np.log(time), nearest, outside)
         best_there = np.take_along_axis(np.broadcast_to(best, time.shape), nearest, axis=1)
-        held = np.where(np.isnan(growth), at_nearest / best_there, at_nearest * np.exp(growth) / best)
+        held = np.fmin(at_nearest / best_there, at_nearest * np.exp(growth) / best)
     return between, np.where(outside, np.maximum((held - 1.0) * 100.0, 0.0), np.nan)
 
 
