@@ -9,6 +9,8 @@ held-out points. The budget with the least mean over the folds is chosen, the sm
 (decision/budget_rule.py has the other rules). docs/methodology.md records the evidence.
 """
 
+import warnings
+
 import numpy as np
 
 from .budget_rule import DEFAULT_RULE, choose, rescaled, rule_of
@@ -55,10 +57,11 @@ def held_out_penalty(dmap, fn, test, cube):
 
 def scoring_cube(cube, dmap):
     """The penalty cube with the library default as one more method (the worst where it was not measured), and
-    a method not measured at a measured point between two sizes of its row where it was (a pair an adaptive
-    measurement skipped, docs/measure.md) charged its time interpolated there (`skipped_estimate`) instead of the
-    worst measured there: the held-out score of a tree that chooses it is then neither the slowest method's nor
-    its own luck (docs/methodology.md, "The leaf budget")."""
+    a method not measured at a measured point where it was measured elsewhere in its row (a pair an adaptive
+    measurement skipped, docs/measure.md) charged by `skipped_estimate`: between two of its measured message sizes
+    its time interpolated there instead of the worst measured there, beyond them the larger of the worst measured
+    there and its time extrapolated from its nearest measured size. The held-out score of a tree that chooses it
+    is then neither the slowest method's nor its own luck (docs/methodology.md, "Pairs a measurement skipped")."""
     worst = np.nanmax(np.where(np.isnan(cube), -np.inf, cube), axis=2)
     if dmap.default_cost is None:
         default = worst
@@ -68,30 +71,73 @@ def scoring_cube(cube, dmap):
             default = (dmap.default_cost - best) / best * 100.0
         default = np.where(np.isnan(default), worst, default)
     out = np.concatenate([cube, default[:, :, None]], axis=2)
-    estimate = skipped_estimate(dmap)
-    return np.where(np.isnan(estimate), out, estimate)
+    between, beyond = skipped_estimate(dmap)
+    out = np.where(np.isnan(between), out, between)
+    return np.where(np.isnan(beyond), out, np.fmax(out, beyond))
 
 
 def skipped_estimate(dmap):
-    """(C, M, K + 1) penalty % of every method (and the library default, last) where it was not measured at a
-    measured point but was at a smaller and a larger message size of the same communicator size: its time
+    """(between, beyond): (C, M, K + 1) penalty % of every method (and the library default, last) at a measured
+    point where it was not measured, NaN elsewhere (measured, filled, or never measured in that communicator size's
+    row). `between`: where it was measured at a smaller and a larger message size of the row, its time
     interpolated log-log along the message axis (as decision_map.interpolate_message_axis fills a point) against
-    the point's best measured choice; NaN elsewhere (measured, filled, or outside its measured sizes: no
-    extrapolation)."""
+    the point's best measured choice. `beyond`: above its largest (below its smallest) measured size s of the row
+    -- an adaptive run prunes a method from the size where it falls far behind, often to the row's end -- its time
+    at s grown to this size as it grows in the nearest rows that have it at both sizes (`row_growth`), or its ratio
+    to the best at s held, whichever is lower (the adaptive plan skips a pair only when each of its predictions puts
+    it far behind: the lower one is what the plan itself expected). scoring_cube never charges `beyond` less
+    than the worst measured at the point: beyond its sizes nothing says the method runs as it did, but where a run
+    measured only the winner and one method beside it the worst measured is ~0, and a tree that chose a pruned
+    method there would win by it."""
     from .decision_map import interpolate_message_axis
     default = dmap.default_cost if dmap.default_cost is not None else np.full(dmap.shape, np.nan)
     cost = np.concatenate([dmap.cost, default[:, :, None]], axis=2)
     known = ~np.isnan(cost)
-    index = np.arange(cost.shape[1])[None, :, None]
-    seen_below = np.maximum.accumulate(np.where(known, index, -1), axis=1) >= 0
-    seen_above = np.flip(np.maximum.accumulate(np.flip(known, axis=1), axis=1), axis=1)
-    skipped = ~known & seen_below & seen_above & ~dmap.filled[:, :, None]
+    n = cost.shape[1]
+    index = np.arange(n)[None, :, None]
+    below = np.maximum.accumulate(np.where(known, index, -1), axis=1)       # its measured size at or below
+    above = np.flip(np.minimum.accumulate(np.flip(np.where(known, index, n), axis=1), axis=1), axis=1)
+    skipped = ~known & dmap.measured[:, :, None]
+    inside = skipped & (below >= 0) & (above < n)
+    outside = skipped & ((below >= 0) != (above < n))
+    nothing = np.full(cost.shape, np.nan)
     if not skipped.any():
-        return np.full(cost.shape, np.nan)
+        return nothing, nothing
     best = dmap.reference_cost()[:, :, None]
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = np.maximum((interpolate_message_axis(cost, dmap.msg_sizes) - best) / best * 100.0, 0.0)
-    return np.where(skipped, estimate, np.nan)
+        time = np.where(known | inside, interpolate_message_axis(cost, dmap.msg_sizes), np.nan)
+        between = np.where(inside, np.maximum((time / best - 1.0) * 100.0, 0.0), np.nan)
+        nearest = np.clip(np.where(below >= 0, below, above), 0, n - 1)
+        at_nearest = np.take_along_axis(time, nearest, axis=1)
+        growth = row_growth(np.log(time), nearest, outside)
+        best_there = np.take_along_axis(np.broadcast_to(best, time.shape), nearest, axis=1)
+        held = np.fmin(at_nearest / best_there, at_nearest * np.exp(growth) / best)
+    return between, np.where(outside, np.maximum((held - 1.0) * 100.0, 0.0), np.nan)
+
+
+def row_growth(log_time, nearest, wanted):
+    """(C, M, K) how much a method's log time grows from message size index `nearest` to each size in the nearest
+    communicator sizes (rows) that have it at both (`log_time`: measured or interpolated within the row's measured
+    sizes; the mean of the two rows at equal distance): the adaptive plan's "its growth at comm size" prediction.
+    NaN where no row has both; computed where `wanted`."""
+    rows = log_time.shape[0]
+    growth = np.full(log_time.shape, np.nan)
+    for distance in range(1, rows):
+        if not np.isnan(growth[wanted]).any():
+            break
+        found = []
+        for shift in (distance, -distance):
+            other = np.full(log_time.shape, np.nan)
+            if shift > 0:
+                other[:-shift] = log_time[shift:]
+            else:
+                other[-shift:] = log_time[:shift]
+            found.append(other - np.take_along_axis(other, nearest, axis=1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # neither row has both sizes
+            step = np.nanmean(np.stack(found), axis=0)
+        growth = np.where(np.isnan(growth) & wanted, step, growth)
+    return growth
 
 
 class Ladder:

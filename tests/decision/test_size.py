@@ -85,3 +85,48 @@ def test_an_axis_too_short_for_the_stride_is_halved():
     masks = size.folds(small, 3)
     assert len(masks) == 3 + 2                                # 9 message sizes in thirds, 4 communicator sizes halved
     assert [m.sum() for m in masks[3:]] == [2 * 9, 2 * 9]
+
+
+def test_a_pair_skipped_to_the_end_of_its_row_is_charged_its_own_penalty_held():
+    """An adaptive run prunes a method from the size where it falls far behind to the row's end, measuring the
+    winner and one method beside it: the worst measured there is then ~0, and a fold's tree that chose the pruned
+    method would win by it. Beyond its measured sizes its penalty at the nearest one is held (never less than the
+    worst measured); between two of them its time is interpolated; a method never measured in the row keeps the
+    worst measured."""
+    from quadsel.decision.decision_map import Method, map_from_cube, penalty_cube
+    nan = np.nan
+    # one communicator size, 5 message sizes; "1" pruned after 2 sizes (3x the best), "3" skipped at the middle one,
+    # "4" never measured in the row (another row has it)
+    row = [[1.0, 3.0, 2.0, nan], [2.0, 6.0, 4.0, nan], [4.0, nan, nan, nan], [8.0, nan, 12.0, nan],
+           [16.0, nan, 20.0, nan]]
+    cost = np.array([row, [[1.0, nan, 1.0, 1.0]] * 5])      # no other row has "2": its ratio is held
+    dmap = map_from_cube("bcast", np.array([2, 4]), 2 ** np.arange(5), [Method(str(k), 0) for k in (1, 2, 3, 4)], cost)
+    between, beyond = size.skipped_estimate(dmap)
+    assert between[0, 2, 2] == pytest.approx((48 ** 0.5 / 4 - 1) * 100)   # "3": log-log between 4 and 12 µs
+    assert np.isnan(beyond[0, 2, 2]) and np.isnan(between[0, 2, 1])
+    assert beyond[0, 2:, 1] == pytest.approx([200.0] * 3)    # "2": 3x the best at 2 B, held to the row's end
+    assert np.isnan(between[0, :, 3]).all() and np.isnan(beyond[0, :, 3]).all()
+    cube = size.scoring_cube(penalty_cube(dmap), dmap)
+    assert cube[0, 2, 1] == pytest.approx(200.0)             # not the worst measured at 4 B (0: "1" alone)
+    assert cube[0, 3, 1] == pytest.approx(200.0) and cube[0, 3, 3] == pytest.approx(50.0)   # "4": the worst measured
+    assert not np.isnan(cube).any()
+
+
+def test_a_pruned_method_closing_the_gap_in_another_row_is_charged_as_it_closes_there():
+    """The pipeline case: "b" is 5x the best at small messages and wins at large ones. A row where it was pruned
+    after its small sizes is charged, beyond them, its ratio changed as it changes in the nearest row that measured
+    it at both sizes (its time there falls from 5 to 2 us while a's doubles: a tie), not its small-message ratio held."""
+    from quadsel.decision.decision_map import Method, map_from_cube, penalty_cube
+    nan = np.nan
+    a = [1.0, 2.0, 4.0, 8.0]
+    pruned = [[t, b] for t, b in zip(a, [5.0, 10.0, nan, nan])]
+    measured = [[t, b] for t, b in zip(a, [5.0, 5.0, 2.0, 4.0])]
+    dmap = map_from_cube("bcast", np.array([2, 4, 8]), 2 ** np.arange(4), [Method("a", 0), Method("b", 0)],
+                         np.array([pruned, measured, pruned]))
+    _, beyond = size.skipped_estimate(dmap)
+    # rows 2 and 8: b at 2 B is 10 us, 5x a's; in row 4 b's time goes 5 -> 2 -> 4 us: 10 x 2 / 5 = 4 us at 4 B (a: 4),
+    # 10 x 4 / 5 = 8 us at 8 B (a: 8)
+    assert beyond[[0, 2], 2, 1] == pytest.approx([0.0, 0.0])
+    assert beyond[[0, 2], 3, 1] == pytest.approx([0.0, 0.0])
+    cube = size.scoring_cube(penalty_cube(dmap), dmap)
+    assert cube[0, 2, 1] == pytest.approx(0.0)               # the worst measured there is a's own 0
