@@ -21,3 +21,13 @@ def allgather(comm, value):
         return values
     comm.send(value, dest=0, tag=_TAG)
     return comm.recv(source=0, tag=_TAG)
+
+
+def gather(comm, value, root=0):
+    """[value of every rank] on `root`, None elsewhere, by sends (the verify follow check's fingerprints: they are
+    gathered on the communicator whose collective is forced, gather's own included)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if rank != root:
+        comm.send(value, dest=root, tag=_TAG + 1)
+        return None
+    return [value if r == root else comm.recv(source=r, tag=_TAG + 1) for r in range(size)]
