@@ -48,14 +48,16 @@ def build_from_groups(groups, collective, build_one, table=None, provenance=None
 
 
 def merge_identical(layers):
-    """Adjacent layers whose trees decide identically at every size are one layer (the higher ppn bound, the
-    lower layer's tree: the same answers)."""
+    """Adjacent layers whose trees decide identically at every size are one layer (the higher ppn bound; the tree
+    measured at more communicator sizes, the lower layer's on equal counts: the same answers either way, but verify
+    takes the layouts to check from the kept tree's sizes -- keeping ppn 1's tree of 2 ranks lost 2 x 2 there)."""
     out = []
     for layer in layers:
         if out and same_decisions(out[-1].tree, layer.tree):
             prev = out[-1]
+            tree = layer.tree if len(layer.tree.comm_sizes) > len(prev.tree.comm_sizes) else prev.tree
             out[-1] = Layer(layer.ppn, prev.measured_ppn + layer.measured_ppn,
-                            tuple(sorted(set(prev.nodes) | set(layer.nodes))), prev.tree)
+                            tuple(sorted(set(prev.nodes) | set(layer.nodes))), tree)
         else:
             out.append(layer)
     return out

@@ -189,3 +189,26 @@ def test_files_without_layout_columns_build_mains_tree_byte_for_byte(tmp_path_fa
         outputs[name] = (run.stdout, trees)
     assert outputs["here"] == outputs["main"]
     assert len(outputs["here"][1]) == 3 * len(shapes)
+
+
+def test_merged_layers_keep_the_tree_of_more_sizes_so_every_measured_layout_is_verified(tmp_path):
+    """Issue 40: on a 2 x 2 allocation the ppn-1 and ppn-2 trees of MPICH's bcast decided alike and merged into
+    ppn 1's tree (2 ranks only); verify takes the layouts from the kept tree's sizes and left 2 x 2 out."""
+    from click.testing import CliRunner
+    from quadsel.cli import main
+    from quadsel.decision.decision_function import DecisionFunction
+    from quadsel.decision.layouts import Layer, merge_identical
+
+    def tree(comms, name):
+        lines = ["collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps"]
+        lines += [f"bcast,{alg},0,{n},{m},{t},0.1,20" for n in comms for m in (8, 65536)
+                  for alg, t in (("default", 10.0), ("1", 5.0))]
+        (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
+        done = CliRunner().invoke(main, ["build", str(tmp_path / f"{name}.csv"), "--extrapolate", "-o",
+                                         str(tmp_path / f"{name}.json")])
+        assert done.exit_code == 0, done.output
+        return DecisionFunction.load(tmp_path / f"{name}.json").size_tree
+    one, two = tree([2], "ppn1"), tree([2, 4], "ppn2")
+    merged = merge_identical([Layer(1, (1,), (2,), one), Layer(2, (2,), (1, 2), two)])
+    assert len(merged) == 1 and merged[0].measured_ppn == (1, 2) and merged[0].nodes == (1, 2)
+    assert list(merged[0].tree.comm_sizes) == [2, 4]
