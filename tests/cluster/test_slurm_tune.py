@@ -8,12 +8,11 @@ what the run must show whatever the timing."""
 
 import csv
 import json
-import os
 import time
 
 import pytest
 
-from netns_helpers import REPO, job_env, library_python
+from netns_helpers import job_env, python_of
 from quadsel.testbed.slurm import SlurmCluster, unavailable
 
 REASON = unavailable()
@@ -30,13 +29,6 @@ def slurm():
         yield cluster
 
 
-def _python(flavor):
-    python = library_python(flavor)
-    if python is None:
-        pytest.skip(f"no Python with mpi4py on {flavor}")
-    return python
-
-
 def _rows(path):
     """Data rows; a last line torn by a kill (no newline yet) is not one."""
     with open(path, newline="") as handle:
@@ -46,7 +38,7 @@ def _rows(path):
 
 @pytest.mark.parametrize("flavor", ["openmpi", "mpich"])
 def test_tune_inside_salloc_tunes_both_nodes_with_no_launcher_option(slurm, flavor, tmp_path):
-    python = _python(flavor)
+    python = python_of(flavor)
     out = tmp_path / "deploy"
     done = slurm.run(["salloc", "-N2", "--ntasks-per-node=2", python, "-m", "quadsel", "tune", "-o", str(out), *TUNE],
                      env=job_env(ROOT_OK), timeout=600)
@@ -71,7 +63,7 @@ def test_tune_inside_salloc_tunes_both_nodes_with_no_launcher_option(slurm, flav
 
 
 def test_np_that_contradicts_the_allocation_is_refused(slurm, tmp_path):
-    done = slurm.run(["salloc", "-N2", "--ntasks-per-node=2", _python("openmpi"), "-m", "quadsel", "tune", "--np",
+    done = slurm.run(["salloc", "-N2", "--ntasks-per-node=2", python_of("openmpi"), "-m", "quadsel", "tune", "--np",
                       "2", "-o", str(tmp_path / "x"), *TUNE], env=job_env(ROOT_OK), timeout=120)
     errors = [line for line in done.stderr.splitlines() if not line.startswith("salloc:")]
     assert done.returncode == 2 and len(errors) == 1, done.stderr
@@ -81,7 +73,7 @@ def test_np_that_contradicts_the_allocation_is_refused(slurm, tmp_path):
 
 def test_measure_launched_by_srun_measures_the_jobs_layouts(slurm, tmp_path):
     out = tmp_path / "b.csv"
-    done = slurm.run(["srun", "-N2", "--ntasks-per-node=2", "--mpi=pmix", _python("openmpi"), "-m", "quadsel",
+    done = slurm.run(["srun", "-N2", "--ntasks-per-node=2", "--mpi=pmix", python_of("openmpi"), "-m", "quadsel",
                       "measure", "-c", "bcast", "--msg-sizes", "8", "--max-time", "0.05", "--max-reps", "5",
                       "-o", str(out)], env=job_env(ROOT_OK), timeout=300)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
@@ -90,7 +82,7 @@ def test_measure_launched_by_srun_measures_the_jobs_layouts(slurm, tmp_path):
 
 def test_the_sbatch_job_cancelled_and_submitted_again_continues_without_measuring_again(slurm, tmp_path,
                                                                                            monkeypatch):
-    python = _python("openmpi")
+    python = python_of("openmpi")
     for name, value in job_env(ROOT_OK).items():      # sbatch passes the submitter's environment to the job
         monkeypatch.setenv(name, value)
     out = tmp_path / "deploy"
@@ -124,4 +116,4 @@ def test_the_sbatch_job_cancelled_and_submitted_again_continues_without_measurin
     assert len(keys) == len(set(keys))                                 # no point measured twice
     assert {(int(r["nodes"]), int(r["ppn"])) for r in after} == LAYOUTS
     assert text.strip().splitlines()[-1].startswith(("deploy:", "do not deploy:"))
-    assert (out / "tuned.env").exists() and str(REPO)
+    assert (out / "tuned.env").exists()
