@@ -64,14 +64,20 @@ def test_a_file_the_library_does_not_follow_is_not_deployed_and_fails(tmp_path, 
     assert "DIFFERS: bcast comm 2 msg 65536: selected 6 binomial, library ran 1 basic_linear" in result.stdout
 
 
+def _verify_rules(tmp_path, name, text, *args):
+    """(verify's JSON document, its output) of a hand-written Open MPI rules file `text`, with verify's `args`."""
+    rules = tmp_path / name
+    rules.write_text(text)
+    result = CliRunner().invoke(main, ["verify", str(rules), *args, "--rounds", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), result.output
+
+
 @needs_openmpi
 def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
     rules = tmp_path / "bcast.rules"
-    rules.write_text("1\n7\n1\n2 2\n0 6 0 0\n65536 3 0 8192\n")
-    result = CliRunner().invoke(main, ["verify", str(rules), "--np", "2", "--comm-sizes", "2", "--msg-sizes", "1K,64K",
-                                       "--rounds", "2", "--max-reps", "10", "--max-time", "0.1", "--json"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc, _ = _verify_rules(tmp_path, "bcast.rules", "1\n7\n1\n2 2\n0 6 0 0\n65536 3 0 8192\n", "--np", "2",
+                           "--comm-sizes", "2", "--msg-sizes", "1K,64K", "--max-reps", "10", "--max-time", "0.1")
     assert [p["quadsel"] for p in doc["points"]] == ["6", "3/seg8192"]
     assert all(p["best_us"] is None and p["rule"].startswith(str(rules)) for p in doc["points"])
     assert doc["summary"]["bcast"]["within_10pct_of_best"] is None
@@ -81,18 +87,15 @@ def test_verify_a_hand_written_rules_file_end_to_end(tmp_path):
                               "warnings": []}]
 
 
+@needs_openmpi
 def test_the_follow_check_leaves_out_an_algorithm_the_library_refuses_at_a_size(tmp_path):
     """Issue 40: allgather's two_proc (6), chosen at 2 ranks, was forced at 4 by the follow check (every method the
     file names, at every point: MPI_ERR_UNSUPPORTED_OPERATION, the whole check lost); libraries/fallbacks.py's
     errors are left out per point now, every rank alike."""
-    rules = tmp_path / "allgather.rules"
-    rules.write_text("1\n0\n2\n2 1\n0 6 0 0\n4 1\n0 4 0 0\n")
-    result = CliRunner().invoke(main, ["verify", str(rules), "--np", "4", "--comm-sizes", "2,4", "--msg-sizes", "64",
-                                       "--rounds", "2", "--max-reps", "5", "--max-time", "0.05", "--json"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc, output = _verify_rules(tmp_path, "allgather.rules", "1\n0\n2\n2 1\n0 6 0 0\n4 1\n0 4 0 0\n", "--np", "4",
+                                "--comm-sizes", "2,4", "--msg-sizes", "64", "--max-reps", "5", "--max-time", "0.05")
     assert [p["quadsel"] for p in doc["points"]] == ["6", "4"]
-    assert "RULES CHECK FAILED" not in result.output and "fingerprint launch failed" not in result.output
+    assert "RULES CHECK FAILED" not in output and "fingerprint launch failed" not in output
     followed = doc["rules_followed"]["counts"]
     assert "differs" not in followed and sum(followed.values()) == 2, followed
 
