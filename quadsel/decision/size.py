@@ -120,6 +120,15 @@ def row_growth(log_time, nearest, wanted):
     communicator sizes (rows) that have it at both (`log_time`: measured or interpolated within the row's measured
     sizes; the mean of the two rows at equal distance): the adaptive plan's "its growth at comm size" prediction.
     NaN where no row has both; computed where `wanted`."""
+    growth = np.full(log_time.shape, np.nan)
+    methods = np.flatnonzero(wanted.any(axis=(0, 1)))    # only the methods some point wants: a few of dozens
+    if methods.size == 0:
+        return growth
+    growth[:, :, methods] = _row_growth(log_time[:, :, methods], nearest[:, :, methods], wanted[:, :, methods])
+    return growth
+
+
+def _row_growth(log_time, nearest, wanted):
     rows = log_time.shape[0]
     growth = np.full(log_time.shape, np.nan)
     for distance in range(1, rows):
