@@ -59,6 +59,13 @@ def main(argv=None):
         for name, step in steps.items():
             if isinstance(step, dict) and step.get("seconds") is not None:
                 print(f"  {name:28s} {step['seconds']:8.1f} s")
+        for label in ("first", "pruned"):     # inside each verify: the timing jobs and the follow check
+            path = out / "verify" / f"{label}.json"
+            if path.exists():
+                doc = json.load(open(path))
+                split = (doc.get("statistics") or {}).get("seconds") or {}
+                print(f"  verify {label}: {', '.join(doc.get('summary') or {})}: timing {split.get('timing')} s, "
+                      f"follow check {split.get('check')} s")
         summary = steps.get("summary", {})
         print("allocation:", summary.get("allocation"))
         for coll, verdict in sorted(summary.get("per_collective", {}).items()):

@@ -119,3 +119,18 @@ def like_a_terminal():
     import signal
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def verified_again(out, journal=None):
+    """The verify runs tune made: "first", and "pruned" when pruning changed a tree (only those are verified
+    again, tune/run.py); the second's collectives are the ones whose trees pruning changed."""
+    import json
+    journal = journal or json.loads((out / "tune.json").read_text())
+    again = (out / "verify" / "pruned.json").exists()
+    assert again == ("verify:pruned" in journal["steps"])
+    if again:
+        first = json.loads((out / "verify" / "first.json").read_text())
+        second = json.loads((out / "verify" / "pruned.json").read_text())
+        slower = {p["collective"] for p in first["points"] if p["verdict"] == "slower"}
+        assert set(second["summary"]) <= slower and set(second["summary"]) <= set(first["summary"])
+    return ["first", "pruned"] if again else ["first"]

@@ -91,6 +91,14 @@ def _collective(rows, collective):
     return wanted
 
 
+def as_written(built, library):
+    """`built` as `library`'s file carries it (targets/written.py: one method per communicator cell where the
+    library matches on no message size), scored again when that differs: what tune deploys, verifies and reports."""
+    from ..targets.written import as_written as written
+    fn = written(built.fn, library)
+    return built if fn is built.fn else _scored(fn, built.maps)
+
+
 def _scored(fn, maps):
     """The Built of `fn`: every map scored by the layer its ppn selects, pooled."""
     import numpy as np

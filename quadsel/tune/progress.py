@@ -11,8 +11,9 @@ through `message`: on a terminal the live line is cleared, the message printed, 
 
 The ETA adds up the plan that is left: the current measurement's remaining share at its own rate (the points
 `quadsel measure` reports, measure/progress.py's QUADSEL_PROGRESS_REPORT lines), the collectives not measured
-yet at the rate per method measured so far, and both verify runs (the second as long as the first once that
-ran; before, VERIFY_SHARE of the measuring time). It is a range, not one number (Plan.eta_range): collectives
+yet at the rate per method measured so far, and both verify runs (before the first ran, VERIFY_SHARE of the
+measuring time; the second verifies only the collectives pruning changed: between none and all of the first's
+time until pruning says how many, then the first's time per collective times their number). It is a range, not one number (Plan.eta_range): collectives
 differ in rate (an adaptive run measures more where the decision changes), and the display says so.
 """
 
@@ -45,6 +46,7 @@ class Plan:
         self.verify_seconds = []              # each finished verify run
         self.verify_left = 2
         self.verify_started = None
+        self.verify_share = None              # the second verify's share of the first's collectives, once known
 
     def elapsed(self):
         return self.now() - self.started
@@ -109,8 +111,9 @@ class Plan:
                 return None
             left += rate * waiting
         if self.verify_left:
-            if self.verify_seconds:
-                one = self.verify_seconds[-1]
+            if self.verify_seconds:      # only the second is left: it verifies what pruning changed
+                share = self.verify_share if self.verify_share is not None else (0.0 if verify_factor < 1 else 1.0)
+                one = self.verify_seconds[-1] * share
             elif rate is not None or self.measure_weight:
                 one = verify_factor * VERIFY_SHARE * (self.measure_seconds + (rate or 0) * sum(self.weights.values()))
             else:

@@ -3,6 +3,7 @@ again, and only what is worth it deployed (docs/tune.md)."""
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -136,11 +137,17 @@ def _run(spec, library, dep, wanted, plan, display, folder, left_out):
     mpich_base = _mpich_base(library)
     first = _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, "first", display)
     pruned = steps.prune(fns, folder("verify", "first.json"), lambda text: echo(f"tune: prune: {text}"))
-    second = _verified_round(spec, folder, journal, dep, pruned, measurements, mpich_base, "pruned", display)
-    judged = verdict.judge(second, spec.min_gain, spec.busy_ok)
-    for coll, j in verdict.judge(first, spec.min_gain, spec.busy_ok).items():   # not followed before pruning: never deployed
-        if any(d.get("collective") == coll for d in first["statistics"]["proof"]["differs"]) and coll in judged:
-            judged[coll].deploy, judged[coll].why = False, j.why + " (first verify)"
+    # verified again: only what pruning changed (a tree it left as it was keeps the first verify's evidence)
+    changed = [p for p, fn in zip(pruned, fns) if p is not fn]
+    display.plan.verify_share = len(changed) / len(fns)
+    second = _verified_round(spec, folder, journal, dep, changed, measurements, mpich_base, "pruned", display) \
+        if changed else None
+    if not changed:     # an earlier run's second verify (other settings) is not this run's: it goes
+        journal.forget("verify:pruned")
+        for name in [n for n in list(folder.journal.written) if n.startswith(os.path.join("verify", "pruned."))]:
+            folder.remove(folder(name))
+        display.plan.end_verify(ran=False)
+    judged = verdict.judge_rounds(first, second, spec.min_gain, spec.busy_ok)
     final = [fn for fn in pruned if judged.get(fn.collective) and judged[fn.collective].deploy]
     skipped = []
     header = [f"quadsel tune for {library.version}: {len(final)} of {len(wanted)} collectives tuned",
@@ -164,11 +171,11 @@ def _run(spec, library, dep, wanted, plan, display, folder, left_out):
         folder.write(folder("tuned.env"), deploy.env_text(env, header + _alternative(dep, files)))
     overall = verdict.overall(judged)
     summary = report.summary(library, wanted, built, judged, overall, budget_cut, measured, spec, plan.elapsed(),
-                             left_out, {"first": first, "pruned": second})
-    layouts = (second.get("statistics") or {}).get("layouts")
+                             left_out, {"first": first, "pruned": second} if second else {"first": first})
+    last = verdict.final_document(first, second)      # each collective's last verify
     from ..verify.han import note as han_note     # Open MPI across hosts: whose default the gains are against
-    folder.write(folder("report.md"), report.markdown(summary, folder, built, spec.figures, echo, layouts,
-                                                      [han_note(second.get("points") or [])]))
+    folder.write(folder("report.md"), report.markdown(summary, folder, built, spec.figures, echo,
+                                                      last["layouts"], [han_note(last["points"])]))
     journal.finish("summary", [], **summary)
     return summary
 
@@ -227,9 +234,11 @@ def _verified_round(spec, folder, journal, dep, fns, measurements, mpich_base, l
             display.message(f"tune: {exc}: verifying again")
     display.plan.start_verify()
     display.step(None, "", f"verifying the {label} deployment of {len(fns)} collective{'s' if len(fns) != 1 else ''}")
+    started = time.monotonic()
     document = steps.verify(spec, folder, paths, measurements, result,
                             lambda text: display.message(f"tune: verify: {text}"))
     display.plan.end_verify()
     journal.finish(f"verify:{label}", paths, result=os.path.basename(result), settings=made_by,
+                   seconds=round(time.monotonic() - started, 1),
                    result_sha256=folder.journal.written[os.path.relpath(result, folder.path)])
     return document

@@ -123,12 +123,13 @@ def build(folder, collective):
     from ..decision.options import DEFAULT_BUILD
     from ..ingest import read_measurements
     from ..ingest.metadata import meta_path
-    from ..pipeline.build import build as build_function, decision_maps
+    from ..pipeline.build import as_written, build as build_function, decision_maps
     csv = folder.measurement(collective)
     maps = decision_maps(read_measurements([csv], collective=collective, columns=True), collective)
     settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
     built = build_function(maps, settings, "auto", "auto",
                            {"sources": [os.path.basename(csv)], "inputs": [input_identity(csv, meta_path(csv))]})
+    built = as_written(built, built.fn.library)      # the choice the deployed file makes, as verify will time it
     fn, score = built.fn, built.score
     folder.write(folder.tree(collective), fn.dumps())
     summary = {"leaves": fn.stats()["leaves"], "penalty_mean": round(score.mean, 3), "penalty_max": round(score.max, 3),
@@ -148,7 +149,8 @@ def verify(spec, folder, files, measurements, result_path, echo):
     outcome = run_verify(VerifyOptions(
         list(files), spec.np, spec.comm_sizes, spec.msg_sizes, () if across else list(measurements), spec.verify_rounds,
         spec.verify_max_reps, spec.verify_max_time, mpiexec=spec.mpiexec, mpiexec_args=spec.mpiexec_args,
-        progress=False, min_gain=spec.min_gain, layouts=spec.layouts if across else None, busy_ok=spec.busy_ok), echo)
+        progress=False, min_gain=spec.min_gain, layouts=spec.layouts if across else None, busy_ok=spec.busy_ok,
+        best_arm=False), echo)
     folder.write(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

@@ -64,6 +64,31 @@ def judge(document, min_gain=MIN_GAIN, busy_ok=False):
     return out
 
 
+def judge_rounds(first, second, min_gain=MIN_GAIN, busy_ok=False):
+    """{collective: Judgement} from each collective's last verify: the second (of the collectives pruning changed)
+    where it ran, else the first. A collective the library did not follow in the first is never deployed."""
+    judged = judge(first, min_gain, busy_ok)
+    if second is None:
+        return judged
+    again = judge(second, min_gain, busy_ok)
+    differs = {d.get("collective") for d in first["statistics"]["proof"]["differs"]}
+    for coll, j in again.items():
+        if coll in differs:
+            j.deploy, j.why = False, judged[coll].why + " (first verify)"
+        judged[coll] = j
+    return judged
+
+
+def final_document(first, second):
+    """{"points", "layouts"}: each collective's rows and per-layout lines from its last verify (judge_rounds)."""
+    again = set((second or {}).get("summary") or {})
+    out = {"points": [], "layouts": []}
+    for doc, keep in ((first, lambda c: c not in again), (second or {}, lambda c: True)):
+        out["points"] += [p for p in doc.get("points") or [] if keep(p.get("collective"))]
+        out["layouts"] += [e for e in (doc.get("statistics") or {}).get("layouts") or [] if keep(e["collective"])]
+    return out
+
+
 def overall(judgements):
     """The changed-point-weighted geometric mean over the deployed collectives, with verify's interval rule."""
     from ..verify.statistics import overall_statistics

@@ -16,7 +16,7 @@ from . import follow, speed
 from .forcing import DEFAULT_ARM, json_arm
 
 
-def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, layouts=None):
+def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, layouts=None, best_arm=True):
     """Points of one selection: [{"collective", "comm", "msg", "default", "quadsel", "candidates", "rule"}].
 
     sel: a selection (quadsel.verify.selection) or a DecisionFunction. Grid: comm_sizes / msg_sizes, else
@@ -26,6 +26,8 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
     best arm). The selected method is always timed too, as the `quadsel` arm.
     layouts: [(nodes, ppn)] of a layout forest (verify/layouts.py): its points are every layout x message size,
     each with `layout`, comm = nodes x ppn (--comm-sizes does not apply).
+    best_arm False: no candidates at all (tune: the decision never reads the best arm, and across hosts it was
+    every method of the tree at every point).
     """
     from .selection import as_selection
     sel = as_selection(sel, library)
@@ -61,7 +63,9 @@ def plan(sel, library, np_, comm_sizes=None, msg_sizes=None, measurements=None, 
         for m in msgs:
             call = CallModel.of_verify_call(sel.collective, m, type_size)
             chosen = sel.pick(n, m, call=call, ppn=layout[1]) if layout else sel.pick(n, m, call=call)
-            if measurements is not None:
+            if not best_arm:
+                candidates = None
+            elif measurements is not None:
                 best = measurements.get((n, m) + layout) or measurements.get((n, m))
                 candidates = ([json_arm(method_pick(b).arm()) for b in best] if best else [json_arm(chosen.arm())])
             else:          # every method of the tree, but one the library fails at this size (fallbacks.fails)

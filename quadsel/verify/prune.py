@@ -77,12 +77,10 @@ def _around(axis, cell):
     return cells
 
 
-def prune(fn, points):
-    """(the SizeTree with `points` handed back to the library default, number of cells pruned)."""
-    from ..decision.grid import DecisionGrid
+def prune(fn, points, whole_rows=False):
+    """(the SizeTree with `points` handed back to the library default, number of cells pruned). whole_rows: each
+    point's communicator cells at every message size (a library that matches on no message size there)."""
     from ..decision.library_default import with_default
-    from ..decision.size_tree import SizeTree
-    from ..decision.split import grow_exact
     if not points:
         return fn, 0
     methods, default = with_default(fn.methods)
@@ -90,21 +88,13 @@ def prune(fn, points):
     before = painted.copy()
     for comm, msg in points:
         rows = _around(fn.comm_axis, int(fn.comm_axis.cells([comm])[0]))
-        cols = _around(fn.msg_axis, int(fn.msg_axis.cells([msg])[0]))
+        cols = list(range(len(fn.msg_axis))) if whole_rows else _around(fn.msg_axis, int(fn.msg_axis.cells([msg])[0]))
         painted[np.ix_(rows, cols)] = default
     changed = int(np.count_nonzero(painted != before))
     if not changed:
         return fn, 0
-    penalty = np.ones(painted.shape + (len(methods),))
-    np.put_along_axis(penalty, painted[:, :, None], 0.0, axis=2)
-    grid = DecisionGrid(fn.comm_axis, fn.msg_axis, penalty, np.ones(painted.shape), painted)
-    tree = grow_exact(grid, "penalty")
-    if not np.array_equal(tree.paint(*painted.shape), painted):
-        raise QuadselError("pruning failed to re-encode the tree exactly (a bug: please report it)")
-    provenance = dict(fn.provenance)
-    provenance["pruned"] = [[int(c), int(m)] for c, m in points]
-    return SizeTree(fn.collective, fn.comm_sizes, fn.msg_sizes, methods, tree, fn.options, provenance,
-                    fn.paper_stats), changed
+    from ..targets.written import repainted
+    return repainted(fn, painted, methods, pruned=[[int(c), int(m)] for c, m in points]), changed
 
 
 def prune_all(fns, path, echo=None):
@@ -129,7 +119,11 @@ def prune_all(fns, path, echo=None):
 def prune_function(fn, doc, path, echo=None):
     """The decision function with each layer pruned by the slower points of the layouts it answers (its layer_index
     of their ppn, the query rule of every target): a slower point of layout 2x1 prunes the layer for ppn 1 only."""
+    from ..libraries import sizes
+    from ..targets.written import as_written
     shown = one_line(path)
+    fn = as_written(fn, doc["library"])    # what verify timed: the file the library loads (targets/written.py)
+    whole_rows = sizes.written_form(doc["library"], fn.collective) == sizes.NONE   # one method per row there
     slower = [p for p in doc["points"] if p["collective"] == fn.collective and p["verdict"] == "slower"]
     trees = []
     for i, layer in enumerate(fn.layers):
@@ -137,7 +131,7 @@ def prune_function(fn, doc, path, echo=None):
             return not fn.has_layout or int(fn.layer_index([p["ppn"]])[0]) == i
         check_result(layer.tree, doc, path, keep=mine if fn.has_layout else None)
         points = [(p["comm_size"], p["msg_size"]) for p in slower if mine(p)]
-        pruned, cells = prune(layer.tree, points)
+        pruned, cells = prune(layer.tree, points, whole_rows)
         trees.append(pruned)
         if echo is not None:
             where = ", ".join((f"layout {p['nodes']}x{p['ppn']} " if fn.has_layout else "")
@@ -145,4 +139,6 @@ def prune_function(fn, doc, path, echo=None):
             label = f" {fn.layer_label(i)}" if fn.has_layout else ""
             echo(f"{one_line(fn.collective)}{label}: points slower than the default in {shown}: {where}; {cells} "
                  f"cell(s) handed back to the library default")
+    if all(t is layer.tree for t, layer in zip(trees, fn.layers)):
+        return fn           # nothing handed back: the same function (tune verifies again only what pruning changed)
     return fn.with_trees(trees)

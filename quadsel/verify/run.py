@@ -6,6 +6,7 @@ import importlib
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
@@ -63,6 +64,8 @@ class VerifyOptions:
     min_gain: float = verdict.MIN_GAIN
     layouts: Optional[list] = None       # [Layout] of a layout forest (default: its measured layouts)
     busy_ok: bool = False                # deploy a gain timed on a host busier than the job itself
+    best_arm: bool = True                # time the best arm (a diagnostic: the decision never reads it; tune does
+    #                                      without it, docs/tune.md)
 
 
 def run_verify(options, echo):
@@ -88,10 +91,13 @@ class _Verify:
 
     def run(self):
         self.load()
+        started = time.monotonic()
         if not self.time():
             return None      # a rank other than 0 inside an MPI job
+        timed = time.monotonic()
         if self.o.check_rules and not self.inside:
             self.check()
+        self.seconds = {"timing": round(timed - started, 1), "check": round(time.monotonic() - timed, 1)}
         return self.decide()
 
     def load(self):
@@ -124,11 +130,11 @@ class _Verify:
         self.han_collectives = han.collectives(library, self.library_version) if self.on_hosts else ()
         for sel in self.loaded.selections:
             best = measured.get(sel.collective)
-            if o.measurements and best is None and launch.job_rank() == 0:
+            if o.measurements and o.best_arm and best is None and launch.job_rank() == 0:
                 self.echo(f"note: no {sel.collective} rows in --measurements: " + (
                     "its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
             self.plans[sel.collective] = command.plan(sel, library, self.np, comms, msgs, best,
-                                                      self.by_layout.get(sel.collective))
+                                                      self.by_layout.get(sel.collective), o.best_arm)
         # what else ran on this host while the timing jobs did (verify/interference.py); inside an MPI job: not known
         with (Sampler(own=self.np) if not self.inside else contextlib.nullcontext()) as sampler:
             for sel in self.loaded.selections:
@@ -235,7 +241,7 @@ class _Verify:
             self.failed)
         stats["decision"], stats["reason"] = verdict.decide(rows, stats["overall"], evidence, o.min_gain,
                                                             interference=stats["interference"], busy_ok=o.busy_ok)
-        stats.update(min_gain=o.min_gain, proof=evidence)
+        stats.update(min_gain=o.min_gain, proof=evidence, seconds=self.seconds)   # the timing jobs, the follow check
         notes = self.notes
         per_layout = layout_plan.layout_summary(rows, checks) if self.by_layout else None
         if per_layout is not None:

@@ -89,10 +89,14 @@ def _check_tree_library(fn, path, library):
 
 
 def as_selection(item, library):
-    """A DecisionFunction becomes a TreeSelection; selections pass through."""
+    """A DecisionFunction becomes a TreeSelection of what the library's file of it does (targets/written.py);
+    selections pass through."""
     from ..decision.decision_function import DecisionFunction
     from ..decision.size_tree import SizeTree
-    return TreeSelection(DecisionFunction.of(item), library) if isinstance(item, (DecisionFunction, SizeTree)) else item
+    from ..targets.written import as_written
+    if not isinstance(item, (DecisionFunction, SizeTree)):
+        return item
+    return TreeSelection(as_written(DecisionFunction.of(item), library), library)
 
 
 @dataclass
@@ -124,6 +128,8 @@ def load_inputs(paths, library, library_version, mpich_builtin=None):
             fn = DecisionFunction.load(path)
             for tree in fn.size_trees:   # with the layout key: verified per layout (verify/layouts.py)
                 _check_tree_library(tree, path, library)
+            from ..targets.written import as_written
+            fn = as_written(fn, library)     # timed and proven as the file the library loads (targets/written.py)
             selections = [TreeSelection(fn, library, path)]
             out.trees += selections
         else:

@@ -105,11 +105,13 @@ def test_the_eta_is_a_range_of_the_plan_left():
     plan.end_measure("c", measured=False)                     # measured before (a rerun)
     plan.start_verify()
     clock.t = 100
-    plan.end_verify()                                         # the first verify took 74 s: the second as long
-    assert plan.eta_range() == pytest.approx((74, 74))
+    plan.end_verify()                                         # the first verify took 74 s
+    assert plan.eta_range() == pytest.approx((0, 74))         # the second: none to all of it, until pruning says
+    plan.verify_share = 0.5                                   # pruning changed half the collectives
+    assert plan.eta_range() == pytest.approx((37, 37))
     plan.start_verify()
-    clock.t = 150
-    assert plan.eta_range() == pytest.approx((24, 24)) and plan.eta() == pytest.approx(24)
+    clock.t = 100 + 30
+    assert plan.eta_range() == pytest.approx((7, 7)) and plan.eta() == pytest.approx(7)
 
 
 def test_the_eta_text_gives_one_time_or_a_range():

@@ -62,21 +62,21 @@ def test_what_tune_wrote_is_reused_only_as_it_wrote_it_and_with_the_same_setting
     first = _tune([*TINY, "-c", "barrier", "-o", str(out)])
     assert first.returncode == 0, first.stderr
     journal = json.loads((out / "tune.json").read_text())
-    assert journal["written"]["verify/pruned.json"] == _sha(out / "verify" / "pruned.json")
-    assert journal["steps"]["verify:pruned"]["settings"]["rounds"] == 2
+    assert journal["written"]["verify/first.json"] == _sha(out / "verify" / "first.json")
+    assert journal["steps"]["verify:first"]["settings"]["rounds"] == 2
     # a verify result edited to claim a gain is neither believed nor replaced (issue 41: it was, "2.01x")
-    result = out / "verify" / "pruned.json"
+    result = out / "verify" / "first.json"
     kept = result.read_text()
     doc = json.loads(kept)
     doc["summary"] = {c: dict(s, log_mean=0.7) for c, s in doc["summary"].items()}
     result.write_text(json.dumps(doc))
     edited = _tune([*TINY, "-c", "barrier", "-o", str(out)])
-    _one_line(edited, "pruned.json was changed since quadsel tune wrote it")
+    _one_line(edited, "first.json was changed since quadsel tune wrote it")
     result.write_text(kept)
     # other verify settings: verified again, not the 2-round results reused
     again = _tune([*TINY[:-3], "--verify-rounds", "3", "--no-figures", "-c", "barrier", "-o", str(out)])
     assert again.returncode == 0, again.stderr
-    assert json.loads((out / "tune.json").read_text())["steps"]["verify:pruned"]["settings"]["rounds"] == 3
+    assert json.loads((out / "tune.json").read_text())["steps"]["verify:first"]["settings"]["rounds"] == 3
     # a file of tune's that someone changed is not replaced either
     (out / "tuned.env").write_text("export MINE=1\n")
     mine = _tune([*TINY, "-c", "barrier", "-o", str(out)])

@@ -119,3 +119,31 @@ def test_verify_documents_are_strict_json_when_nothing_changes():
     json.dumps({"summary": summaries, "points": rows}, allow_nan=False)
     assert summaries["bcast"]["dof"] is None and judge({"summary": summaries, "points": [
         dict(rows[0], verdict="default")]})["bcast"].changed == 0
+
+
+def _two(first, second):
+    """One verify document of two collectives, from two of one collective each."""
+    doc = {"summary": {**first["summary"], **second["summary"]}, "points": first["points"] + second["points"],
+           "statistics": {"proof": dict(first["statistics"]["proof"], differs=first["statistics"]["proof"]["differs"]
+                                        + second["statistics"]["proof"]["differs"])}}
+    return doc
+
+
+def test_a_collective_pruning_left_as_it_was_keeps_the_first_verify_and_a_pruned_one_takes_the_second():
+    """tune verifies again only what pruning changed (tune/run.py): each collective is judged on its last verify."""
+    from quadsel.tune.verdict import final_document, judge_rounds
+    first = _two(_doc([("faster", FAST)], collective="bcast"),
+                 _doc([("faster", FAST), ("slower", [-0.3] * 5)], collective="reduce"))
+    second = _doc([("faster", FAST), ("default", [])], collective="reduce")     # reduce's slower point handed back
+    judged = judge_rounds(first, second)
+    assert judged["bcast"].deploy and judged["bcast"].points == 1               # the first verify's
+    assert judged["reduce"].deploy and judged["reduce"].changed == 1            # the second's: no slower point left
+    assert not judge(first)["reduce"].deploy
+    last = final_document(first, second)
+    assert [(p["collective"], p["verdict"]) for p in last["points"]] == [("bcast", "faster"), ("reduce", "faster"),
+                                                                        ("reduce", "default")]
+    assert judge_rounds(first, None)["reduce"].why == judge(first)["reduce"].why    # nothing changed: the first
+    differs = _two(_doc([("faster", FAST)], collective="bcast"),
+                   _doc([("faster", FAST), ("slower", [-0.3] * 5)], followed="differs", collective="reduce"))
+    j = judge_rounds(differs, second)["reduce"]       # not followed before pruning: never deployed
+    assert not j.deploy and j.why.endswith("(first verify)")

@@ -178,3 +178,20 @@ def test_codegen_verified_messages_never_carry_terminal_escapes(tmp_path):
     result = CliRunner().invoke(main, ["codegen", str(tree), "--verified", str(named)])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
+
+
+def test_a_slower_point_of_a_collective_matched_on_no_message_size_hands_back_its_whole_row(tmp_path):
+    """Open MPI's scatter file holds one method per communicator cell (targets/written.py): a slower point there
+    is the whole row's method, so the whole row goes back to the default, and the file then hands it back."""
+    from helpers import tree_choosing
+    from quadsel.decision.decision_function import DecisionFunction
+    from quadsel.verify.prune import prune_all
+    fn = DecisionFunction.of(tree_choosing("scatter", COMMS, MSGS, [[("1", 0)] * 3, [("2", 0)] * 3,
+                                                                     [("3", 0)] * 3]))
+    points = [{"collective": "scatter", "comm_size": c, "msg_size": m, "quadsel": fn.query(c, m).label,
+               "verdict": "slower" if (c, m) == (4, 8) else "faster"} for c in COMMS for m in MSGS]
+    path = tmp_path / "verify.json"
+    path.write_text(json.dumps({"library": "openmpi", "points": points, "statistics": {}}))
+    (pruned,) = prune_all([fn], str(path))
+    assert [pruned.query(4, m) for m in (0, 8, 512, 65536, 1 << 30)] == [DEFAULT_METHOD] * 5
+    assert pruned.query(2, 512) == fn.query(2, 512) and pruned.query(8, 8) == fn.query(8, 8)

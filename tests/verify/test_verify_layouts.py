@@ -35,6 +35,11 @@ def test_the_plan_of_a_forest_times_its_choice_per_layout(seed):
         assert p["quadsel"][0] == (chosen.algorithm if chosen != DEFAULT_METHOD else "default")
     assert all(p["layout"][0] * p["layout"][1] <= 2 for p in command.plan(sel, "openmpi", 2, msg_sizes=[8],
                                                                           layouts=layouts))
+    # a forest without measurements: the best arm is every method of the tree at every point; tune asks for none
+    assert any(len(p["candidates"]) > 1 for p in points)
+    lean = command.plan(sel, "openmpi", 4, msg_sizes=[8, 4096], layouts=layouts, best_arm=False)
+    assert [p["candidates"] for p in lean] == [None] * len(points)
+    assert [(p["quadsel"], p["default"]) for p in lean] == [(p["quadsel"], p["default"]) for p in points]
 
 
 def _row(nodes, ppn, msg, verdict_="faster", speedup=1.5):
@@ -110,6 +115,9 @@ def test_prune_a_forest_per_layout(tmp_path):
     for c in (2, 4):
         for m in before[1].msg_sizes.tolist():
             assert pruned.query(c, int(m), ppn=2) == forest.query(c, int(m), ppn=2)
+    (same,) = prune_all([forest], str(_result(tmp_path, forest, set())))
+    assert same is forest and pruned is not forest   # nothing handed back: the same function (tune verifies again
+    # only what pruning changed, tune/run.py)
     flat = str(_result(tmp_path, forest, set(), edit=lambda ps: [p.pop(k) for p in ps for k in ("nodes", "ppn")]))
     with pytest.raises(QuadselError, match="without layouts"):
         prune_all([forest], flat)
