@@ -120,10 +120,11 @@ def markdown(s, folder, built, figures, echo, layouts=None, notes=()):
                      f"{p.get('leaves', '—')} | {p.get('penalty_mean', '—')} / {p.get('penalty_max', '—')} | "
                      f"{p.get('measure_seconds') or '—'}{', ' + p['measure_strategy'] if p.get('measure_strategy') else ''} |")
     lines += ["", "Files: `tuned.env` (source it before mpiexec), the library's file, `trees/` (one tree per "
-              "collective), `measurements/` (reusable by `quadsel build`), `verify/` (both verify runs as JSON).", ""]
+              "collective), `measurements/` (reusable by `quadsel build`), `verify/` (the verify runs as JSON: `first`, and "
+              "`pruned` of the collectives pruning changed).", ""]
     if layouts:     # across hosts: each collective's last verify per layout (verify/layouts.py)
         from ..verify.layouts import format_layout_lines
-        lines += ["## Per layout (the second verify, nodes x ranks per node)", ""]
+        lines += ["## Per layout (each collective's last verify, nodes x ranks per node)", ""]
         lines += [f"- {line}" for line in format_layout_lines(layouts)] + [""]
     lines += [f"{note}" for note in notes if note] + ([""] if any(notes) else [])
     if figures:

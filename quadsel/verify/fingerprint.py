@@ -29,6 +29,8 @@ of 2+ nodes the forced arms run where the multi-node component (coll/han) may no
 library's own decision where it may (measure/multinode.py), and the point says `han`; flat_library: the library's
 own decision too runs where coll/han may not take it (a launch forced through its environment)).
 OUT (rank 0): {"points": [{"comm", "msg", "arms": {arm_key or "library": fingerprint}, "han": true (if so)}]}.
+SPEC {"batch": [SPEC, ...]}: each in turn in the one launch; OUT {"batch": [OUT, ...]} (verify/follow.py
+ForcedLaunches: the forced side of every collective's check in one launch).
 """
 
 import hashlib
@@ -111,6 +113,15 @@ def _observe(comm, call, traffic, probe):
 
 
 def run(spec):
+    """One launch: the spec's points, or (ForcedLaunches, verify/follow.py) each spec of {"batch": [spec, ...]} in
+    turn; rank 0 returns {"points"} or {"batch": [{"points"}, ...]}."""
+    if "batch" in spec:
+        outs = [run_one(part) for part in spec["batch"]]
+        return {"batch": outs} if all(out is not None for out in outs) else None
+    return run_one(spec)
+
+
+def run_one(spec):
     from mpi4py import MPI
     from ..libraries.fallbacks import fails
     from ..libraries import open_library

@@ -61,8 +61,8 @@ def file_environment(library, rules_path, multinode=None):
 
 
 def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, marked=None):
-    """{point: {arm key or "library": fingerprint}} of one fingerprint launch; `marked` (a set) gets the points
-    whose communicator coll/han may take (spec `han`)."""
+    """{point: {arm key or "library": fingerprint}} of one fingerprint launch (a spec {"batch": [spec, ...]}: a list
+    of them, one per spec); `marked` (a set) gets the points whose communicator coll/han may take (spec `han`)."""
     spec_path = os.path.join(workdir, f"spec{len(os.listdir(workdir))}.json")
     out_path = spec_path.replace("spec", "out")
     with open(spec_path, "w") as handle:
@@ -76,7 +76,13 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, 
         why = launch.failure_reason(done.stderr.splitlines()) or "it said nothing"
         raise QuadselError(f"fingerprint launch failed (exit {done.returncode}): {why}")
     with open(out_path) as handle:
-        points = json.load(handle)["points"]
+        out = json.load(handle)
+    if "batch" in spec:     # ForcedLaunches: one {point: arms} per spec of the batch
+        return [_by_point(part["points"]) for part in out["batch"]]
+    return _by_point(out["points"], marked)
+
+
+def _by_point(points, marked=None):
     key = lambda p: (p["comm"], p["msg"]) + tuple(p.get("layout") or ())   # noqa: E731
     if marked is not None:
         marked.update(key(p) for p in points if p.get("han"))
@@ -84,7 +90,7 @@ def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, 
 
 
 def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=None, mpiexec=None,
-                  timeout=900, probe=True, echo=None, identify=False, han_rules=None):
+                  timeout=900, probe=True, echo=None, identify=False, han_rules=None, forced=None):
     """[PointCheck] for every (comm <= np_, msg) grid point of the selections, or of `points` {collective: [(n, m)]}
     (then only those collectives).
 
@@ -97,71 +103,150 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     launch loads beside `rules_path` with coll/han on, as `quadsel tune` deploys the pair. Then both launches keep
     coll/han on and the forced arms off it, the fingerprint is the function probe's alone (no pml/monitoring), and
     where the selection keeps the default on 2+ nodes the check is that coll/han's algorithm ran (`_status`).
+    forced: a ForcedLaunches whose one launch already forced these selections' methods (`prefetch`): used where it
+    covers a check, else the check forces them in a launch of its own.
     """
     from .default_ran import identify as identify_default
-    from ..targets.library_call import CallModel
-    from .selection import as_selection
     python = python or sys.executable
     mpiexec = launch.find_mpiexec(mpiexec)
     lib = get_library(library)
-    kind_of = {}
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
         probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
         if why and echo and lib.probe:   # a library without a probe (Intel MPI) is no news (docs/deploy.md)
             echo(f"note: the follow check runs without its probe: {why}")
-        for sel in [as_selection(f, library) for f in fns]:
-            coll = sel.collective
-            if points is not None and coll not in points:
-                continue   # e.g. a rules file's other collectives, not verified
-            grid = (points or {}).get(coll) or [(int(n), int(m)) for n in (sel.comm_sizes or []) if n <= np_
-                                                for m in (sel.msg_sizes or [])]
-            if not grid:
-                raise QuadselError(f"{coll}: no communicator size <= {np_} to check")
-            han = han_rules is not None
-            if han and not probe_env:
-                raise QuadselError(f"{coll}: the follow check across nodes needs the function probe to see coll/han "
-                                   f"run ({why or 'not asked'}); pml/monitoring, the traffic counter, crashes "
-                                   "coll/han's bcast on Open MPI 5.0.11")
-            kind_of[coll] = "probe" if han else (kind or _kind(library, sel, grid, bool(probe_env)))
-            # the order fingerprint calls with a user operation: an MPICH selection may test that
-            call_of = (lambda m: CallModel.of_order_call(m)) if kind_of[coll] == "order" else (lambda m: None)
-            grid = [tuple(int(v) for v in p) for p in grid]
-            chosen = {p: pick_at(sel, p, call=call_of(p[1])) for p in grid}
-            forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
-                                                                   if not c.is_default})]
-            extra = dict(probe_env or {})
-            if any(len(p) > 2 for p in grid):   # a layout: MPICH's node map must stay the job's (verify/layouts.py)
-                extra.pop("MPIR_CVAR_NOLOCAL", None)
-            if kind_of[coll] == "traffic":
-                from .traffic import MONITORING_ENV
-                extra.update(MONITORING_ENV)
-            spec = {"collective": coll, "kind": kind_of[coll], "points": [list(p) for p in grid], "han": han}
+        for job in _jobs(fns, points, library, np_, kind, probe_env, why, han_rules is not None):
+            coll, spec, extra = job.collective, job.spec, job.extra
             files = file_environment(library, _own_rules(rules_path, coll, workdir), han_rules)
             on_han = set()   # the points whose communicator coll/han may take
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **files), python, mpiexec, timeout, workdir,
-                              han=han, marked=on_han)
-            if lib.env_forced(coll):   # read at start-up only: one launch per forced arm
-                by_force = _forced_by_env(np_, spec, forced, library, python, mpiexec, timeout, workdir, extra)
+                              han=job.han, marked=on_han)
+            by_force = forced.lookup(job) if forced is not None and identify else None
+            if by_force is not None:
+                pass
+            elif lib.env_forced(coll):   # read at start-up only: one launch per forced arm
+                by_force = _forced_by_env(np_, spec, job.forced, library, python, mpiexec, timeout, workdir, extra)
             elif identify:
                 try:
-                    by_force = _launch(np_, dict(spec, forced=forced, identify=True), extra, python, mpiexec, timeout,
-                                       workdir, han=han)
+                    by_force = _launch(np_, dict(spec, forced=job.forced, identify=True), extra, python, mpiexec,
+                                       timeout, workdir, han=job.han)
                 except QuadselError as exc:   # an algorithm forced only to be named crashed: check without them
                     if echo:
                         echo(f"note: {coll}: the default's algorithm is named among the selected methods only "
                              f"(forcing every algorithm failed: {exc})")
-                    by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir,
-                                       han=han)
+                    by_force = _launch(np_, dict(spec, forced=job.forced), extra, python, mpiexec, timeout, workdir,
+                                       han=job.han)
             else:
-                by_force = _launch(np_, dict(spec, forced=forced), extra, python, mpiexec, timeout, workdir, han=han)
-            for p in grid:
-                name = arm_key(chosen[p].arm())
+                by_force = _launch(np_, dict(spec, forced=job.forced), extra, python, mpiexec, timeout, workdir,
+                                   han=job.han)
+            for p in job.grid:
+                name = arm_key(job.chosen[p].arm())
                 got, arms = by_file.get(p, {}).get("library"), by_force.get(p, {})
-                status, matches = _status(name, got, arms, p in on_han and chosen[p].is_default)
+                status, matches = _status(name, got, arms, p in on_han and job.chosen[p].is_default)
                 checks.append(PointCheck(coll, p[0], p[1], name, status, matches,
                                          identify_default(arms) if identify else None, list(p[2:4]) or None))
     return checks
+
+
+@dataclass
+class _Job:
+    """One selection's check: its points, the method it picks at each, the arms the forced launch forces, the
+    launches' spec and environment."""
+    collective: str
+    grid: list
+    chosen: dict
+    forced: list
+    spec: dict
+    extra: dict
+    han: bool
+
+
+def _jobs(fns, points, library, np_, kind, probe_env, why, han):
+    """The _Job of each selection `points` asks for (every one without `points`)."""
+    from ..targets.library_call import CallModel
+    from .selection import as_selection
+    out = []
+    for sel in [as_selection(f, library) for f in fns]:
+        coll = sel.collective
+        if points is not None and coll not in points:
+            continue   # e.g. a rules file's other collectives, not verified
+        grid = (points or {}).get(coll) or [(int(n), int(m)) for n in (sel.comm_sizes or []) if n <= np_
+                                            for m in (sel.msg_sizes or [])]
+        if not grid:
+            raise QuadselError(f"{coll}: no communicator size <= {np_} to check")
+        if han and not probe_env:
+            raise QuadselError(f"{coll}: the follow check across nodes needs the function probe to see coll/han "
+                               f"run ({why or 'not asked'}); pml/monitoring, the traffic counter, crashes "
+                               "coll/han's bcast on Open MPI 5.0.11")
+        kind_of = "probe" if han else (kind or _kind(library, sel, grid, bool(probe_env)))
+        # the order fingerprint calls with a user operation: an MPICH selection may test that
+        call_of = (lambda m: CallModel.of_order_call(m)) if kind_of == "order" else (lambda m: None)
+        grid = [tuple(int(v) for v in p) for p in grid]
+        chosen = {p: pick_at(sel, p, call=call_of(p[1])) for p in grid}
+        forced = [json_arm(a) for a in [DEFAULT_ARM] + sorted({norm_arm(c.arm()) for c in chosen.values()
+                                                               if not c.is_default})]
+        extra = dict(probe_env or {})
+        if any(len(p) > 2 for p in grid):   # a layout: MPICH's node map must stay the job's (verify/layouts.py)
+            extra.pop("MPIR_CVAR_NOLOCAL", None)
+        if kind_of == "traffic":
+            from .traffic import MONITORING_ENV
+            extra.update(MONITORING_ENV)
+        spec = {"collective": coll, "kind": kind_of, "points": [list(p) for p in grid], "han": han}
+        out.append(_Job(coll, grid, chosen, forced, spec, extra, han))
+    return out
+
+
+class ForcedLaunches:
+    """The forced side of many follow checks in as few launches as their environments allow (issue 40: a
+    verify of 14 layout forests made two launches per collective and layout file; the forced one loads no file,
+    so one launch serves every file's check of every collective). `prefetch` runs them; `lookup` answers a
+    check from them when they forced all its points and arms, else None (the check then launches its own)."""
+
+    def __init__(self):
+        self.got = {}     # (collective, kind, han) -> ({point: {arm key: fingerprint}}, {arm keys forced})
+
+    def prefetch(self, items, library, np_, python=None, mpiexec=None, timeout=900, probe=True, echo=None):
+        """items: [(fns, points, han)] as check_follows will be asked them. Failure is no error: every check
+        then forces its own methods, as before."""
+        lib = get_library(library)
+        python = python or sys.executable
+        mpiexec = launch.find_mpiexec(mpiexec)
+        with tempfile.TemporaryDirectory(prefix="quadsel-forced-") as workdir:
+            probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
+            merged = {}     # (env, han) -> {(collective, kind): spec}
+            for fns, points, han in items:
+                try:
+                    jobs = _jobs(fns, points, library, np_, None, probe_env, why, han)
+                except QuadselError:
+                    continue     # the check itself says why
+                for job in jobs:
+                    if lib.env_forced(job.collective):
+                        continue
+                    group = merged.setdefault((json.dumps(job.extra, sort_keys=True), job.han), {})
+                    spec = group.setdefault((job.collective, job.spec["kind"]), dict(
+                        job.spec, points=[], forced=[json_arm(DEFAULT_ARM)], identify=True))
+                    spec["points"] += [list(p) for p in job.grid if list(p) not in spec["points"]]
+                    spec["forced"] += [a for a in job.forced if a not in spec["forced"]]
+            for (env, han), specs in merged.items():
+                try:
+                    outs = _launch(np_, {"batch": list(specs.values())}, json.loads(env), python, mpiexec, timeout,
+                                   workdir, han=han)
+                except QuadselError as exc:
+                    if echo:
+                        echo(f"note: the follow check forces each collective in a launch of its own (one launch "
+                             f"for all failed: {exc})")
+                    continue
+                for (coll, kind), out in zip(specs, outs):
+                    self.got[(coll, kind, han)] = (out, {arm_key(norm_arm(a)) for a in specs[(coll, kind)]["forced"]})
+
+    def lookup(self, job):
+        entry = self.got.get((job.collective, job.spec["kind"], job.han))
+        if entry is None:
+            return None
+        by_point, arms = entry
+        if not all(p in by_point for p in job.grid) or not {arm_key(norm_arm(a)) for a in job.forced} <= arms:
+            return None
+        return {p: by_point[p] for p in job.grid}
 
 
 def _status(name, got, arms, multinode_default):

@@ -172,7 +172,12 @@ class _Verify:
         points, check_np = check_points(self.plans, self.np, o.check_comm_sizes)
         if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
             base = rules_module(library).load_base(mpich_library()) if self.lib.whole_selection else None   # once
-            for source, fns, sels, mine in layout_plan.forest_rules(library, loaded.trees, points):
+            files = layout_plan.forest_rules(library, loaded.trees, points)
+            forced = follow.ForcedLaunches()     # the forced side of every check below, in one launch where it can
+            forced.prefetch([([s for s in sels if s.collective == fn.collective and s.collective in mine], mine,
+                              fn.collective in self.han_collectives) for _, fns, sels, mine in files for fn in fns],
+                            library, check_np, mpiexec=o.mpiexec, echo=self.echo)
+            for source, fns, sels, mine in files:
                 for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
                     own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
                     if not own:  # MPICH smp allreduce) then runs the library's own choice in the file launch too,
@@ -181,7 +186,7 @@ class _Verify:
                         path = os.path.join(workdir, "rules")
                         write_text(path, emit_rules(library, [fn], base))   # and coll/han's file of it (han.py)
                         self._check_file(source, own, path, points, check_np, mine,
-                                         han.write_han_file(workdir, [fn], self.han_collectives))
+                                         han.write_han_file(workdir, [fn], self.han_collectives), forced)
         for rules in loaded.rules_files:
             self._check_file(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules],
                              rules.path, points, check_np)
@@ -191,7 +196,7 @@ class _Verify:
         elif o.check_methods:
             self._check_methods(points, check_np)
 
-    def _check_file(self, source, selections, path, points, check_np, mine=None, han_rules=None):
+    def _check_file(self, source, selections, path, points, check_np, mine=None, han_rules=None, forced=None):
         mine = points if mine is None else mine
         if source.startswith("emitted from the trees"):   # a tree says nothing outside its measured sizes
             mine = {s.collective: [p for p in mine[s.collective] if min(s.comm_sizes) <= p[0] <= max(s.comm_sizes)]
@@ -203,7 +208,7 @@ class _Verify:
         try:
             self.checks.setdefault(source, []).extend(follow.check_follows(
                 selections, path, self.library, check_np, points=mine, mpiexec=self.o.mpiexec, echo=self.echo,
-                identify=True, han_rules=han_rules))
+                identify=True, han_rules=han_rules, forced=forced))
         except QuadselError as exc:   # e.g. the library aborts loading the file: keep the timings
             self._failed(source, str(exc))
 

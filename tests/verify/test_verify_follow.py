@@ -235,3 +235,34 @@ def test_a_nested_call_following_another_collectives_rule_is_not_a_difference(tm
     assert by_coll["reduce"].status == "follows", checks
     assert by_coll["reduce_scatter_block"].method == "default"
     assert by_coll["reduce_scatter_block"].status == "indistinguishable", checks
+
+
+@needs_openmpi
+def test_one_forced_launch_for_many_checks_proves_what_a_launch_per_check_proves(tmp_path, monkeypatch):
+    """ForcedLaunches (issue 40): the forced side of every collective's check in one launch; each check then makes
+    its file launch only. The statuses, matches and named defaults are those of a forced launch per check, and a
+    file the library does not follow is still caught."""
+    from quadsel.verify import follow
+    bcast = tree_choosing("bcast", [2, 4], [1, 1024, 65536], [[("1", 0), ("6", 0), ("3", 4096)],
+                                                             [("3", 0), ("2", 0), ("3", 1024)]])
+    reduce = tree_choosing("reduce", [2, 4], [8, 8192], [[("1", 0), ("1", 0)], [("3", 0), ("1", 0)]])
+    rules = tmp_path / "rules.conf"
+    rules.write_text(ompi_rules.emit([bcast, reduce]))
+    launches = []
+    real = follow._launch
+    monkeypatch.setattr(follow, "_launch", lambda *a, **k: launches.append(a[1]) or real(*a, **k))
+    forced = follow.ForcedLaunches()
+    forced.prefetch([([bcast], None, False), ([reduce], None, False)], "openmpi", 4)
+    assert len(launches) == 1 and [s["collective"] for s in launches[0]["batch"]] == ["bcast", "reduce"]
+    batched = check_follows([bcast, reduce], str(rules), "openmpi", 4, identify=True, forced=forced)
+    assert len(launches) == 3 and all(s.get("forced") is None for s in launches[1:])   # the file launches only
+    alone = check_follows([bcast, reduce], str(rules), "openmpi", 4, identify=True)
+    assert len(launches) == 7
+    key = lambda c: (c.collective, c.comm, c.msg, c.status, tuple(c.matches), str(c.default_ran))   # noqa: E731
+    assert sorted(map(key, batched)) == sorted(map(key, alone))
+    assert all(c.status == "follows" for c in batched if c.comm == 4), batched
+    wrong = tree_choosing("bcast", [2, 4], [1, 1024, 65536], [[("1", 0)] * 3, [("2", 0)] * 3])
+    other = tmp_path / "other.conf"      # a file of another tree, checked against this one's picks
+    other.write_text(ompi_rules.emit([wrong, reduce]))
+    caught = check_follows([bcast], str(other), "openmpi", 4, identify=True, forced=forced)
+    assert any(c.status == "differs" for c in caught), caught
