@@ -150,7 +150,7 @@ def verify(spec, folder, files, measurements, result_path, echo):
         list(files), spec.np, spec.comm_sizes, spec.msg_sizes, () if across else list(measurements), spec.verify_rounds,
         spec.verify_max_reps, spec.verify_max_time, mpiexec=spec.mpiexec, mpiexec_args=spec.mpiexec_args,
         progress=False, min_gain=spec.min_gain, layouts=spec.layouts if across else None, busy_ok=spec.busy_ok,
-        best_arm=False), echo)
+        best_arm=False, time_default_points=False), echo)
     folder.write(result_path, json.dumps(outcome.document, indent=1) + "\n")
     return outcome.document
 

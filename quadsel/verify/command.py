@@ -190,12 +190,15 @@ def format_table(rows, summaries, checks, notes=(), library=None):
         comm = (f"{r['comm_size']}" + (f" = {r['nodes']}x{r['ppn']}" if r.get("nodes") else "")
                 + (f" ({r['oversubscription']}x)" if r.get("oversubscription") else ""))
         ran = (r.get("default_ran") or {}).get("text", "—")
-        out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r['default_us'])} | "
-                   f"{_us(r['quadsel_us'])} | {_us(r['best_us'])} | {r['speedup']:.2f} | {ci} | "
+        out.append(f"| {r['collective']} | {comm} | {r['msg_size']} | {_us(r.get('default_us'))} | "
+                   f"{_us(r.get('quadsel_us'))} | {_us(r.get('best_us'))} | {r['speedup']:.2f} | {ci} | "
                    f"{r.get('verdict', '—')} | {vs_best} | {named_label(library, r['collective'], r['quadsel'])} | "
                    f"{named_label(library, r['collective'], r['best']) if r['best'] else '—'} | {ran} |")
     out.append("")
     for coll, s in summaries.items():
+        if "lowest_speedup" not in s:     # nothing timed (VerifyOptions.time_default_points False)
+            out.append(f"{coll}: {s['points']} points, the library default at every one (not timed)")
+            continue
         low = s["lowest_speedup"]
         line = (f"{coll}: {s['points']} points; significantly faster than default at "
                 f"{100 * s['faster_than_default']:.0f} %; ")
@@ -207,6 +210,8 @@ def format_table(rows, summaries, checks, notes=(), library=None):
                      f"{w['comm_size']} msg {w['msg_size']} ({100 * w['vs_best']:+.0f} % vs best "
                      f"{named_label(library, coll, w['best'])}); ")
         timing = f" (timing: {s['timing']})" if s.get("timing") else ""
+        if s.get("untimed_default_points"):
+            timing += f"; {s['untimed_default_points']} point(s) at the library default not timed"
         out.append(line + f"lowest speed-up {low['speedup']:.2f}x at comm {low['comm_size']} msg {low['msg_size']}"
                    + timing)
     for note in notes:

@@ -66,6 +66,8 @@ class VerifyOptions:
     busy_ok: bool = False                # deploy a gain timed on a host busier than the job itself
     best_arm: bool = True                # time the best arm (a diagnostic: the decision never reads it; tune does
     #                                      without it, docs/tune.md)
+    time_default_points: bool = True     # time points where the selection is the default (speed-up 1 by definition;
+    #                                      tune does not: their rows say `timed: false`)
 
 
 def run_verify(options, echo):
@@ -135,10 +137,15 @@ class _Verify:
                     "its best arm is skipped" if sel.comm_sizes is None else "its best arm tries every method of the tree"))
             self.plans[sel.collective] = command.plan(sel, library, self.np, comms, msgs, best,
                                                       self.by_layout.get(sel.collective), o.best_arm)
+        untimed = {c: [p for p in plan if not o.time_default_points and _default_only(p)]
+                   for c, plan in self.plans.items()}
         # what else ran on this host while the timing jobs did (verify/interference.py); inside an MPI job: not known
         with (Sampler(own=self.np) if not self.inside else contextlib.nullcontext()) as sampler:
             for sel in self.loaded.selections:
-                spec = {"collective": sel.collective, "points": self.plans[sel.collective], "rounds": o.rounds,
+                timed = [p for p in self.plans[sel.collective] if p not in untimed[sel.collective]]
+                if not timed:
+                    continue      # the selection is the default at every point: nothing to compare
+                spec = {"collective": sel.collective, "points": timed, "rounds": o.rounds,
                         "rule": rule, "progress": o.progress}
                 if lib.env_forced(sel.collective):   # read at start-up only, or read-only through MPI_T
                     result = command.run_speed_env(spec, self.np, lambda coll, label: lib.env_for(coll, label, 0),
@@ -159,11 +166,35 @@ class _Verify:
                                                                                    row["best"])
                 self.rows += rows
         self.stats = statistics.annotate(results, self.rows, self.summaries, o.confidence, self.np, load_before)
+        for coll, points in untimed.items():
+            if points:
+                self._untimed(coll, points)
         self.stats["interference"] = sampler.summary() if sampler is not None else None
         self.notes = [f"IGNORED: {r.ignored}; the quadsel arm is the library default"
                       for r in self.loaded.rules_files if r.ignored]
         self.notes += [line for line in (han.note(self.rows),) if line]
         return True
+
+    def _untimed(self, coll, points):
+        """Rows and counts of the points not timed (time_default_points False): the selection is the default there,
+        its speed-up 1 by definition, as a timed default point's (statistics.point_statistics)."""
+        rows = [{"collective": coll, "comm_size": p["comm"], "msg_size": p["msg"],
+                 **({"nodes": p["layout"][0], "ppn": p["layout"][1]} if p.get("layout") else {}),
+                 **({"han": True} if p.get("layout") and p["layout"][0] > 1 and coll in self.han_collectives else {}),
+                 "quadsel": speed._key(p["quadsel"]), "quadsel_name": named_label(self.library, coll, "default"),
+                 "best": None, "best_name": None, "vs_best": None, "speedup": 1.0, "speedup_low": 1.0,
+                 "speedup_high": 1.0, "verdict": "default", "rounds": 0, "log_ratios": [], "timed": False}
+                for p in points]
+        self.rows += rows
+        s = self.summaries.setdefault(coll, {"points": 0, "changed_points": 0, "geomean_speedup": None,
+                                             "geomean_low": None, "geomean_high": None, "log_mean": None,
+                                             "log_se": None, "dof": None, "worst_vs_best": None,
+                                             "verdicts": {v: 0 for v in statistics.VERDICTS}})
+        faster = s["verdicts"].get("faster", 0)
+        s["points"] += len(rows)
+        s["verdicts"]["default"] = s["verdicts"].get("default", 0) + len(rows)
+        s["untimed_default_points"] = len(rows)
+        s["faster_than_default"] = faster / s["points"]
 
     def check(self):
         """The follow check: every file the library would load, at the timed points (verify/follow.py)."""
@@ -277,6 +308,12 @@ class _Verify:
                     coll: {label: follow.summary(c) for label, c in results.items()}
                     for coll, results in self.by_method.items()},
                 "failed": self.failed}}
+
+
+def _default_only(point):
+    """A point verify would time on the default alone: the selection is the default and there is no best arm."""
+    from .forcing import DEFAULT_ARM, norm_arm
+    return norm_arm(point["quadsel"]) == DEFAULT_ARM and not point.get("candidates")
 
 
 def emit_rules(library, fns, base=None):

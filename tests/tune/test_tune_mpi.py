@@ -52,6 +52,7 @@ def test_tune_writes_a_folder_whose_deployed_file_the_library_follows(tmp_path):
         doc = json.loads((out / "verify" / f"{label}.json").read_text())
         assert doc["rules_followed"]["counts"].get("differs", 0) == 0    # the library follows the file
         assert all(p["best"] is None for p in doc["points"])   # no best arm: the decision never reads it
+        assert all(p.get("timed") is False for p in doc["points"] if p["verdict"] == "default")   # speed-up 1
     deployed = journal["steps"]["summary"]["deployed"]
     assert deployed == sorted(c for c, p in journal["steps"]["summary"]["per_collective"].items() if p["deploy"])
     report = (out / "report.md").read_text()

@@ -197,3 +197,41 @@ def test_the_follow_check_at_other_communicator_sizes_and_per_method(tmp_path):
     result = CliRunner().invoke(main, ["verify", str(path), "--check-methods"] + timing)
     doc = json.loads(result.stdout)
     assert doc["rules_followed"]["methods"] == {"alltoall": {"1": {"follows": 2}}}
+
+
+@needs_openmpi
+def test_tunes_verify_times_two_arms_and_not_the_points_at_the_default(tmp_path):
+    """quadsel tune's verify (VerifyOptions best_arm and time_default_points False, issue 40): one timing job of the
+    changed points with the default and the selection only; a collective at the default everywhere is not timed at
+    all; the proof still checks every point; the decision is what it is with every point timed."""
+    import numpy as np
+    from quadsel.decision.builder import build_size_tree
+    from quadsel.decision.decision_map import build_decision_map
+    from quadsel.verify.run import VerifyOptions, run_verify
+    from helpers import table_from_cube
+
+    def keeping_default(collective, algorithm, cost):     # cost[comm][msg] of the algorithm; the default's is 1
+        rows = table_from_cube(np.array(cost, dtype=float)[:, :, None], [2], [1024, 65536], [algorithm], collective,
+                               default=np.ones((1, 2)))
+        return build_size_tree(build_decision_map(rows, collective), split="measured", between="least-bad",
+                               leaf_rule="penalty", keep_default=True, outside="default")
+    bcast = keeping_default("bcast", ("3", 8192), [[5.0, 0.2]])       # the default at 1 KiB, 3 at 64 KiB
+    reduce = keeping_default("reduce", ("1", 0), [[5.0, 5.0]])        # the default everywhere
+    paths = []
+    for fn in (bcast, reduce):
+        paths.append(str(tmp_path / f"{fn.collective}.qt.json"))
+        fn.save(paths[-1])
+    out = run_verify(VerifyOptions(paths, 2, rounds=2, max_reps=6, max_time=0.1, progress=False, best_arm=False,
+                                   time_default_points=False), lambda line: None)
+    doc = out.document
+    rows = {(p["collective"], p["msg_size"]): p for p in doc["points"]}
+    assert rows[("bcast", 65536)]["default_us"] > 0 and rows[("bcast", 65536)]["best"] is None
+    for key in (("bcast", 1024), ("reduce", 1024), ("reduce", 65536)):
+        assert rows[key]["timed"] is False and rows[key]["verdict"] == "default" and "default_us" not in rows[key]
+    assert doc["summary"]["reduce"]["points"] == 2 and doc["summary"]["reduce"]["untimed_default_points"] == 2
+    assert doc["summary"]["bcast"]["points"] == 2 and doc["summary"]["bcast"]["verdicts"]["default"] == 1
+    checked = {(c["collective"], c["msg"]) for c in doc["rules_followed"]["points"]}
+    assert checked == set(rows)                      # the proof covers the untimed points too
+    assert "not timed" in out.table and "1 point(s) at the library default not timed" in out.table
+    from quadsel.schemas import check_doc
+    check_doc(doc, "verify.json", "verify-result")
