@@ -280,27 +280,36 @@ def _child_gains(costs, a, b, c, d):
     F = costs.floor
     room = here - (F[b, d] - F[a, d] - F[b, c] + F[a, c])
     best = np.full(n, -np.inf)
-    count = np.maximum(np.stack([d - c - 1, b - a - 1], axis=1), 0).ravel()    # 2i: block i's message cuts,
-    total = int(count.sum())                                                     # 2i + 1: its communicator cuts
+    count = np.maximum(_pairs(d - c - 1, b - a - 1), 0)     # 2i: block i's message cuts, 2i + 1: its communicator
+    total = int(count.sum())                                 # cuts
     if total == 0:
         return here, room, best
     # the bands, one per cut: a message cut j the block's rows up to column j (S[b, j] - S[a, j]), a communicator
     # cut r its columns up to row r (S[r, d] - S[r, c]); each less the block's near and far edge
     first = np.cumsum(count) - count                  # each segment's first cut in the flat arrays
-    offset = (np.arange(total) - np.repeat(first, count)) * np.repeat(np.tile([1, width], n), count)
-    upper = np.stack([b * width + c + 1, (a + 1) * width + d], axis=1).ravel()
-    lower = np.stack([a * width + c + 1, (a + 1) * width + c], axis=1).ravel()
+    offset = (np.arange(total) - np.repeat(first, count)) * np.repeat(_pairs(1, width, n), count)
+    upper = _pairs(b * width + c + 1, (a + 1) * width + d)
+    lower = _pairs(a * width + c + 1, (a + 1) * width + c)
     band = np.take(flat, np.repeat(upper, count) + offset, axis=1) - np.take(flat, np.repeat(lower, count) + offset,
                                                                              axis=1)
-    k = flat.shape[0]
-    near = np.repeat(np.stack([c10 - c00, c01 - c00], axis=2).reshape(k, 2 * n), count, axis=1)
-    far = np.repeat(np.stack([c11 - c01, c11 - c10], axis=2).reshape(k, 2 * n), count, axis=1)
+    near = np.repeat(_pairs(c10 - c00, c01 - c00), count, axis=1)
+    far = np.repeat(_pairs(c11 - c01, c11 - c10), count, axis=1)
     halves = (band - near).min(axis=0) + (far - band).min(axis=0)
     cuts = count[0::2] + count[1::2]
     gains = np.repeat(here, cuts) - halves
     some = cuts > 0
     best[some] = np.maximum.reduceat(gains, first[0::2][some])
     return here, room, best
+
+
+def _pairs(even, odd, n=None):
+    """`even` and `odd` interleaved along the last axis (n pairs of scalars when `n` is given)."""
+    even, odd = np.asarray(even), np.asarray(odd)
+    shape = (n,) if n is not None else even.shape
+    out = np.empty(shape[:-1] + (2 * shape[-1],), dtype=np.result_type(even, odd))
+    out[..., 0::2] = even
+    out[..., 1::2] = odd
+    return out
 
 
 def _mediant(gain, added, rooms):
