@@ -15,6 +15,7 @@ PARALLEL_FROM point-methods, where forking costs more than it saves) or when QUA
 
 import multiprocessing
 import os
+import signal
 import traceback
 
 PARALLEL_FROM = 50_000      # measured points x methods from which the folds go to worker processes
@@ -81,7 +82,10 @@ class _Fed:
 
 def _serve(conn, dmap, trees, tests, score):
     """A worker: its folds' trees, budget by budget as the parent sends them, each scored; ("ok", records) per
-    budget, ("error", exception) once on failure."""
+    budget, ("error", exception) once on failure. Ctrl-C is the parent's to handle (it ends the workers): ignored
+    here, and unblocked only then (the parent blocked it around the fork)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         folds = SerialFolds(dmap, trees, tests, score, _Fed(conn))
         while True:
@@ -105,7 +109,8 @@ class ForkedFolds:
     def __init__(self, dmap, trees, tests, score, workers):
         context = multiprocessing.get_context("fork")
         self.groups = [list(range(i, len(tests), workers)) for i in range(workers)]
-        self.conns, self.procs = [], []
+        self.conns, self.procs, self.busy = [], [], False
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})    # no Ctrl-C in a worker's first steps
         try:
             for group in self.groups:
                 parent, child = context.Pipe()
@@ -116,11 +121,15 @@ class ForkedFolds:
                 self.conns.append(parent)
                 self.procs.append(proc)
         except BaseException:
+            self.busy = True
             self.close()
             raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.n = len(tests)
 
     def records(self, budget):
+        self.busy = True
         for conn in self.conns:
             try:
                 conn.send(("budget", budget))
@@ -138,17 +147,22 @@ class ForkedFolds:
                 continue
             for i, record in zip(group, payload):
                 out[i] = record
+        self.busy = False
         if failure is not None:
             raise failure
         return out
 
     def close(self):
+        """Stop the workers: those waiting for a budget end at once; those still growing (an exception, Ctrl-C,
+        while the parent waited for them) are killed."""
         for conn in self.conns:
             try:
                 conn.send(_STOP)
             except (OSError, ValueError):
                 pass
         for proc in self.procs:
+            if self.busy and proc.is_alive():
+                proc.kill()
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
