@@ -206,7 +206,6 @@ class _Part:
         a, b, c, d = block
         self.origin = (a, c)
         self.by_method = costs.by_method[methods, a:b + 1, c:d + 1]      # a copy, method-major
-        self.by_column = np.ascontiguousarray(self.by_method.transpose(0, 2, 1))
         self.floor = costs.floor[a:b + 1, c:d + 1]
 
 
@@ -230,9 +229,8 @@ def _looked_ahead(costs, block, here, cc, mm, after, added, best=None, budget_le
     child_cost = np.zeros(exists.shape)
     inner = np.full(exists.shape, -np.inf)
     ca, cb, cc_, cd = a[exists], b[exists], c[exists], d[exists]
-    cost, room = _box_costs(costs, ca, cb, cc_, cd)
+    cost, room, gains = _child_gains(costs, ca, cb, cc_, cd)
     child_cost[exists] = cost
-    gains = _two_way_gains(costs, ca, cb, cc_, cd, cost)
     gains[room <= NO_ROOM] = -np.inf
     inner[exists] = gains
     if budget_left is None:          # every child with a gainful split splits; its penalty left, in order
@@ -266,34 +264,52 @@ def _box_costs(costs, a, b, c, d):
     return here, here - (F[b, d] - F[a, d] - F[b, c] + F[a, c])
 
 
-def _two_way_gains(costs, a, b, c, d, child_cost):
-    """The gain of the best two-way split of each block (arrays of bounds), -inf for a single cell: each half a
-    band's sums up to the cut less the block's edge, as split.two_way_after (the same numbers to the last bit);
-    the bands gathered once per cut, the edges once per block, method-major (the least over the methods a
-    reduction over the first axis: few methods, many cuts)."""
+def _child_gains(costs, a, b, c, d):
+    """(_box_costs, the gain of the best two-way split of each block, -inf for a single cell) of blocks given as
+    arrays: each half a band's sums up to the cut less the block's edge, as split.two_way_after (the same numbers to
+    the last bit). One pass over every cut of every block, message cuts then communicator cuts, each block's
+    corners gathered once from the flat method-major table (the least over the methods a reduction over the first
+    axis: few methods, many cuts)."""
     S = costs.by_method
-    best = np.full(a.size, -np.inf)
-    for along_msg in (True, False):
-        count = np.maximum((d - c - 1) if along_msg else (b - a - 1), 0)
-        if not count.any():
-            continue
-        first = np.cumsum(count) - count                  # each block's first cut in the flat arrays
-        cut = np.arange(int(count.sum())) - np.repeat(first, count) + 1
-        if along_msg:       # band: the block's rows, its columns up to the cut; edges: its first and last column
-            cut += np.repeat(c, count)
-            band = S[:, np.repeat(b, count), cut] - S[:, np.repeat(a, count), cut]
-            near, far = S[:, b, c] - S[:, a, c], S[:, b, d] - S[:, a, d]
-        else:               # band: the block's columns, its rows up to the cut; edges: its first and last row
-            cut += np.repeat(a, count)
-            T = costs.by_column         # the same sums, column-major: a child's cuts are neighbours
-            band = T[:, np.repeat(d, count), cut] - T[:, np.repeat(c, count), cut]
-            near, far = S[:, a, d] - S[:, a, c], S[:, b, d] - S[:, b, c]
-        near, far = np.repeat(near, count, axis=1), np.repeat(far, count, axis=1)
-        halves = (band - near).min(axis=0) + (far - band).min(axis=0)
-        gains = np.repeat(child_cost, count) - halves
-        some = count > 0
-        best[some] = np.maximum(best[some], np.maximum.reduceat(gains, first[some]))
-    return best
+    width = S.shape[2]
+    flat = S.reshape(S.shape[0], -1)
+    n = a.size
+    corners = np.take(flat, np.concatenate([a * width + c, a * width + d, b * width + c, b * width + d]), axis=1)
+    c00, c01, c10, c11 = corners[:, :n], corners[:, n:2 * n], corners[:, 2 * n:3 * n], corners[:, 3 * n:]
+    here = (c11 - c01 - c10 + c00).min(axis=0)
+    F = costs.floor
+    room = here - (F[b, d] - F[a, d] - F[b, c] + F[a, c])
+    best = np.full(n, -np.inf)
+    count = np.maximum(_pairs(d - c - 1, b - a - 1), 0)     # 2i: block i's message cuts, 2i + 1: its communicator
+    total = int(count.sum())                                 # cuts
+    if total == 0:
+        return here, room, best
+    # the bands, one per cut: a message cut j the block's rows up to column j (S[b, j] - S[a, j]), a communicator
+    # cut r its columns up to row r (S[r, d] - S[r, c]); each less the block's near and far edge
+    first = np.cumsum(count) - count                  # each segment's first cut in the flat arrays
+    offset = (np.arange(total) - np.repeat(first, count)) * np.repeat(_pairs(1, width, n), count)
+    upper = _pairs(b * width + c + 1, (a + 1) * width + d)
+    lower = _pairs(a * width + c + 1, (a + 1) * width + c)
+    band = np.take(flat, np.repeat(upper, count) + offset, axis=1) - np.take(flat, np.repeat(lower, count) + offset,
+                                                                             axis=1)
+    near = np.repeat(_pairs(c10 - c00, c01 - c00), count, axis=1)
+    far = np.repeat(_pairs(c11 - c01, c11 - c10), count, axis=1)
+    halves = (band - near).min(axis=0) + (far - band).min(axis=0)
+    cuts = count[0::2] + count[1::2]
+    gains = np.repeat(here, cuts) - halves
+    some = cuts > 0
+    best[some] = np.maximum.reduceat(gains, first[0::2][some])
+    return here, room, best
+
+
+def _pairs(even, odd, n=None):
+    """`even` and `odd` interleaved along the last axis (n pairs of scalars when `n` is given)."""
+    even, odd = np.asarray(even), np.asarray(odd)
+    shape = (n,) if n is not None else even.shape
+    out = np.empty(shape[:-1] + (2 * shape[-1],), dtype=np.result_type(even, odd))
+    out[..., 0::2] = even
+    out[..., 1::2] = odd
+    return out
 
 
 def _mediant(gain, added, rooms):

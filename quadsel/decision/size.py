@@ -183,25 +183,30 @@ def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=N
     (docs/methodology.md, "The leaf budget"). `sides` (library_default.SIDES): the sides of the measured range
     the outside rule decides; each budget is then scored with the best of handing them back or extrapolating
     there (library_default.best_hand_back), and `handed` ({budget: sides handed back}) records which."""
-    from .decision_map import penalty_cube, training_map
+    from .decision_map import penalty_cube
+    from .fold_pool import fold_runner
     from .library_default import best_hand_back, fold_points
     cube = scoring_cube(penalty_cube(dmap), dmap)
     tests = folds(dmap, stride) if tests is None else tests
-    streams = [iter(trees(training_map(dmap, test), budgets)) for test in tests]
+    if sides is None:
+        score = lambda fn, test: held_out_penalty(dmap, fn, test, cube)     # noqa: E731
+    else:
+        score = lambda fn, test: fold_points(dmap, fn, test, cube)          # noqa: E731
+    runner = fold_runner(dmap, trees, tests, score, budgets)     # the folds side by side on several cores
     scores, best, stale = {}, float("inf"), 0
-    for budget in budgets:
-        if sides is None:
-            scores[budget] = [held_out_penalty(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
-        else:
-            records = [fold_points(dmap, next(stream), test, cube) for stream, test in zip(streams, tests)]
-            handed[budget], scores[budget] = best_hand_back(records, sides)
-        mean = float(np.mean(scores[budget]))
-        stale = 0 if mean < best * (1 - LOWER) - 1e-9 else stale + 1
-        best = min(best, mean)
-        if stale >= PATIENCE and budget is not None and budget >= PATIENT_FROM:
-            break
-    for stream in streams:
-        stream.close()
+    try:
+        for budget in budgets:
+            if sides is None:
+                scores[budget] = runner.records(budget)
+            else:
+                handed[budget], scores[budget] = best_hand_back(runner.records(budget), sides)
+            mean = float(np.mean(scores[budget]))
+            stale = 0 if mean < best * (1 - LOWER) - 1e-9 else stale + 1
+            best = min(best, mean)
+            if stale >= PATIENCE and budget is not None and budget >= PATIENT_FROM:
+                break
+    finally:
+        runner.close()
     return scores
 
 

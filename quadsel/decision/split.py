@@ -159,7 +159,9 @@ def split_table(costs, block, four_way=True):
     msg = np.arange(c0, c1)
     msg[0] = -1
     cc = np.repeat(comm, nc + 1)[1:]
-    mm = np.tile(msg, nr + 1)[1:]
+    mm = np.empty((nr + 1, nc + 1), dtype=msg.dtype)
+    mm[:] = msg
+    mm = mm.ravel()[1:]
     n = np.full((nr + 1, nc + 1), 4)
     n[0, :] = n[:, 0] = 2
     return cc, mm, after.ravel()[1:], n.ravel()[1:]
