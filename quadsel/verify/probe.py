@@ -285,6 +285,20 @@ def multinode_part(fingerprint):
     return out if any(part for _, part in out) else []
 
 
+def own_part(fingerprint, collective):
+    """[[rank, [[name, calls], ...]], ...] of the collective's own coll/base functions (`<collective>_intra_*`) in a
+    fingerprint with the function probe's part, or the fingerprint itself when it has none. On a communicator
+    coll/han takes, an algorithm's nested calls (allreduce's nonoverlapping: a reduce, then a bcast) reach coll/han
+    in the file launch and coll/tuned in the forced one, whose arms run where coll/han may not: the algorithm that
+    ran is told by its own functions (issue 40's 2 x 2 "not followed" allreduce at 256 KiB)."""
+    try:
+        ranks = fingerprint[1]
+        return [[rank, [[str(name), calls] for name, calls in part if str(name).startswith(f"{collective}_intra_")]]
+                for rank, part in ranks]
+    except (TypeError, IndexError, ValueError):
+        return fingerprint
+
+
 def tag_class(ucx_tag):
     """A message's MPI tag as the fingerprint keeps it: a blocking collective's fixed tag, or "nbc" for a tag of
     a non-blocking schedule (its value counts the communicator's earlier schedules: not kept)."""

@@ -266,3 +266,19 @@ def test_one_forced_launch_for_many_checks_proves_what_a_launch_per_check_proves
     other.write_text(ompi_rules.emit([wrong, reduce]))
     caught = check_follows([bcast], str(other), "openmpi", 4, identify=True, forced=forced)
     assert any(c.status == "differs" for c in caught), caught
+
+
+def test_an_algorithm_forced_for_the_whole_job_is_forced_only_where_the_library_can_run_it(monkeypatch):
+    """Open MPI 5.0.x allgatherv is forced through the environment, for the whole launch: its two_proc (5) at a
+    4-rank point failed the launch and ended the check of every point (the 2 x 2 Slurm run). Each arm's launch
+    now holds only the points where fallbacks.fails says the library runs it."""
+    from quadsel.verify import follow
+    specs = []
+    monkeypatch.setattr(follow, "_launch", lambda np_, spec, *a, **k: specs.append(spec) or {
+        tuple(p): {"library": 1} for p in spec["points"]})
+    spec = {"collective": "allgatherv", "kind": "traffic", "points": [[2, 8, 1, 2], [4, 8, 2, 2], [2, 64, 2, 1]],
+            "han": False}
+    got = follow._forced_by_env(4, spec, [["default", 0], ["5", 0], ["2", 0]], "openmpi", "python", "mpiexec", 60,
+                                "/tmp")
+    assert [s["points"] for s in specs] == [spec["points"], [[2, 8, 1, 2], [2, 64, 2, 1]], spec["points"]]
+    assert set(got[(4, 8, 2, 2)]) == {"default", "2"} and set(got[(2, 8, 1, 2)]) == {"default", "5", "2"}

@@ -265,3 +265,26 @@ def test_the_follow_status_where_the_file_keeps_coll_han():
     flat = {"default": tuned8, "8": tuned8}      # coll/han handed the call to coll/tuned: nothing tells them apart
     assert _status("default", tuned8, flat, True) == ("indistinguishable", ["8", "default"])
     assert _status("default", None, arms, True) == ("unchecked", [])
+
+
+def test_a_tuned_choice_on_a_coll_han_communicator_is_told_by_its_own_functions():
+    """The 2 x 2 Slurm run's allreduce at 256 KiB: the file routes the call to coll/tuned's nonoverlapping, whose
+    nested reduce and bcast reach coll/han in the file launch (the communicator's component) and coll/tuned in the
+    forced one (its arms run where coll/han may not): "not followed", matching no arm. Its own functions
+    (probe.own_part) tell what ran; a file launch that ran coll/han's own allreduce still differs."""
+    from quadsel.verify.follow import _status
+    from quadsel.verify.probe import own_part
+
+    def fp(*names):
+        return [None, [[rank, [[n, 1] for n in names]] for rank in range(2)]]
+    got = fp("han_allreduce_intra", "allreduce_intra_nonoverlapping", "han_reduce_intra", "reduce_intra_binomial",
+             "han_bcast_intra", "bcast_intra_binomial")
+    arms = {"2": fp("allreduce_intra_nonoverlapping", "reduce_intra_basic_linear", "bcast_intra_bintree"),
+            "default": fp("han_allreduce_intra", "allreduce_intra_recursivedoubling", "reduce_intra_basic_linear")}
+    assert own_part(got, "allreduce") == own_part(arms["2"], "allreduce") == [
+        [0, [["allreduce_intra_nonoverlapping", 1]]], [1, [["allreduce_intra_nonoverlapping", 1]]]]
+    assert _status("2", got, arms, False) == ("differs", [])                  # the whole print: nothing matches
+    assert _status("2", got, arms, False, own="allreduce") == ("follows", ["2"])
+    assert _status("2", arms["default"], arms, False, own="allreduce") == ("differs", ["default"])
+    assert own_part(fp("reduce_scatter_intra_ring"), "reduce") == [[0, []], [1, []]]    # not another collective's
+    assert own_part(None, "reduce") is None
