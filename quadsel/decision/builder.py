@@ -178,7 +178,8 @@ class SharedWork:
 def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None, sides handed
     back) by the held-out folds (decision/size.py). The budget is DEFAULT_ALONE when the default is kept and the folds
-    score the library default alone (tuning nothing) below the tree they chose: the build then hands every size back.
+    score the library default alone (tuning nothing) below the tree they chose beyond the noise (size.default_alone):
+    the build then hands every size back.
 
     keep_default None: the folds also decide whether the measured library default is one more method -- the
     variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
@@ -201,12 +202,11 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
                   "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
                                                       "with": round(found[True][2], 4)}}
     budget, scores, _, floor, handed, alone = found[keep]
-    if keep and alone is not None and scores:
-        tree = scores.get(budget, min(scores.values()))
-        record = dict(record or {}, default_alone={
-            "rule": "the library default alone (every size handed back) when the folds score it below the chosen tree",
-            "held_out_penalty": round(alone, 4), "tree": round(tree, 4), "chosen": alone < tree - 1e-9})
-        if alone < tree - 1e-9:
+    if keep and alone is not None:
+        record = dict(record or {}, default_alone=dict(alone, rule="the library default alone (every size handed "
+                                                       "back) when the folds score it below the chosen tree beyond "
+                                                       "the noise (2 standard errors of the paired differences)"))
+        if alone["chosen"]:
             budget = DEFAULT_ALONE
     return budget, scores, keep, record, floor, handed
 

@@ -206,17 +206,25 @@ def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=N
     return scores
 
 
-def default_alone(dmap, tests, cube):
-    """Mean over the folds `tests` of the library default's penalty at their held-out points (`cube`: dmap's
-    scoring_cube, the default last): what tuning nothing scores there (None without a measured default)."""
-    if dmap.default_cost is None or not tests:
+def default_alone(dmap, tests, cube, tree):
+    """The default alone held against the folds' tree: {held_out_penalty: the library default's mean penalty over the
+    folds `tests` (`cube`: dmap's scoring_cube, the default last) -- what tuning nothing scores there --, tree: the
+    tree's mean (`tree`: its penalty per fold), chosen: the folds tell the default's lower beyond the noise -- the
+    mean paired difference more than measured_floor.FLOOR_SE standard errors of it, as the measured floor tells
+    budgets apart}, or None without a measured default."""
+    if dmap.default_cost is None or not tests or not tree:
         return None
-    return float(np.mean([cube[:, :, -1][test].mean() for test in tests]))
+    from .measured_floor import FLOOR_SE
+    default = np.array([cube[:, :, -1][test].mean() for test in tests])
+    diff = np.asarray(tree, dtype=float) - default
+    spread = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.inf
+    return {"held_out_penalty": round(float(default.mean()), 4), "tree": round(float(np.mean(tree)), 4),
+            "chosen": bool(diff.mean() > FLOOR_SE * spread + 1e-9)}
 
 
 def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
     """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None, sides handed back,
-    the library default's mean over the same folds (default_alone) or None) for `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
+    the default alone against the chosen tree over the same folds (default_alone) or None) for `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
     the exact tree of the map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from
     their curve (decision/budget_rule.py); on a small grid its measured floor may take a larger budget the folds
     cannot tell from it (decision/measured_floor.py; the record says which and why). `sides`: the sides of the
@@ -244,7 +252,7 @@ def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
             record = {"folds_chose": budget, "built": floored,
                       "measured_penalty": [[b, round(v, 4)] for b, v in measured.items()]}
             budget = floored
-    return budget, means, record, handed.get(budget, sides), default_alone(dmap, tests, cube)
+    return budget, means, record, handed.get(budget, sides), default_alone(dmap, tests, cube, per_fold.get(budget))
 
 
 def edge_sides(dmap, trees, budget, sides):
