@@ -13,7 +13,11 @@ by selection_cart's own penalty (the issue's rule):
   sign S          ... when it wins at more of those points than it loses
   z Z             ... when its mean gain is more than Z standard errors of the paired differences
   handed S        S always handed back
-Then leave one data set out: for each data set the rule with the least mean on the other data sets, scored on it.
+  prior K         the built rule (select4): each side's gain shrunk towards the map's gain over every held-out point of
+                  the folds, K pseudo-points of it (library_default.PRIOR_POINTS), with majority comm_above; `map only`:
+                  K = 10^9; the rules above it are measured without the prior (K = 0), as they were built
+Then leave one data set out: for each data set the rule with the least mean on the other data sets, scored on it;
+among every rule, then among the pseudo-points alone (the rule before select4 = 0, the prior rows, map only).
 
 --distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
 points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
@@ -72,18 +76,18 @@ def mean_rule(records, sides):
 
 
 @contextmanager
-def rule_of(majority_sides, share):
-    saved = ld.MAJORITY_SIDES, ld.MAJORITY
-    ld.MAJORITY_SIDES, ld.MAJORITY = majority_sides, share
+def rule_of(majority_sides, share, prior=0.0):
+    saved = ld.MAJORITY_SIDES, ld.MAJORITY, ld.PRIOR_POINTS
+    ld.MAJORITY_SIDES, ld.MAJORITY, ld.PRIOR_POINTS = majority_sides, share, prior
     try:
         yield
     finally:
-        ld.MAJORITY_SIDES, ld.MAJORITY = saved
+        ld.MAJORITY_SIDES, ld.MAJORITY, ld.PRIOR_POINTS = saved
 
 
 def rules():
-    """{name: (MAJORITY_SIDES, MAJORITY, replacement of best_hand_back or None)}."""
-    out = {"mean (before)": ((), 0.5, None), "majority comm_above (built)": (("comm_above",), 0.5, None),
+    """{name: (MAJORITY_SIDES, MAJORITY, replacement of best_hand_back or None[, PRIOR_POINTS])}."""
+    out = {"mean (before)": ((), 0.5, None), "majority comm_above (before select4)": (("comm_above",), 0.5, None),
            "majority comm sides": (COMM, 0.5, None), "majority every side": (ld.SIDES, 0.5, None)}
     for share in (0.25, 0.4, 0.6, 0.75):
         out[f"majority comm_above >{share:g}"] = (("comm_above",), share, None)
@@ -93,6 +97,10 @@ def rules():
         out[f"z {z:g} every side"] = ((), 0.5, _gate(_z(z), ld.SIDES))
     out["z 2 comm_above"] = ((), 0.5, _gate(_z(2.0), ("comm_above",)))
     out["handed comm_above"] = ((), 0.5, _gate(lambda t, d: False, ("comm_above",)))
+    for prior in (1, 4, 32, 128, 10 ** 9):
+        name = "map only" if prior == 10 ** 9 else f"prior {prior}" + (" (built)" if prior == ld.PRIOR_POINTS else "")
+        out[name] = (("comm_above",), 0.5, None, prior)
+    out["prior 32, no majority"] = ((), 0.5, None, 32)
     return out
 
 
@@ -106,8 +114,8 @@ def scores(cubes, named):
                 continue
             train = training_map(full, ~sc.train_of(cube, split, test))
             points = list(zip(*np.nonzero(test)))
-            for name, (sides, share, replacement) in named.items():
-                with rule_of(sides, share):
+            for name, (sides, share, replacement, *prior) in named.items():
+                with rule_of(sides, share, *prior):
                     ld.best_hand_back = replacement or ORIGINAL
                     try:
                         fn = build_size_tree(train, **BASE)
@@ -142,14 +150,16 @@ def table(out, refs, names, cases):
         print(f"| {name} | {np.mean([v for *_, v in rows]):.2f} | "
               f"{sum(v <= refs['CART-16', c, s] + 0.5 for c, s, v in rows)} | "
               f"{sum(v <= refs['default', c, s] + 1.0 for c, s, v in rows)} | {np.mean(orfeo):.2f} | {np.mean(edge):.2f} |")
-    values, chosen = [], []
-    for case in cases:
-        others = [c for c in cases if c != case]
-        best = min(names, key=lambda n: np.mean([v for *_, v in held(n, others)]))
-        chosen.append(best)
-        values += [v for *_, v in held(best, [case])]
-    print(f"\nleave one data set out: nested mean {np.mean(values):.2f} % over {len(values)} splits; chosen: "
-          + "; ".join(f"{n} ({k}x)" for n, k in collections.Counter(chosen).items()))
+    family = [n for n in names if n.startswith(("majority comm_above (before", "prior", "map only")) and "no maj" not in n]
+    for among, label in ((names, "every rule"), (family, "the pseudo-points of the map's evidence, 0 to 10^9")):
+        values, chosen = [], []
+        for case in cases:
+            others = [c for c in cases if c != case]
+            best = min(among, key=lambda n: np.mean([v for *_, v in held(n, others)]))
+            chosen.append(best)
+            values += [v for *_, v in held(best, [case])]
+        print(f"\nleave one data set out ({label}): nested mean {np.mean(values):.2f} % over {len(values)} splits; "
+              "chosen: " + "; ".join(f"{n} ({k}x)" for n, k in collections.Counter(chosen).items()))
 
 
 def distance(cubes):

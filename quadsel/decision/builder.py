@@ -5,12 +5,17 @@ folds -- labelled, with the sizes outside the measured range handed back to the 
 
 import datetime
 
+import numpy as np
+
 from .. import __version__
 from ..errors import OptionError
 from .decision_map import DecisionMap
 from .grid import COMM_TOP, Axis, build_grid
 from .options import DEFAULT_BUILD, PAPER_BUILD, SPLITS, BuildOptions, exact_options  # noqa: F401 (the interface)
+from .quadtree import LEAF, Quadtree
 from .size_tree import SizeTree
+
+DEFAULT_ALONE = "default alone"     # the folds' verdict: the library default everywhere (_fold_choice)
 
 
 def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None, accuracy_threshold=1.0,
@@ -52,13 +57,18 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
             outside = settled(outside, sides)
             frame = _frame(dmap, between, outside, sides)
         same["keep_default"] = keep_default
-        # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
-        # that hand the sizes outside it back to the library
-        max_leaves = None if max_leaves is None else max_leaves + frame
         size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[None if b is None else b + frame, round(v, 4)] for b, v in scores.items()]}
+        if max_leaves == DEFAULT_ALONE:     # the folds' verdict: tune nothing (one leaf, nothing around it)
+            max_leaves, outside, sides, frame = 1, "extrapolate", (() if decide else sides), 0
+        # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
+        # that hand the sizes outside it back to the library
+        elif max_leaves is not None:
+            max_leaves += frame
         if frame:
             size_info["outside_leaves"] = frame
+        if keep_record and "default_alone" in keep_record:
+            size_info["default_alone"] = keep_record.pop("default_alone")
         if keep_record:
             size_info["keep_default"] = keep_record
         if floor:       # a small grid: the measured floor (decision/measured_floor.py), in deployed budgets too
@@ -83,6 +93,10 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     if split == "midpoint":
         from .midpoint import cut_tree, exact_padded
         tree, paper = cut_tree(exact_padded(grid, pad_mode, leaf_rule), grid.shape, max_depth, accuracy_threshold)
+    elif size_info and size_info.get("default_alone", {}).get("chosen"):
+        from .decision_map import DEFAULT_METHOD
+        tree = Quadtree(np.full((1, 4), LEAF, dtype=np.int64), np.array([-1]), np.array([-1]),
+                        np.array([work.methods.index(DEFAULT_METHOD)]), np.array([0]))
     elif max_leaves is not None:
         from .best_first import grow_best_first
         from .library_default import inner_budget
@@ -162,8 +176,10 @@ class SharedWork:
 
 
 def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
-    """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None) by the
-    held-out folds (decision/size.py).
+    """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None, sides handed
+    back) by the held-out folds (decision/size.py). The budget is DEFAULT_ALONE when the default is kept and the folds
+    score the library default alone (tuning nothing) below the tree they chose beyond the noise (size.default_alone):
+    the build then hands every size back.
 
     keep_default None: the folds also decide whether the measured library default is one more method -- the
     variant whose best budget has the lower mean held-out penalty wins, not keeping it on equal means -- and
@@ -173,10 +189,10 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     found = {}
     for keep in ((False, True) if keep_default is None else (bool(keep_default),)):
         variant = dict(same, keep_default=keep)
-        budget, scores, floor, handed = choose_budget(dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
-                                                      shared.exact_leaves(dmap, exact_options(variant)), rule,
-                                                      sides)
-        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor, handed)
+        budget, scores, floor, handed, alone = choose_budget(
+            dmap, lambda d, budgets, v=variant: budget_stream(d, budgets, **v),
+            shared.exact_leaves(dmap, exact_options(variant)), rule, sides)
+        found[keep] = (budget, scores, min(scores.values()) if scores else 0.0, floor, handed, alone)
     keep = next(iter(found))
     if len(found) == 2 and found[True][2] < found[False][2] - 1e-9:
         keep = True
@@ -185,7 +201,14 @@ def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
         record = {"rule": "auto: the variant with the lower mean held-out penalty at its chosen budget",
                   "kept": keep, "held_out_penalty": {"without": round(found[False][2], 4),
                                                       "with": round(found[True][2], 4)}}
-    return found[keep][0], found[keep][1], keep, record, found[keep][3], found[keep][4]
+    budget, scores, _, floor, handed, alone = found[keep]
+    if keep and alone is not None:
+        record = dict(record or {}, default_alone=dict(alone, rule="the library default alone (every size handed "
+                                                       "back) when the folds score it below the chosen tree beyond "
+                                                       "the noise (2 standard errors of the paired differences)"))
+        if alone["chosen"]:
+            budget = DEFAULT_ALONE
+    return budget, scores, keep, record, floor, handed
 
 
 def budget_functions(dmap, budgets, **options):

@@ -12,16 +12,15 @@ all follow the query rule -- hands those sizes back (docs/methodology.md, "Handi
   an outside cell at each end (decision/grid.py, Axis.of(..., outside=True)) and the tree two nodes that
   send those cells to the default. With outside="auto" each side (SIDES) is decided by evidence: the held-out
   folds' points beyond their training range, scored handed back (the default's measured time) and extrapolated
-  (the fold tree's answer); a side whose extrapolation is cheaper there is not cut off (`best_hand_back`), and above
-  the largest communicator size only when it also wins at most of those points (MAJORITY_SIDES).
+  (the fold tree's answer); a side is not cut off when the extrapolation is cheaper there, its own few points weighed
+  together with the map's evidence on every held-out size (`best_hand_back`, PRIOR_POINTS), and above the largest
+  communicator size only when it also wins at most of those points (MAJORITY_SIDES).
 
 The measured default is a method of every build that can name it (`auto_keep`): issue 39.
 
 The library default is the method DEFAULT_METHOD ("default"): Open MPI's algorithm 0 (coll/tuned's fixed
 decision), MPICH's `auto` (its own selection), and 0 -- "no decision" -- from the generated C.
 """
-
-import itertools
 
 import numpy as np
 
@@ -134,25 +133,43 @@ def majority_fails(records, side):
     return wins <= MAJORITY * points
 
 
+# The map's own evidence on unseen sizes weighs as this many points of a side's: a side is extrapolated when the folds'
+# gain of the tree over the library default beyond it, shrunk towards the gain over every held-out point of the map,
+# is positive. One fold reaches a side with one or two points on a small grid, whose verdict alone was noise; the
+# pooled gain is what held out (benchmarks/selection_outside.py, nested leave one data set out: issue 39, select4).
+PRIOR_POINTS = 32
+
+
+def side_gain(records, side=None):
+    """(sum, count) of the library default's penalty less the tree's over the folds' points beyond `side` (None: every
+    held-out point of the folds): positive where the fold trees' answers were cheaper."""
+    i = None if side is None else SIDES.index(side)
+    gains = [(default - tree) if i is None else (default - tree)[beyond[i]] for tree, default, beyond in records]
+    return float(sum(g.sum() for g in gains)), int(sum(g.size for g in gains))
+
+
 def best_hand_back(records, sides):
-    """(the sides to hand back, [mean penalty of each fold]) from the folds' `records` (fold_points of each fold):
-    of every subset of `sides`, the one whose folds lose least when their points beyond a handed-back side take
-    the default and the others the tree's extrapolated answer; ties go to handing more sides back (a side no fold
-    reaches is handed back: nothing says the tree does better there). A side of MAJORITY_SIDES is handed back
-    unless the extrapolated answer beats the default at most of the folds' points beyond it (majority_fails)."""
-    forced = {side for side in sides if side in MAJORITY_SIDES and majority_fails(records, side)}
-    free = [side for side in sides if side not in forced]
-    best = None
-    for n in range(len(free), -1, -1):
-        for rest in itertools.combinations(free, n):
-            combo = tuple(side for side in sides if side in forced or side in rest)
-            at = [SIDES.index(side) for side in combo]
-            per = [float(np.where(beyond[at].any(axis=0), default, tree).mean()) if tree.size else 0.0
-                   for tree, default, beyond in records]
-            mean = float(np.mean(per)) if per else 0.0
-            if best is None or mean < best[0] - 1e-9:
-                best = (mean, combo, per)
-    return best[1], best[2]
+    """(the sides to hand back, [mean penalty of each fold]) from the folds' `records` (fold_points of each fold).
+
+    A side is extrapolated when its shrunk gain is positive: the fold trees' gain over the library default at the
+    points beyond it, with PRIOR_POINTS pseudo-points at the mean gain over every held-out point of the folds (the
+    map's own evidence on sizes it did not see); else, and on ties, it is handed back. A side no fold reaches is
+    decided by the map's evidence alone; without any point every side is handed back. A side of MAJORITY_SIDES is
+    handed back unless the extrapolated answer also beats the default at most of the folds' points beyond it
+    (majority_fails). The per-fold figures are those of the folds scored with the chosen sides."""
+    total, count = side_gain(records)
+    prior = total / count if count else 0.0
+    handed = []
+    for side in sides:
+        own, n = side_gain(records, side)
+        weight = n + (PRIOR_POINTS if count else 0)
+        gain = (own + PRIOR_POINTS * prior) / weight if weight and count else 0.0
+        if gain <= 1e-9 or (side in MAJORITY_SIDES and majority_fails(records, side)):
+            handed.append(side)
+    at = [SIDES.index(side) for side in handed]
+    per = [float(np.where(beyond[at].any(axis=0), default, tree).mean()) if tree.size else 0.0
+           for tree, default, beyond in records]
+    return tuple(handed), per
 
 
 def outside_rule(dmap, split, between, outside):

@@ -173,7 +173,7 @@ LOWER = 0.01
 PATIENT_FROM = 64  # ...from this budget on: the larger ones are not grown
 
 
-def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=None):
+def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=None, cube=None):
     """{budget: [held-out mean penalty of each fold]}: `trees(train_map, budgets)` gives the decision
     function of each budget of one training map in turn (decision_function.budget_stream). The folds go
     together, budget by budget (1, 2, 4, ...); once PATIENCE budgets in a row have not lowered the best mean
@@ -182,11 +182,12 @@ def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=N
     budgets scored -- growing the folds' trees to thousands of leaves was most of the build's time on large sweeps
     (docs/methodology.md, "The leaf budget"). `sides` (library_default.SIDES): the sides of the measured range
     the outside rule decides; each budget is then scored with the best of handing them back or extrapolating
-    there (library_default.best_hand_back), and `handed` ({budget: sides handed back}) records which."""
+    there (library_default.best_hand_back), and `handed` ({budget: sides handed back}) records which. `cube`: dmap's
+    scoring_cube when the caller has it."""
     from .decision_map import penalty_cube
     from .fold_pool import fold_runner
     from .library_default import best_hand_back, fold_points
-    cube = scoring_cube(penalty_cube(dmap), dmap)
+    cube = scoring_cube(penalty_cube(dmap), dmap) if cube is None else cube
     tests = folds(dmap, stride) if tests is None else tests
     if sides is None:
         score = lambda fn, test: held_out_penalty(dmap, fn, test, cube)     # noqa: E731
@@ -210,9 +211,25 @@ def fold_scores(dmap, trees, budgets, stride=2, tests=None, sides=None, handed=N
     return scores
 
 
+def default_alone(dmap, tests, cube, tree):
+    """The default alone held against the folds' tree: {held_out_penalty: the library default's mean penalty over the
+    folds `tests` (`cube`: dmap's scoring_cube, the default last) -- what tuning nothing scores there --, tree: the
+    tree's mean (`tree`: its penalty per fold), chosen: the folds tell the default's lower beyond the noise -- the
+    mean paired difference more than measured_floor.FLOOR_SE standard errors of it, as the measured floor tells
+    budgets apart}, or None without a measured default."""
+    if dmap.default_cost is None or not tests or not tree:
+        return None
+    from .measured_floor import FLOOR_SE
+    default = np.array([cube[:, :, -1][test].mean() for test in tests])
+    diff = np.asarray(tree, dtype=float) - default
+    spread = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.inf
+    return {"held_out_penalty": round(float(default.mean()), 4), "tree": round(float(np.mean(tree)), 4),
+            "chosen": bool(diff.mean() > FLOOR_SE * spread + 1e-9)}
+
+
 def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
-    """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None, sides handed back)
-    for `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
+    """(budget or None for the exact tree, {budget: mean held-out penalty}, floor record or None, sides handed back,
+    the default alone against the chosen tree over the same folds (default_alone) or None) for `trees(dmap, budgets)` (the decision functions of every budget of one map, from one growth); `more_than(n)`:
     the exact tree of the map has more than n leaves (Ladder); `rule` cuts the folds and picks the budget from
     their curve (decision/budget_rule.py); on a small grid its measured floor may take a larger budget the folds
     cannot tell from it (decision/measured_floor.py; the record says which and why). `sides`: the sides of the
@@ -222,9 +239,10 @@ def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
     small = measured_floor.is_small(dmap) or not spec.small_only
     tests = (spec.loo and small and measured_floor.leave_one_out(dmap)) or folds(dmap, spec.stride)
     if not tests:
-        return None, {}, None, sides    # (a one-leaf exact tree is still scored: the keep-default variants compare)
-    handed = {}
-    per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests, sides, handed)
+        return None, {}, None, sides, None  # (a one-leaf exact tree is still scored: the keep-default variants compare)
+    from .decision_map import penalty_cube
+    handed, cube = {}, scoring_cube(penalty_cube(dmap), dmap)
+    per_fold = fold_scores(dmap, trees, Ladder(more_than), spec.stride, tests, sides, handed, cube)
     budget, means = choose(per_fold, rule)
     if spec.rescale:
         training = np.mean([(dmap.measured & ~test).sum() for test in tests])
@@ -233,15 +251,13 @@ def choose_budget(dmap, trees, more_than, rule=DEFAULT_RULE, sides=None):
     if spec.floor is not None and small and budget in per_fold:
         candidates = measured_floor.untold(per_fold, budget, spec.floor_se)
         if len(candidates) > 1:
-            from .decision_map import penalty_cube
-            cube = scoring_cube(penalty_cube(dmap), dmap)
             measured = {b: held_out_penalty(dmap, fn, dmap.measured, cube)
                         for b, fn in zip(candidates, trees(dmap, candidates))}
             floored = measured_floor.floor_budget(candidates, measured, spec.floor)
             record = {"folds_chose": budget, "built": floored,
                       "measured_penalty": [[b, round(v, 4)] for b, v in measured.items()]}
             budget = floored
-    return budget, means, record, handed.get(budget, sides)
+    return budget, means, record, handed.get(budget, sides), default_alone(dmap, tests, cube, per_fold.get(budget))
 
 
 def edge_sides(dmap, trees, budget, sides):
