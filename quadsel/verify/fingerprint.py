@@ -166,7 +166,7 @@ def run_one(spec):
                 arm_of[name] = arm
             if forced and library.carries_forcing:
                 forcing.activate(DEFAULT_ARM)
-            for m in msgs:
+            for k, m in enumerate(msgs):
                 row = {"comm": n, "msg": m, "arms": {}, **({"layout": list(layout)} if layout else {}),
                        **({"han": True} if spans else {})}
                 if checkable(kind, collective, m) or probe is not None:
@@ -178,6 +178,8 @@ def run_one(spec):
                             continue     # an algorithm the library refuses at this size (an error, not a fallback)
                         if forced and not library.carries_forcing:   # MPICH reads its cvar at the call
                             forcing.activate(arm_of[name])
+                        if k == 0 and spans:   # coll/han makes its sub-communicators at its first call (their
+                            _observe(comm, call, traffic, probe)   # allreduce and allgather): not in the print
                         row["arms"][name] = _observe(comm, call, traffic, probe)
                     if forced and not library.carries_forcing:
                         forcing.activate(DEFAULT_ARM)
