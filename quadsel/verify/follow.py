@@ -112,7 +112,8 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
     lib = get_library(library)
     checks = []
     with tempfile.TemporaryDirectory(prefix="quadsel-follow-") as workdir:
-        probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
+        probe_env, why = (forced.probe_environment(library, python) if forced is not None else
+                          probe_environment(library, workdir, python)) if probe else ({}, None)
         if why and echo and lib.probe:   # a library without a probe (Intel MPI) is no news (docs/deploy.md)
             echo(f"note: the follow check runs without its probe: {why}")
         for job in _jobs(fns, points, library, np_, kind, probe_env, why, han_rules is not None):
@@ -205,6 +206,20 @@ class ForcedLaunches:
 
     def __init__(self):
         self.got = {}     # (collective, kind, han) -> ({point: {arm key: fingerprint}}, {arm keys forced})
+        self._dir = tempfile.TemporaryDirectory(prefix="quadsel-forced-")
+        self._probe = {}  # (library, python) -> probe.environment's (env, why): the shim built once, not per check
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._dir.cleanup()
+
+    def probe_environment(self, library, python):
+        key = (library, python)
+        if key not in self._probe:
+            self._probe[key] = probe_environment(library, self._dir.name, python)
+        return self._probe[key]
 
     def prefetch(self, items, library, np_, python=None, mpiexec=None, timeout=900, probe=True, echo=None):
         """items: [(fns, points, han)] as check_follows will be asked them. Failure is no error: every check
@@ -212,33 +227,33 @@ class ForcedLaunches:
         lib = get_library(library)
         python = python or sys.executable
         mpiexec = launch.find_mpiexec(mpiexec)
-        with tempfile.TemporaryDirectory(prefix="quadsel-forced-") as workdir:
-            probe_env, why = probe_environment(library, workdir, python) if probe else ({}, None)
-            merged = {}     # (env, han) -> {(collective, kind): spec}
-            for fns, points, han in items:
-                try:
-                    jobs = _jobs(fns, points, library, np_, None, probe_env, why, han)
-                except QuadselError:
-                    continue     # the check itself says why
-                for job in jobs:
-                    if lib.env_forced(job.collective):
-                        continue
-                    group = merged.setdefault((json.dumps(job.extra, sort_keys=True), job.han), {})
-                    spec = group.setdefault((job.collective, job.spec["kind"]), dict(
-                        job.spec, points=[], forced=[json_arm(DEFAULT_ARM)], identify=True))
-                    spec["points"] += [list(p) for p in job.grid if list(p) not in spec["points"]]
-                    spec["forced"] += [a for a in job.forced if a not in spec["forced"]]
-            for (env, han), specs in merged.items():
-                try:
-                    outs = _launch(np_, {"batch": list(specs.values())}, json.loads(env), python, mpiexec, timeout,
-                                   workdir, han=han)
-                except QuadselError as exc:
-                    if echo:
-                        echo(f"note: the follow check forces each collective in a launch of its own (one launch "
-                             f"for all failed: {exc})")
+        workdir = self._dir.name
+        probe_env, why = self.probe_environment(library, python) if probe else ({}, None)
+        merged = {}     # (env, han) -> {(collective, kind): spec}
+        for fns, points, han in items:
+            try:
+                jobs = _jobs(fns, points, library, np_, None, probe_env, why, han)
+            except QuadselError:
+                continue     # the check itself says why
+            for job in jobs:
+                if lib.env_forced(job.collective):
                     continue
-                for (coll, kind), out in zip(specs, outs):
-                    self.got[(coll, kind, han)] = (out, {arm_key(norm_arm(a)) for a in specs[(coll, kind)]["forced"]})
+                group = merged.setdefault((json.dumps(job.extra, sort_keys=True), job.han), {})
+                spec = group.setdefault((job.collective, job.spec["kind"]), dict(
+                    job.spec, points=[], forced=[json_arm(DEFAULT_ARM)], identify=True))
+                spec["points"] += [list(p) for p in job.grid if list(p) not in spec["points"]]
+                spec["forced"] += [a for a in job.forced if a not in spec["forced"]]
+        for (env, han), specs in merged.items():
+            try:
+                outs = _launch(np_, {"batch": list(specs.values())}, json.loads(env), python, mpiexec, timeout,
+                               workdir, han=han)
+            except QuadselError as exc:
+                if echo:
+                    echo(f"note: the follow check forces each collective in a launch of its own (one launch "
+                         f"for all failed: {exc})")
+                continue
+            for (coll, kind), out in zip(specs, outs):
+                self.got[(coll, kind, han)] = (out, {arm_key(norm_arm(a)) for a in specs[(coll, kind)]["forced"]})
 
     def lookup(self, job):
         entry = self.got.get((job.collective, job.spec["kind"], job.han))

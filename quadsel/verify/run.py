@@ -204,20 +204,21 @@ class _Verify:
         if loaded.trees:   # one file, or (a forest, no ppn key in the library's format) one file per ppn...
             base = rules_module(library).load_base(mpich_library()) if self.lib.whole_selection else None   # once
             files = layout_plan.forest_rules(library, loaded.trees, points)
-            forced = follow.ForcedLaunches()     # the forced side of every check below, in one launch where it can
-            forced.prefetch([([s for s in sels if s.collective == fn.collective and s.collective in mine], mine,
-                              fn.collective in self.han_collectives) for _, fns, sels, mine in files for fn in fns],
-                            library, check_np, mpiexec=o.mpiexec, echo=self.echo)
-            for source, fns, sels, mine in files:
-                for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
-                    own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
-                    if not own:  # MPICH smp allreduce) then runs the library's own choice in the file launch too,
-                        continue  # as in the forced one it is compared with (follow.py, _own_rules)
-                    with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
-                        path = os.path.join(workdir, "rules")
-                        write_text(path, emit_rules(library, [fn], base))   # and coll/han's file of it (han.py)
-                        self._check_file(source, own, path, points, check_np, mine,
-                                         han.write_han_file(workdir, [fn], self.han_collectives), forced)
+            with follow.ForcedLaunches() as forced:   # the forced side of every check below in one launch where it
+                # can, and the probe built once for them all
+                forced.prefetch([([s for s in sels if s.collective == fn.collective and s.collective in mine], mine,
+                                  fn.collective in self.han_collectives) for _, fns, sels, mine in files for fn in fns],
+                                library, check_np, mpiexec=o.mpiexec, echo=self.echo)
+                for source, fns, sels, mine in files:
+                    for fn in fns:   # ...cut to each collective: a nested call of another collective (the bcast of an
+                        own = [s for s in sels if s.collective == fn.collective and s.collective in mine]
+                        if not own:  # MPICH smp allreduce) then runs the library's own choice in the file launch too,
+                            continue  # as in the forced one it is compared with (follow.py, _own_rules)
+                        with tempfile.TemporaryDirectory(prefix="quadsel-rules-") as workdir:
+                            path = os.path.join(workdir, "rules")
+                            write_text(path, emit_rules(library, [fn], base))   # and coll/han's file of it (han.py)
+                            self._check_file(source, own, path, points, check_np, mine,
+                                             han.write_han_file(workdir, [fn], self.han_collectives), forced)
         for rules in loaded.rules_files:
             self._check_file(rules.path, [s for s in loaded.selections if getattr(s, "file", None) is rules],
                              rules.path, points, check_np)
