@@ -229,7 +229,7 @@ class ForcedLaunches:
         mpiexec = launch.find_mpiexec(mpiexec)
         workdir = self._dir.name
         probe_env, why = self.probe_environment(library, python) if probe else ({}, None)
-        merged = {}     # (env, han) -> {(collective, kind): spec}
+        merged, seen_points = {}, {}     # (env, han) -> {(collective, kind): spec}; id(spec) -> its points
         for fns, points, han in items:
             try:
                 jobs = _jobs(fns, points, library, np_, None, probe_env, why, han)
@@ -241,7 +241,8 @@ class ForcedLaunches:
                 group = merged.setdefault((json.dumps(job.extra, sort_keys=True), job.han), {})
                 spec = group.setdefault((job.collective, job.spec["kind"]), dict(
                     job.spec, points=[], forced=[json_arm(DEFAULT_ARM)], identify=True))
-                spec["points"] += [list(p) for p in job.grid if list(p) not in spec["points"]]
+                seen = seen_points.setdefault(id(spec), set())     # a set: a sweep's thousands of points
+                spec["points"] += [list(p) for p in job.grid if p not in seen and not seen.add(p)]
                 spec["forced"] += [a for a in job.forced if a not in spec["forced"]]
         for (env, han), specs in merged.items():
             try:
