@@ -5,6 +5,8 @@ size up. Rows are taken by bisection: the first and the last communicator size, 
 every gap between measured rows whose decisions do not carry over to each other; a gap whose two rows
 agree (the winner of each is within `tolerance` of the best in the other, at every message size) is
 not measured, and the quadtree's floor rule gives its communicator sizes the decision of the row below.
+The first and the last size, measured beside no other row, are revisited at the end for the methods they
+skipped that the nearest measured row has near the best (`_next_revisit`).
 
 Within a row, a method is measured at a point unless it is far behind: slower than `behind` × the best
 at the row's previous measured sizes, not closing the gap (the trend of its ratio to the best, over its
@@ -95,6 +97,9 @@ class AdaptivePlan:
         self.rows_skipped = []
         last = len(self.comm_sizes) - 1
         self._first = [0] + ([last] if last > 0 else [])
+        self._ends = list(self._first)     # measured before any row beside them: revisited at the end
+        self._revisits = None
+        self.revisiting = None     # the communicator size being revisited (_next_revisit), or None
         if self.default is not None and not self.strategy.default:
             self.skips.append(("*", "*", self.default, "the library default is not measured by this plan; "
                                "measure it with --algorithms default (resume adds its rows to this file)"))
@@ -115,10 +120,41 @@ class AdaptivePlan:
             middle = (low + high) // 2
             self._gaps += [(low, middle), (middle, high)]
             return self.comm_sizes[middle]
+        return self._next_revisit()
+
+    def _next_revisit(self):
+        """The first and the last communicator size again, once every other row is done: each was measured before
+        the row beside it, so a method it pruned there as hopeless was never checked against a neighbouring row
+        (the one that wins at large messages on many ranks, pruned at 1 B). Its revisit measures, at each message
+        size, the methods it skipped that are near the best (within `behind`) at that size in the nearest measured
+        row; a row with nothing to add is not visited. None when there is no revisit left."""
+        if self._revisits is None:
+            self._revisits = [i for i in self._ends if i in self.rows_done and len(self.rows_done) > 1]
+        self.revisiting = None
+        while self._revisits:
+            c = self.comm_sizes[self._revisits.pop(0)]
+            if any(self._revisit_methods(c, m) for m in self.msg_sizes):
+                self.revisiting = c
+                return c
         return None
 
+    def _revisit_methods(self, c, m):
+        out = []
+        for k in self.methods:
+            if (c, m, k) in self.results:
+                continue
+            for row in self._neighbours(c):
+                best, here = self.winner(row, m), self.results.get((row, m, k))
+                if best is not None and here is not None and \
+                        here.mean <= self.strategy.behind * self.results[(row, m, best)].mean:
+                    out.append(k)
+                    break
+        return out
+
     def row_finished(self, c):
-        self.rows_done.append(self.comm_sizes.index(c))
+        i = self.comm_sizes.index(c)
+        if i not in self.rows_done:
+            self.rows_done.append(i)
 
     def _agree(self, low, high):
         """Does each row's decision carry over to the other within `tolerance`, at every message size?"""
@@ -149,6 +185,9 @@ class AdaptivePlan:
 
     def point(self, c, m):
         """The methods to measure at (c, m); the others are recorded in `skips` with the reason."""
+        if c == self.revisiting:
+            self._chosen[(c, m)] = self._revisit_methods(c, m)
+            return self._chosen[(c, m)]
         chosen, reasons = [], {}
         best = self.predicted_best(c, m)
         for k in self.candidates:
@@ -299,7 +338,8 @@ class AdaptivePlan:
             "points": len(self.comm_sizes) * len(self.msg_sizes),
             "pairs_measured": len(pairs),
             "pairs_skipped": sum(len(self.candidates) * (len(self.msg_sizes) if m == "*" else 1) if k is None
-                                 else (1 if k in measured else 0) for c, m, k, _ in self.skips),
+                                 else (1 if k in measured and (c, m, k) not in self.results else 0)
+                                 for c, m, k, _ in self.skips),
             "comm_sizes_measured": [self.comm_sizes[i] for i in sorted(self.rows_done)],
             "comm_sizes_skipped": [self.comm_sizes[i] for i in sorted(self.rows_skipped)],
             "benchmarking_time_us": round(self.spent(), 3),

@@ -98,6 +98,8 @@ class PlanRun:
                 answers[k] = Result(*self.results.append(key, *measured[k]))
         self.plan.record(c, m, answers)
         self._write_skips()
+        if c == getattr(self.plan, "revisiting", None):     # a row measured again: its points were counted
+            return
         self.progress.advance(1, f"[{self._where(c)} msg={m}: {len(answers)} method(s)]", weight=self._weight(c, m))
 
     def _where(self, c):
