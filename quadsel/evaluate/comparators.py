@@ -146,6 +146,23 @@ class TreeFileSelector(QuadtreeSelector):
 
 
 @dataclass
+class OutsideRuleSelector(QuadtreeSelector):
+    """The default build with one outside rule for every side of the measured range ("handed back": the library
+    decides there; "extrapolated": the nearest measured decision), where the build itself decides each side by its
+    folds: `report --holdout` rows that say what each rule costs on sizes it never saw (issue 39)."""
+
+    rule: str = ""
+
+    @property
+    def kind(self):
+        return "quadsel"
+
+    @property
+    def constraint(self):
+        return f"{self.fn.options.size_constraint}, outside {self.rule}"
+
+
+@dataclass
 class SingleBest(Selector):
     choice: int = 0
     collective: str = ""

@@ -7,7 +7,13 @@ this module measures it. A split leaves out
                 sizes: on a full grid every other column; on a ragged grid, each communicator size measured at its
                 own message sizes, never a whole communicator size),
 - `comm`        every other measured communicator size (odd positions on the communicator axis),
+- `msg-edge`    each communicator size's smallest and largest measured message size (rows of 3 sizes or more),
+- `comm-edge`   the smallest and the largest measured communicator size (3 sizes or more),
 - `random:F`    a random fraction F of the measured points (`random:F:SEED`, seed 0 by default).
+
+The edge splits ask the question of the sizes outside the measured range (issue 39): each held-out size lies
+beyond the training map's range, where a tree hands the call back to the library or extrapolates its nearest
+measured decision, so the report's rows of both outside rules say what each costs there.
 
 The training decision map is built from the remaining measurements only, so its axes may shrink: a query
 for a held-out size then falls to the floor neighbour (the query rule), which is the generalisation tested.
@@ -22,7 +28,7 @@ import numpy as np
 from ..decision.decision_map import training_map  # noqa: F401 (the training part of a split)
 from ..errors import QuadselError
 
-KINDS = ("msg", "comm", "random")
+KINDS = ("msg", "comm", "msg-edge", "comm-edge", "random")
 _RANDOM = re.compile(r"^random:(\d*\.?\d+)(?::(\d+))?$")
 
 
@@ -41,13 +47,15 @@ class Holdout:
     def describe(self):
         return {"msg": "every other message size held out",
                 "comm": "every other communicator size held out",
+                "msg-edge": "each communicator size's smallest and largest message size held out",
+                "comm-edge": "the smallest and the largest communicator size held out",
                 "random": f"a random {self.fraction:g} of the measured points held out (seed {self.seed})"}[self.kind]
 
 
 def parse_holdout(text):
-    """'msg', 'comm', 'random:0.25' or 'random:0.25:7' -> Holdout."""
+    """'msg', 'comm', 'msg-edge', 'comm-edge', 'random:0.25' or 'random:0.25:7' -> Holdout."""
     spec = str(text).strip().lower()
-    if spec in ("msg", "comm"):
+    if spec in ("msg", "comm", "msg-edge", "comm-edge"):
         return Holdout(spec)
     match = _RANDOM.match(spec)
     if match:
@@ -55,7 +63,7 @@ def parse_holdout(text):
         if not 0.0 < fraction < 1.0:
             raise QuadselError(f"--holdout random fraction must be between 0 and 1 (exclusive), got {fraction:g}")
         return Holdout("random", fraction, int(match.group(2) or 0))
-    raise QuadselError(f"--holdout expects msg, comm or random:FRACTION[:SEED]; got {text!r}")
+    raise QuadselError(f"--holdout expects msg, comm, msg-edge, comm-edge or random:FRACTION[:SEED]; got {text!r}")
 
 
 def split(dmap, holdout):
@@ -66,6 +74,15 @@ def split(dmap, holdout):
             test[row, np.flatnonzero(dmap.measured[row])[1::2]] = True
     elif holdout.kind == "comm":
         test[1::2, :] = True
+    elif holdout.kind == "msg-edge":
+        for row in range(dmap.shape[0]):
+            cols = np.flatnonzero(dmap.measured[row])
+            if cols.size >= 3:
+                test[row, [cols[0], cols[-1]]] = True
+    elif holdout.kind == "comm-edge":
+        rows = np.flatnonzero(dmap.measured.any(axis=1))
+        if rows.size >= 3:
+            test[[rows[0], rows[-1]], :] = True
     else:
         points = np.flatnonzero(dmap.measured.ravel())
         count = min(max(1, round(holdout.fraction * points.size)), points.size - 1)

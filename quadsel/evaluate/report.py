@@ -18,8 +18,8 @@ from typing import List, Optional
 
 import numpy as np
 
-from .comparators import (CartSelector, QuadtreeSelector, RunLengthTable, SingleBest, TreeFileSelector, cart_available,
-                          choice_on)
+from .comparators import (CartSelector, OutsideRuleSelector, QuadtreeSelector, RunLengthTable, SingleBest,
+                          TreeFileSelector, cart_available, choice_on)
 from .model import ModelSelector
 from ..decision.builder import DEFAULT_BUILD, build_size_tree
 from ..errors import QuadselError, markdown_cell
@@ -96,6 +96,20 @@ def quadsel_functions(dmap):
     fns = [dataclasses.replace(chosen, options=dataclasses.replace(chosen.options, size_rule="fixed"))
            if b == chosen.options.max_leaves else fn for b, fn in zip(budgets, fns)]
     return [chosen] + fns + [exact]
+
+
+def outside_alternatives(dmap, chosen):
+    """The default build of `dmap` with every side of the measured range handed back, and with every side
+    extrapolated, where its folds decided the sides (a measured library default): a held-out split's rows then say
+    what each rule costs at sizes the build never saw, beside the sides the build chose (docs/report.md)."""
+    if dmap.default_cost is None or chosen.fn.options.split == "midpoint" or \
+            chosen.fn.provenance.get("outside") is None:
+        return []
+    out = []
+    for outside, rule in (("default", "handed back"), ("extrapolate", "extrapolated")):
+        fn = build_size_tree(dmap, **dict(DEFAULT_BUILD, outside=outside))
+        out.append(OutsideRuleSelector(list(fn.methods), fn, rule=rule))
+    return out
 
 
 def quadtree_functions(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, leaf_rule="majority"):
@@ -219,6 +233,8 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
             continue
         train = training_map(dmap, test)
         held = build_selectors(train, pad_mode, thresholds, comparators, notes, leaf_rule)
+        if "quadsel" in comparators:        # beside the default build: each outside rule for every side
+            held[1:1] = outside_alternatives(train, held[0])
         rows += comparison_rows(dmap, held, test, holdout.name, with_default)
         splits.append((holdout, test, train, held))
     return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode, leaf_rule=leaf_rule)

@@ -64,7 +64,79 @@ def test_points_without_a_measurement_are_never_held_out():
     assert split(dmap, Holdout("msg")).tolist() == [[False, False, True, False], [False, True, False, True]]
 
 
-@pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", ""])
+@given(st.integers(0, 10**6), st.integers(3, 8), st.integers(3, 12), st.sampled_from(["msg-edge", "comm-edge"]))
+@settings(max_examples=40, deadline=None)
+def test_edge_splits_hold_out_the_ends_so_every_held_out_size_lies_outside_the_training_range(seed, n_comm, n_msg,
+                                                                                              spec):
+    """issue 39: the outside question. msg-edge holds out each communicator size's smallest and largest measured
+    message size (a ragged row by its own sizes), comm-edge the smallest and largest communicator size; every
+    held-out point is then beyond the training map's range on that axis, and the two parts cover the measured."""
+    dmap = _dmap(seed, n_comm, n_msg)
+    measured = dmap.measured.copy()
+    rng = np.random.default_rng(seed)
+    holes = rng.random(measured.shape) < 0.2          # a ragged grid: each row measured at its own sizes
+    holes[:, [0, -1]] = False
+    dmap = build_decision_map([r for r in _rows(seed, n_comm, n_msg)
+                               if not holes[list(dmap.comm_sizes).index(r.comm_size),
+                                            list(dmap.msg_sizes).index(r.msg_size)]])
+    test = split(dmap, parse_holdout(spec))
+    train = dmap.measured & ~test
+    assert np.array_equal(test | train, dmap.measured) and not (test & train).any()
+    if spec == "msg-edge":
+        for row in range(dmap.shape[0]):
+            cols = np.flatnonzero(dmap.measured[row])
+            expected = [cols[0], cols[-1]] if cols.size >= 3 else []
+            assert np.flatnonzero(test[row]).tolist() == sorted(expected)
+            inside = np.flatnonzero(train[row])
+            assert all(c < inside.min() or c > inside.max() for c in np.flatnonzero(test[row]))
+    else:
+        rows = np.flatnonzero(test.any(axis=1)).tolist()
+        assert rows == [0, dmap.shape[0] - 1] and test[rows].sum() == dmap.measured[rows].sum()
+        built = training_map(dmap, test)
+        assert built.comm_sizes[0] > dmap.comm_sizes[0] and built.comm_sizes[-1] < dmap.comm_sizes[-1]
+
+
+def _rows(seed, n_comm, n_msg, n_methods=3):
+    rows, _, _ = random_table(np.random.default_rng(seed), n_comm, n_msg, n_methods)
+    return rows
+
+
+def test_edge_splits_need_three_sizes():
+    with pytest.raises(QuadselError, match="nothing to hold out"):
+        split(_dmap(0, 2, 5), Holdout("comm-edge"))
+    with pytest.raises(QuadselError, match="nothing to hold out"):
+        split(_dmap(0, 4, 2), Holdout("msg-edge"))
+
+
+def test_held_out_rows_show_what_each_outside_rule_costs_beside_the_default_build():
+    """issue 39: with a measured library default, each held-out split has the default build with every side handed
+    back and with every side extrapolated beside the build's own choice per side; each row is that build, scored
+    on the held-out points; without a default there are no such rows (there is no evidence and nothing to choose)."""
+    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
+    from quadsel.evaluate.comparators import choice_on, OutsideRuleSelector
+    from quadsel.evaluate.penalty import penalty_grid, summarize
+    rng = np.random.default_rng(11)
+    rows, comm_sizes, msg_sizes = random_table(rng, 6, 9, 3)
+    rows = list(rows) + list(table_from_cube(rng.uniform(20.0, 200.0, size=(6, 9, 1)), comm_sizes, msg_sizes,
+                                             [("default", 0)]))
+    dmap = build_decision_map(rows)
+    result = report.build_report(dmap, holdouts=[Holdout("msg-edge"), Holdout("comm-edge")], comparators=("quadsel",))
+    for holdout, test, train, held in result.holdouts:
+        named = [r for r in result.rows if r["holdout"] == holdout.name]
+        assert [r["constraint"].split(", ")[-1] for r in named[1:3]] == ["outside handed back", "outside extrapolated"]
+        for selector, outside in zip(held[1:3], ("default", "extrapolate")):
+            assert isinstance(selector, OutsideRuleSelector)
+            fn = build_size_tree(train, **dict(DEFAULT_BUILD, outside=outside))
+            assert fn.options.outside == outside
+            row = next(r for r in named if r["constraint"] == selector.constraint)
+            expected = summarize(penalty_grid(dmap, choice_on(OutsideRuleSelector(list(fn.methods), fn), dmap)),
+                                 dmap, test).mean
+            assert row["penalty_mean"] == pytest.approx(expected)
+    plain = report.build_report(_dmap(4, 6, 10), holdouts=[Holdout("msg-edge")], comparators=("quadsel",))
+    assert not any("outside" in r["constraint"] for r in plain.rows)
+
+
+@pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", "", "edge", "msg-edges"])
 def test_bad_holdout_specs(text):
     with pytest.raises(QuadselError, match="--holdout"):
         parse_holdout(text)
