@@ -128,9 +128,9 @@ _fold = st.tuples(st.lists(st.floats(0, 500), min_size=0, max_size=6), st.lists(
                                                                                     max_size=6), min_size=4, max_size=4),
        point=st.integers(0, 40), more=st.floats(0.5, 500))
 def test_best_hand_back_properties(values, bits, point, more):
-    """Where the tree never beats the default every side is handed back; where it beats it at every point none is (but
-    a side of MAJORITY_SIDES no fold reaches); a
-    side extrapolated stays extrapolated when the default gets slower at any one point (the rule is monotone)."""
+    """Where the tree never beats the default every side is handed back; where it beats it at every point none is (a
+    side of MAJORITY_SIDES no fold reaches too: its majority is the map's, every point); a side extrapolated stays
+    extrapolated when the default gets slower at any one point (the rule is monotone)."""
     records = _records(values, bits, len(values))
     sides, per = best_hand_back(records, SIDES4)
     assert len(per) == len(records)
@@ -138,8 +138,7 @@ def test_best_hand_back_properties(values, bits, point, more):
     assert best_hand_back(never, SIDES4)[0] == SIDES4
     if sum(t.size for t, _, _ in records):
         always = [(np.minimum(t, d - 1.0), d, b) for t, d, b in records]
-        unreached = {side for side in MAJORITY_SIDES if not any(b[SIDES4.index(side)].any() for _, _, b in records)}
-        assert set(best_hand_back(always, SIDES4)[0]) == unreached     # the majority rule: no point, no majority
+        assert best_hand_back(always, SIDES4)[0] == ()
     sizes = [t.size for t, _, _ in records]
     if sum(sizes):
         k = point % sum(sizes)
@@ -150,6 +149,27 @@ def test_best_hand_back_properties(values, bits, point, more):
         slower = list(records)
         slower[fold] = (t, d, b)
         assert set(best_hand_back(slower, SIDES4)[0]) <= set(sides)
+
+
+def test_the_majority_above_the_communicator_sizes_is_weighed_with_the_map():
+    """comm_above is extrapolated only when the tree beats the default at most points beyond it, that count shrunk
+    towards the map's own share of wins (PRIOR_POINTS pseudo-points): with no point beyond it the map decides; with
+    many, the side's own points do, whatever the map says (ORFEO bcast's 256 ranks, a second node)."""
+    from quadsel.decision.library_default import PRIOR_POINTS, majority_fails
+    inside = np.zeros((4, 40), dtype=bool)
+    win = (np.full(40, 1.0), np.full(40, 5.0), inside)               # the tree wins at every point of the map
+    lose = (np.full(40, 5.0), np.full(40, 1.0), inside)
+    assert not majority_fails([win], "comm_above") and majority_fails([lose], "comm_above")
+    many = 4 * PRIOR_POINTS
+    beyond = np.zeros((4, many), dtype=bool)
+    beyond[1] = True
+    lose_beyond = (np.full(many, 5.0), np.full(many, 1.0), beyond)
+    win_beyond = (np.full(many, 1.0), np.full(many, 5.0), beyond)
+    assert majority_fails([win, lose_beyond], "comm_above")           # the map wins, the side's own points do not
+    assert not majority_fails([lose, win_beyond], "comm_above")
+    broad = (np.full(200, 1.0), np.full(200, 5.0), np.zeros((4, 200), dtype=bool))   # the map's gain outweighs
+    sides, _ = best_hand_back([broad, lose_beyond], ("comm_above", "msg_above"))
+    assert sides == ("comm_above",)     # msg_above, which no fold reaches, follows the map's gain
 
 
 def test_outside_auto_follows_the_evidence_of_the_folds():
