@@ -94,7 +94,8 @@ def main():
         variants = {"default build (issue 39)": base, "the default: folds decide (before)": dict(base, keep_default=None),
                     "the default: never": dict(base, keep_default=False),
                     "outside: always handed back (before)": dict(base, outside="default"),
-                    "outside: always extrapolated": dict(base, outside="extrapolate")}
+                    "outside: always extrapolated": dict(base, outside="extrapolate"),
+                    "the measured floor on every grid": dict(base, budget_rule="measured-floor-every-grid")}
         out = scores(cubes, variants)
         print_table(out, list(variants), cases)
         sixteen = {"16 leaves": dict(base, max_leaves=16), "16 leaves, --between floor": dict(base, max_leaves=16,
