@@ -213,10 +213,12 @@ class Library:
         return {}
 
     # -- the files it reads -------------------------------------------------------------------------
-    def rules_environment(self, path, multinode=None):
+    def rules_environment(self, path, multinode=None, collectives=None):
         """{variable: value} that make the library load the rules or tuning file at `path` (as given: the caller
         makes it absolute, or a shell word). `multinode`: the multi-node component's rules file loaded beside it.
-        verify's follow check and tune's tuned.env both take it from here: what is proven is what is deployed."""
+        `collectives`: the ones the file is loaded for (None: every one it holds); a library that must turn something
+        off for the file to apply turns it off for those only. verify's follow check (the collective it checks) and
+        tune's tuned.env (the collectives deployed) both take it from here: what is proven is what is deployed."""
         raise QuadselError(f"quadsel writes no rules file {self.title} reads")
 
     def deployable(self, collective):

@@ -167,7 +167,7 @@ class IntelMPI(Library):
         return forcing_env(collective, label)
 
     # -- the file it reads, its launcher (Intel's Hydra) --------------------------------------------
-    def rules_environment(self, path, multinode=None):
+    def rules_environment(self, path, multinode=None, collectives=None):
         return {"I_MPI_TUNING": path}
 
     def root_environment(self):

@@ -220,9 +220,17 @@ class MPICH(Library):
         return {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", self._var(collective): label}
 
     # -- the file it reads, its launcher (Hydra) ----------------------------------------------------
-    def rules_environment(self, path, multinode=None):
-        # the MPIR-level selection applies when device (ch4) collectives do not take over the call
-        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path, "MPIR_CVAR_DEVICE_COLLECTIVES": "none"}
+    def rules_environment(self, path, multinode=None, collectives=None):
+        # The MPIR-level selection (the file) applies where the device (ch4) collectives do not take the call first.
+        # For the collectives the file is loaded for, the device is turned off one by one (`percoll`): every other
+        # collective keeps MPICH's own device-level choice, as without the file (DEVICE_COLLECTIVES=none, the only
+        # way when the collectives are not named, would change them all: docs/deploy.md).
+        env = {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": path}
+        if collectives is None:
+            return dict(env, MPIR_CVAR_DEVICE_COLLECTIVES="none")
+        env["MPIR_CVAR_DEVICE_COLLECTIVES"] = "percoll"
+        env.update({f"MPIR_CVAR_{c.upper()}_DEVICE_COLLECTIVE": "0" for c in sorted(collectives)})
+        return env
 
     def root_environment(self):
         return {}

@@ -299,7 +299,7 @@ class OpenMPI(Library):
                 f"OMPI_MCA_{algorithm_var(collective, '_segmentsize')}": str(segsize)}
 
     # -- the files it reads, coll/han ---------------------------------------------------------------
-    def rules_environment(self, path, multinode=None):
+    def rules_environment(self, path, multinode=None, collectives=None):
         env = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": path}
         if multinode is not None:   # coll/han's rules file: coll/han or coll/tuned, per size, on 2+ nodes
             env.update({"OMPI_MCA_coll_han_use_dynamic_file_rules": "1",

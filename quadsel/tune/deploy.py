@@ -55,7 +55,8 @@ def environment(dep, folder, deployed):
     collective is deployed (the library keeps its own choice everywhere)."""
     if not deployed:
         return {}
-    return get_library(dep.library).rules_environment(os.path.abspath(os.path.join(folder, dep.file)))
+    return get_library(dep.library).rules_environment(os.path.abspath(os.path.join(folder, dep.file)),
+                                                      collectives=[fn.collective for fn in deployed])
 
 
 def env_text(variables, header):

@@ -47,17 +47,18 @@ def pick_at(sel, point, call=None):
     return sel.pick(point[0], point[1], call=call)
 
 
-def file_environment(library, rules_path, multinode=None):
-    """The environment of the launch that loads `rules_path`: the library's `rules_environment` of it (and of the
-    multi-node component's rules file `multinode`), which tune's tuned.env is written from too; for a file of
-    `export` lines (Intel MPI's I_MPI_ADJUST strings, -t impi-adjust) what `. FILE` exports."""
+def file_environment(library, rules_path, multinode=None, collectives=None):
+    """The environment of the launch that loads `rules_path` for `collectives` (None: all it holds): the library's
+    `rules_environment` of it (and of the multi-node component's rules file `multinode`), which tune's tuned.env is
+    written from too; for a file of `export` lines (Intel MPI's I_MPI_ADJUST strings, -t impi-adjust) what `. FILE`
+    exports."""
     from ..inputs import read_text
     from ..targets.impi_adjust import environment
     from ..targets.rules_file import detect_format
     text = read_text(rules_path, what="rules file")
     if detect_format(text) == "impi-adjust":
         return environment(text, rules_path)
-    return get_library(library).rules_environment(os.path.abspath(rules_path), multinode)
+    return get_library(library).rules_environment(os.path.abspath(rules_path), multinode, collectives)
 
 
 def _launch(np_, spec, env_extra, python, mpiexec, timeout, workdir, han=False, marked=None):
@@ -118,7 +119,7 @@ def check_follows(fns, rules_path, library, np_, points=None, kind=None, python=
             echo(f"note: the follow check runs without its probe: {why}")
         for job in _jobs(fns, points, library, np_, kind, probe_env, why, han_rules is not None):
             coll, spec, extra = job.collective, job.spec, job.extra
-            files = file_environment(library, _own_rules(rules_path, coll, workdir), han_rules)
+            files = file_environment(library, _own_rules(rules_path, coll, workdir), han_rules, [coll])
             on_han = set()   # the points whose communicator coll/han may take
             by_file = _launch(np_, dict(spec, forced=None), dict(extra, **files), python, mpiexec, timeout, workdir,
                               han=job.han, marked=on_han)

@@ -4,7 +4,9 @@ layout forest per collective, the deployment verified per layout with the follow
 4 ranks on this machine's 2 cores: oversubscribed, so no speed-up and no deploy decision is asserted. What is checked
 is what the run must prove whatever the timing: the folder (forest trees, per-layout verify rows of both rounds,
 tuned.env and the deployment files consistent with what was deployed), and that the library follows the verified
-files at every layout (`follows` seen at every layout the forest changes, no `differs`).
+files at every layout (`follows` seen at every layout the forest changes, no `differs` but MPICH's: where its file
+keeps MPICH's own choice on 2 nodes x 2 ranks, MPICH's own choice is its device composition, which the file cannot
+name; the check then says `differs` and tune does not deploy the collective -- docs/deploy.md).
 """
 
 import csv
@@ -72,17 +74,25 @@ def tune_across_hosts(cluster, flavor, tmp, killed=False):
         assert {(r["nodes"], r["ppn"], r["msg_size"]) for r in doc["points"]} == {
             (n, p, m) for n, p in LAYOUTS for m in (1024, 16384)}, label
         proof = doc["statistics"]["proof"]
-        assert proof["ran"] and not proof["failed"] and not proof["differs"], (label, proof)
+        assert proof["ran"] and not proof["failed"], (label, proof)
+        for point in proof["differs"]:    # MPICH alone: where the file keeps MPICH's own choice on 2+ nodes with 2+
+            # ranks a node, MPICH's own choice is its device (ch4) composition, which the file cannot name (it turns
+            # the device off for the collective it tunes): the check sees it and the collective is not deployed
+            assert flavor == "mpich" and point["selected"] == "default" and point["layout"] == [2, 2], (label, point)
         layouts = {x["layout"]: x for x in doc["statistics"]["layouts"]}
         assert set(layouts) == {"2x1", "1x2", "2x2"}, label
         for name, x in layouts.items():   # every point checked; none where the library runs something else
             assert sum(x["followed"].values()) == x["points"] == 2, (label, name, x)
-            assert set(x["followed"]) <= {"follows", "indistinguishable"}, (label, name, x)
+            assert set(x["followed"]) <= {"follows", "indistinguishable"} | (
+                {"differs"} if proof["differs"] else set()), (label, name, x)
         if flavor == "openmpi":   # the function probe sees the forest's choice run (MPICH: UCX between hosts only)
             assert sum(x["followed"].get("follows", 0) for x in layouts.values()) >= 1, (label, layouts)
     assert (out / "verify" / f"pruned.{coll}.qt.json").exists() == (labels[-1] == "pruned")
     summary = json.load(open(out / "tune.json"))["steps"]["summary"]
     deployed = summary["deployed"]
+    last_proof = json.load(open(out / "verify" / f"{labels[-1]}.json"))["statistics"]["proof"]
+    if last_proof["differs"]:    # never deployed where the library was seen not to follow the file
+        assert coll not in deployed and "does not follow" in summary["per_collective"][coll]["why"], summary
     final = {x["layout"]: x for x in json.load(open(out / "verify" / f"{labels[-1]}.json"))["statistics"]["layouts"]}
     for name, x in final.items():     # deployed: verify's rule, the file's choice seen to run in every changed layout
         if deployed and x["changed"]:

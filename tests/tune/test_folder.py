@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
@@ -94,7 +95,7 @@ def test_a_sound_journal_is_read(tmp_path):
 
 def test_tuned_env_is_sourced_by_a_posix_shell(tmp_path):
     odd = str(tmp_path / "it's a folder $HOME")
-    env = deploy.environment(deploy.DEPLOYMENTS["openmpi"], odd, ["a tree"])
+    env = deploy.environment(deploy.DEPLOYMENTS["openmpi"], odd, [SimpleNamespace(collective="bcast")])
     path = tmp_path / "tuned.env"
     path.write_text(deploy.env_text(env, ["header; $(not run)"]))
     out = subprocess.run(["sh", "-c", f". '{path}' && printf %s \"$OMPI_MCA_coll_tuned_dynamic_rules_filename\""],

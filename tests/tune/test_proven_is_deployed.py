@@ -21,9 +21,28 @@ def test_the_follow_check_loads_the_file_with_the_variables_tuned_env_exports(li
     dep = deploy.deployment(library)
     path = tmp_path / dep.file
     path.write_text(SAMPLE[dep.target])
-    deployed = deploy.environment(dep, str(tmp_path), ["a tree"])
-    assert deployed and file_environment(library, str(path)) == deployed
-    assert deployed == get(library).rules_environment(str(path))
+    deployed = deploy.environment(dep, str(tmp_path), [SimpleNamespace(collective="bcast")])
+    assert deployed and file_environment(library, str(path), collectives=["bcast"]) == deployed
+    assert deployed == get(library).rules_environment(str(path), collectives=["bcast"])
+
+
+def test_mpich_turns_the_device_collectives_off_only_for_the_collectives_the_file_is_loaded_for(tmp_path):
+    """MPICH's file applies where its device (ch4) collectives do not take the call: tune's tuned.env turns them off
+    for the deployed collectives only (percoll), so the others keep MPICH's own choice; the follow check loads the
+    file for the collective it checks, with the same value of every variable that collective's call reads."""
+    dep = deploy.deployment("mpich")
+    path = tmp_path / dep.file
+    path.write_text(SAMPLE[dep.target])
+    deployed = deploy.environment(dep, str(tmp_path), [SimpleNamespace(collective=c) for c in ("bcast", "allreduce")])
+    assert deployed == {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path), "MPIR_CVAR_DEVICE_COLLECTIVES": "percoll",
+                        "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE": "0", "MPIR_CVAR_BCAST_DEVICE_COLLECTIVE": "0"}
+    for coll in ("bcast", "allreduce"):
+        checked = file_environment("mpich", str(path), collectives=[coll])
+        assert checked.items() <= deployed.items()
+        assert set(deployed) - set(checked) == {f"MPIR_CVAR_{c.upper()}_DEVICE_COLLECTIVE"
+                                                for c in ("bcast", "allreduce") if c != coll}
+    # not told which collectives: every one's device collectives off, as before
+    assert get("mpich").rules_environment(str(path))["MPIR_CVAR_DEVICE_COLLECTIVES"] == "none"
 
 
 def test_across_hosts_open_mpis_tuned_env_exports_what_the_follow_check_loads(tmp_path):
