@@ -98,7 +98,7 @@ class PlanRun:
                 answers[k] = Result(*self.results.append(key, *measured[k]))
         self.plan.record(c, m, answers)
         self._write_skips()
-        if c == getattr(self.plan, "revisiting", None):     # an end row measured again: its points were counted
+        if c == self.plan.revisiting:     # an end row measured again (adaptive.py): its points were counted
             self.progress.advance(0, f"[{self._where(c)} msg={m}: revisited, {len(measured)} method(s) added]",
                                   weight=0)
             return
