@@ -196,3 +196,23 @@ def mpi_env(monkeypatch):
     monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
     monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sweep_folders_of_killed_measurements(tmp_path_factory):
+    """A measurement killed with SIGKILL (the kill -9 tests) cannot remove its temporary folder
+    (pipeline/measure.py: /tmp/quadsel-measure-*, its ranks' spec file): at the end of the session, the folders whose
+    spec names an output under this session's tmp paths go. Nothing else is touched."""
+    yield
+    import glob
+    import json
+    import tempfile
+    base = str(tmp_path_factory.getbasetemp())
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), "quadsel-measure-*")):
+        try:
+            with open(os.path.join(folder, "spec.json")) as handle:
+                output = str(json.load(handle).get("output") or "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if output.startswith(base + os.sep):
+            shutil.rmtree(folder, ignore_errors=True)
