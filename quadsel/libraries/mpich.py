@@ -153,7 +153,9 @@ class MPICH(Library):
     probe = "sends"           # the messages UCX sent, seen by the preloaded probe
     blob_scheme = 2
     map_by = "-map-by"
-    selection_variables = r"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+    # the file, and the per-collective device switches tuned.env turns off with it (rules_environment); the global
+    # MPIR_CVAR_DEVICE_COLLECTIVES stays (a site's own setting): with the switches gone, percoll keeps the device on
+    selection_variables = r"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE|MPIR_CVAR_[A-Z_]+_DEVICE_COLLECTIVE"
 
     # -- ids, names and labels --------------------------------------------------------------------
     def canonical_label(self, collective, label):

@@ -8,7 +8,8 @@ from quadsel.measure import launch
 SELECTION = ["OMPI_MCA_coll_tuned_use_dynamic_rules", "OMPI_MCA_coll_tuned_dynamic_rules_filename",
              "OMPI_MCA_coll_han_use_dynamic_file_rules", "OMPI_MCA_coll_han_dynamic_rules_filename",
              "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE", "I_MPI_TUNING", "I_MPI_TUNING_BIN", "I_MPI_ADJUST_BCAST",
-             "I_MPI_ADJUST_REDUCE_SCATTER_BLOCK"]
+             "I_MPI_ADJUST_REDUCE_SCATTER_BLOCK", "MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE",
+             "MPIR_CVAR_REDUCE_SCATTER_BLOCK_DEVICE_COLLECTIVE"]
 # forcing variables stay: they override any file in the user's jobs too, and verify reports that file as not followed
 # (tests/verify/test_verify_speed.py)
 KEPT = ["OMPI_MCA_coll_tuned_bcast_algorithm", "OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize",
