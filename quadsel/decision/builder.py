@@ -20,7 +20,8 @@ DEFAULT_ALONE = "default alone"     # the folds' verdict: the library default ev
 
 def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None, accuracy_threshold=1.0,
                     max_leaves=None, leaf_rule="majority", pad_mode="spread", tolerance=0.0, provenance=None,
-                    keep_default=False, outside="extrapolate", budget_rule=None, shared=None, outside_sides=None):
+                    keep_default=False, outside="extrapolate", budget_rule=None, shared=None, outside_sides=None,
+                    outside_reach=None):
     """Build the size tree of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -28,10 +29,12 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     chooses the budget by held-out folds (decision/size.py). keep_default: leaves that do not beat the measured
     library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
     max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
-    (decision/library_default.py; outside_sides: only those sides), "auto": each side handed back or extrapolated
-    by the held-out folds. shared: a SharedWork for several builds of the same map.
+    (decision/library_default.py; outside_sides: only those sides; outside_reach: {side: bound}, those sides
+    extrapolated up to the bound and handed back beyond, decision/reach.py), "auto": each side handed back,
+    extrapolated, or extrapolated up to a bound by the held-out folds. shared: a SharedWork for several builds of
+    the same map.
     """
-    size_info = None
+    size_info = reach = None
     if max_leaves is not None and accuracy_threshold < 1.0:
         raise OptionError("a leaf budget and an accuracy threshold do not combine: give one of them")
     same = dict(split=split, between=between, max_depth=max_depth, accuracy_threshold=accuracy_threshold,
@@ -46,6 +49,8 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     outside, sides = outside_rule(dmap, split, between, outside)
     if outside == "default" and outside_sides is not None and not decide:
         sides = tuple(outside_sides)
+    if outside == "default" and outside_reach and not decide:
+        reach = {"bounds": dict(outside_reach)}
     frame = _frame(dmap, between, outside, sides) if split != "midpoint" else 0
     if max_leaves == "auto":
         from .budget_rule import DEFAULT_RULE
@@ -53,14 +58,14 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
         max_leaves, scores, keep_default, keep_record, floor, handed = _fold_choice(
             dmap, same, keep_default, rule, shared, sides if decide else None)
         if decide:
-            sides = handed
+            sides, reach = _reach(dmap, same, max_leaves, handed, between)
             outside = settled(outside, sides)
             frame = _frame(dmap, between, outside, sides)
         same["keep_default"] = keep_default
         size_info = {"size_rule": f"auto ({rule}): mean held-out penalty % per leaf budget (null = exact)",
                      "held_out_penalty": [[None if b is None else b + frame, round(v, 4)] for b, v in scores.items()]}
         if max_leaves == DEFAULT_ALONE:     # the folds' verdict: tune nothing (one leaf, nothing around it)
-            max_leaves, outside, sides, frame = 1, "extrapolate", (() if decide else sides), 0
+            max_leaves, outside, sides, frame, reach = 1, "extrapolate", (() if decide else sides), 0, None
         # the budgets of the deployed tree: the folds' trees inside the measured range and the `frame` leaves
         # that hand the sizes outside it back to the library
         elif max_leaves is not None:
@@ -79,14 +84,17 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     elif decide and sides is not None and split != "midpoint":     # a fixed size: the folds of that size decide
         from .library_default import inner_budget
         from .size import edge_sides
-        sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
-                           inner_budget(max_leaves, frame), sides)
+        inner = inner_budget(max_leaves, frame)
+        sides, reach = _reach(dmap, same, inner, edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
+                                                            inner, sides), between)
         outside = settled(outside, sides)
         frame = _frame(dmap, between, outside, sides)
     if decide and sides is not None:
-        provenance = dict(provenance or {}, outside=outside_record(dmap, between, sides))
+        provenance = dict(provenance or {}, outside=outside_record(dmap, between, sides, reach))
     options = builder_options(max_leaves=max_leaves, size_rule="auto" if size_info else "fixed", outside=outside,
-                              outside_sides=sides_option(dmap, between, outside, sides), **same)
+                              outside_sides=sides_option(dmap, between, outside, sides),
+                              outside_reach=(reach or {}).get("bounds") or None if outside == "default" else None,
+                              **same)
     shared = shared or SharedWork()
     work, grid = shared.grid(dmap, between, tolerance, keep_default)
     paper = None
@@ -175,6 +183,24 @@ class SharedWork:
         return self._exact[key]
 
 
+def _reach(dmap, same, budget, handed, between):
+    """(the sides handed back, {bounds, two_steps} or None): `handed` (the folds' choice, library_default.
+    best_hand_back) and every side they extrapolate that does not hold two steps out, handed back past one step
+    (decision/reach.py); `budget`: the tree's inside the measured range (DEFAULT_ALONE: none tried)."""
+    if handed is None or budget == DEFAULT_ALONE:
+        return handed, None
+    from .library_default import _present
+    from .reach import reach_of
+    from .grid import MSG_TOP
+    extrapolated = [side for side in _present(dmap, between) if side not in handed]
+    bounds, records = reach_of(dmap, lambda d, budgets: budget_stream(d, budgets, **same), budget, extrapolated,
+                               {"comm": COMM_TOP, "msg": MSG_TOP})
+    if not records:
+        return handed, None
+    from .options import SIDES
+    return tuple(side for side in SIDES if side in handed or side in bounds), {"bounds": bounds, "two_steps": records}
+
+
 def _fold_choice(dmap, same, keep_default, rule, shared=None, sides=None):
     """(budget, {budget: mean held-out penalty}, keep_default, record, measured floor record or None, sides handed
     back) by the held-out folds (decision/size.py). The budget is DEFAULT_ALONE when the default is kept and the folds
@@ -256,12 +282,14 @@ def _frame(dmap, between, outside, sides=None):
 
 
 def builder_options(split, between, pad_mode, max_depth, accuracy_threshold, max_leaves, leaf_rule, tolerance,
-                    keep_default=False, outside="extrapolate", size_rule="fixed", outside_sides=None):
+                    keep_default=False, outside="extrapolate", size_rule="fixed", outside_sides=None,
+                    outside_reach=None):
     """The checked BuildOptions of one build (decision/options.py)."""
     options = BuildOptions(split=split, between=between, pad=pad_mode, max_depth=max_depth,
                            accuracy_threshold=float(accuracy_threshold), max_leaves=max_leaves, leaf_rule=leaf_rule,
                            size_rule=size_rule, tolerance=tolerance if tolerance == "ci" else float(tolerance),
-                           keep_default=bool(keep_default), outside=outside, outside_sides=outside_sides)
+                           keep_default=bool(keep_default), outside=outside, outside_sides=outside_sides,
+                           outside_reach=outside_reach)
     options.check()
     return options
 

@@ -43,17 +43,27 @@ class Axis:
     above: int = 0         # outside=True: 1 when the last cell holds the sizes above the largest measured one
 
     @classmethod
-    def of(cls, values, between="floor", outside=False, top=MSG_TOP):
+    def of(cls, values, between="floor", outside=False, top=MSG_TOP, reach=(None, None)):
         """The cells of an axis. outside=True adds a cell for the sizes below the smallest measured size (when
         it is above 0) and one for those above the largest (when it is below `top`, the largest size the axis
-        holds: COMM_TOP or MSG_TOP); their left/right index is -1: nothing measured."""
+        holds: COMM_TOP or MSG_TOP); their left/right index is -1: nothing measured. `reach`: (below, above)
+        bounds that move those cells out (decision/reach.py): the below cell ends before `below`, at most the
+        smallest measured size, and the above cell starts at `above`, past the largest and at most `top`; the
+        measured cells at the ends answer up to them (extrapolated). None: at the measured range."""
         if outside:
             inner = cls.of(values, between)
             below = int(inner.values[0] > 0)
             above = int(int(inner.values[-1]) < top)
+            low, high = reach
+            if low is not None and not (below and 1 <= int(low) <= int(inner.values[0])):
+                raise ValueError(f"a reach below {low} is not in 1..{int(inner.values[0])}, the smallest measured size")
+            if high is not None and not (above and int(inner.values[-1]) < int(high) <= top):
+                raise ValueError(f"a reach above {high} is not past {int(inner.values[-1])}, the largest measured "
+                                 f"size, and at most {top}")
+            first = int(inner.values[0]) if low is None else int(low)
+            last = int(inner.values[-1]) + 1 if high is None else int(high)
             # Python ints, never a float: lo[-1] + 1 of the largest int64 must not be cast through a double.
-            lo = ([0] * below + [int(inner.values[0]) if below else int(inner.lo[0])] + inner.lo[1:].tolist()
-                  + [int(inner.values[-1]) + 1] * above)
+            lo = [0] * below + [first if below else int(inner.lo[0])] + inner.lo[1:].tolist() + [last] * above
             none = [-1]
             left = none[:below] + inner.left.tolist() + [-1] * above
             right = none[:below] + inner.right.tolist() + [-2] * above

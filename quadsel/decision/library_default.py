@@ -88,10 +88,26 @@ SIDE_WORDS = {"comm_below": "below the smallest communicator size", "comm_above"
               "msg_below": "below the smallest message size", "msg_above": "above the largest message size"}
 
 
-def sides_words(sides):
+REACH_WORDS = {"comm_below": "below {} ranks", "comm_above": "from {} ranks on",
+               "msg_below": "below {} bytes", "msg_above": "from {} bytes on"}
+
+
+def sides_words(sides, reach=None):
     """Where a tree that hands back only `sides` hands back, for the targets' comments: "above the largest
-    communicator size and below the smallest message size"."""
-    return " and ".join(SIDE_WORDS[side] for side in SIDES if side in sides)
+    communicator size and below the smallest message size"; a side of `reach` (BuildOptions.outside_reach)
+    from its bound: "from 2097152 bytes on"."""
+    reach = reach or {}
+    return " and ".join(REACH_WORDS[side].format(reach[side]) if side in reach else SIDE_WORDS[side]
+                        for side in SIDES if side in sides)
+
+
+def handed_words(fn):
+    """None when the size tree `fn` hands back every side of its measured range at that range (or none); else
+    where it hands back (sides_words): some sides only, or some up to a bound."""
+    options = fn.options
+    if options.outside != "default" or not (options.outside_sides or options.outside_reach):
+        return None
+    return sides_words(options.outside_sides or present_sides(fn.comm_axis, fn.msg_axis), options.outside_reach)
 
 
 def present_sides(comm_axis, msg_axis):
@@ -204,10 +220,19 @@ def sides_option(dmap, between, outside, sides):
     return None if set(present) <= set(sides) else [side for side in present if side in sides]
 
 
-def outside_record(dmap, between, sides):
-    """The tree file's provenance.outside of a build whose folds decided the sides."""
-    return {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
-            "handed_back": list(sides), "extrapolated": [side for side in _present(dmap, between) if side not in sides]}
+def outside_record(dmap, between, sides, reach=None):
+    """The tree file's provenance.outside of a build whose folds decided the sides (`reach`: builder._reach's
+    {bounds, two_steps}: the sides extrapolated up to a bound, decision/reach.py)."""
+    bounds = (reach or {}).get("bounds", {})
+    out = {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
+           "handed_back": [side for side in sides if side not in bounds],
+           "extrapolated": [side for side in _present(dmap, between) if side not in sides]}
+    if reach:
+        out.update(bounded=dict(bounds), two_steps=reach["two_steps"],
+                   reach_rule="an extrapolated side is tried two steps out (a tree without the axis' two end sizes, "
+                              "scored at the outer one); where it loses to the library default it is extrapolated "
+                              "one step and handed back beyond")
+    return out
 
 
 def _present(dmap, between):

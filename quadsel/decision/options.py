@@ -32,6 +32,8 @@ class BuildOptions:
     keep_default: bool = False         # leaves that do not beat the measured library default get it
     outside: str = "extrapolate"       # "default": sizes outside the measured range are the library's
     outside_sides: Optional[list] = None  # outside="default": the sides handed back (library_default.SIDES); None: all
+    outside_reach: Optional[dict] = None  # outside="default": {side: the size from which (above) / below which that
+    #                                       side is handed back}: extrapolated up to that bound (decision/reach.py)
 
     def check(self):
         if self.split not in SPLITS:
@@ -51,12 +53,23 @@ class BuildOptions:
         if self.outside_sides is not None and (self.outside != "default" or not isinstance(self.outside_sides, list)
                                                or not set(self.outside_sides) <= set(SIDES) or not self.outside_sides):
             raise OptionError(f"outside_sides must be a non-empty list among {', '.join(SIDES)}, with outside=default")
+        if self.outside_reach is not None and (
+                self.outside != "default" or not isinstance(self.outside_reach, dict) or not self.outside_reach
+                or not set(self.outside_reach) <= set(self.outside_sides or SIDES)
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+                           for v in self.outside_reach.values())):
+            raise OptionError("outside_reach must map sides handed back to sizes >= 1, with outside=default")
         if not isinstance(self.keep_default, bool):
             raise OptionError("keep_default must be true or false")
         if self.size_rule not in ("fixed", "auto"):
             raise OptionError(f"unknown size rule {self.size_rule!r}")
         if self.tolerance != "ci" and not (isinstance(self.tolerance, float) and 0.0 <= self.tolerance < 1e6):
             raise OptionError("the tolerance must be a percentage >= 0 or `ci`")
+
+    def reach(self, axis):
+        """(below, above) bound of `axis` ("comm" or "msg") from outside_reach (None: at the measured range)."""
+        reach = self.outside_reach or {}
+        return reach.get(f"{axis}_below"), reach.get(f"{axis}_above")
 
     @property
     def size_constraint(self):
@@ -69,7 +82,7 @@ class BuildOptions:
         exact = self.max_leaves is None and self.max_depth is None and self.accuracy_threshold >= 1.0
         return all(getattr(self, k) == v or (k == "tolerance" and exact and self.tolerance == 0.0)
                    for k, v in DEFAULT_BUILD.items()
-                   if k not in ("max_leaves", "keep_default", "outside", "outside_sides")) and \
+                   if k not in ("max_leaves", "keep_default", "outside", "outside_sides", "outside_reach")) and \
             self.pad == "spread"
 
     @property
@@ -96,10 +109,13 @@ class BuildOptions:
             parts.append("keep-default")
         if self.outside == "default":
             parts.append("outside=default" + (f"({'+'.join(self.outside_sides)})" if self.outside_sides else ""))
+        if self.outside_reach:      # sides extrapolated up to a bound, handed back beyond it (decision/reach.py)
+            parts.append("reach=" + "+".join(f"{side}:{size}" for side, size in self.outside_reach.items()))
         return ",".join(parts)
 
     def to_json(self):
-        return dict(self.__dict__)
+        """The tree file's `builder` (outside_reach only when set: files without a bound are as before)."""
+        return {k: v for k, v in self.__dict__.items() if not (k == "outside_reach" and v is None)}
 
 
 def exact_options(same):

@@ -37,8 +37,9 @@ class SizeTree:
 
     def __post_init__(self):
         outside = self.options.outside == "default"     # outside cells: the library default's (library_default.py)
-        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside, top=COMM_TOP)
-        self.msg_axis = Axis.of(self.msg_sizes, self.options.between, outside)
+        self.comm_axis = Axis.of(self.comm_sizes, self.options.between, outside, top=COMM_TOP,
+                                 reach=self.options.reach("comm"))
+        self.msg_axis = Axis.of(self.msg_sizes, self.options.between, outside, reach=self.options.reach("msg"))
 
     # -- queries ---------------------------------------------------------------------------------
     def choices(self, comm_sizes, msg_sizes):

@@ -123,6 +123,11 @@ def _options(builder):
     for key in ("max_depth", "max_leaves"):
         if getattr(options, key) is not None:
             _int(getattr(options, key), f"builder.{key}", 0, BUILD_OPTION_MAX)
+    if options.outside_reach is not None:
+        if not isinstance(options.outside_reach, dict):
+            raise ValueError("builder.outside_reach must be an object")
+        options.outside_reach = {side: _int(value, f"builder.outside_reach.{side}", 1, INT64_MAX)
+                                 for side, value in options.outside_reach.items()}
     for key in ("accuracy_threshold", "tolerance"):
         value = getattr(options, key)
         if key == "tolerance" and value == "ci":
@@ -187,7 +192,8 @@ def from_json(data, path="<tree>"):
                             _ints(tree_data.get("depth"), "tree.depth", 0, INT_MAX))
             paper = _paper_stats(data.get("stats")) if options.split == "midpoint" else None
         outside = options.outside == "default"
-        rows, cols = len(Axis.of(comm, options.between, outside, top=COMM_TOP)), len(Axis.of(msg, options.between, outside))
+        rows = len(Axis.of(comm, options.between, outside, top=COMM_TOP, reach=options.reach("comm")))
+        cols = len(Axis.of(msg, options.between, outside, reach=options.reach("msg")))
         if rows * cols > MAX_CELLS:
             raise ValueError(f"a grid of {rows} x {cols} cells: more than {MAX_CELLS} cells")
         tree.validate(rows, cols, len(methods))

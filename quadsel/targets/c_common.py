@@ -122,9 +122,10 @@ def measured_range(fn):
     """The header line that says which sizes the tree was measured on and who decides outside them."""
     outside = ("the library decides (0 is returned)" if fn.options.outside == "default"
                else "the nearest measured size decides (extrapolated)")
-    if fn.options.outside_sides:      # only some sides handed back (decision/library_default.py, issue 39)
-        from ..decision.library_default import sides_words
-        outside += f" {sides_words(fn.options.outside_sides)}, the nearest measured size elsewhere (extrapolated)"
+    from ..decision.library_default import handed_words
+    words = handed_words(fn)      # some sides handed back, or beyond a bound (decision/library_default.py, issue 39)
+    if words:
+        outside += f" {words}, the nearest measured size elsewhere (extrapolated)"
     return (f"measured: comm sizes {int(fn.comm_sizes[0])}-{int(fn.comm_sizes[-1])}, message sizes "
             f"{int(fn.msg_sizes[0])}-{int(fn.msg_sizes[-1])} bytes; outside them {outside}")
 
@@ -145,7 +146,7 @@ def common_context(fn, name, ids, library):
             "constraint": comment_text(fn.constraint),
             "stats": fn.tree.stats(),
             "between": fn.options.between,
-            "outside": "sides" if fn.options.outside_sides else fn.options.outside,   # some sides handed back
+            "outside": "sides" if fn.options.outside_sides or fn.options.outside_reach else fn.options.outside,
             "source_lines": [size_argument(fn), measured_range(fn)] +
                             [f"source: {comment_text(s)}" for s in fn.provenance.get("sources", [])],
             "id_legend": id_legend(ids, library, fn.collective),

@@ -55,6 +55,7 @@ class RuleList:
     units: str = "bytes per rank"   # what msg_size counts: the decision map's, or a library's key (library_rule_list)
     notes: List[str] = field(default_factory=list)        # what a conversion to a library's key could not keep
     outside_sides: Optional[list] = None    # outside="default": the sides handed back (None: all; issue 39)
+    outside_words: Optional[str] = None     # where, when some sides or beyond a bound (library_default.handed_words)
 
     def lookup(self, comm_size, msg_size):
         """Method for any communicator and message size (the floor rule of the decision function)."""
@@ -109,6 +110,7 @@ def build_rule_list(fn, merge_comm_sizes=True):
     The first comm rule's key is the smallest measured communicator size (the libraries read a size below
     the first key with the first rule); every other key is its cell's first size.
     """
+    from ..decision.library_default import handed_words
     painted, comm_rules, same = fn.cell_methods(), [], same_methods(fn.methods)
     below = fn.comm_axis.below          # outside=default: row 0 holds the comm sizes below the measured ones
     for row in range(len(fn.comm_axis)):
@@ -121,7 +123,7 @@ def build_rule_list(fn, merge_comm_sizes=True):
         comm_rules.append(CommRule(key, msg_rules))
     measured = (int(fn.comm_sizes[0]), int(fn.comm_sizes[-1]), int(fn.msg_sizes[0]), int(fn.msg_sizes[-1]))
     return RuleList(fn.collective, comm_rules, fn.constraint, list(fn.provenance.get("sources", [])), measured,
-                    fn.options.outside, outside_sides=fn.options.outside_sides)
+                    fn.options.outside, outside_sides=fn.options.outside_sides, outside_words=handed_words(fn))
 
 
 def library_rule_list(fn, library):
@@ -221,9 +223,8 @@ def header_lines(rule_lists, library):
         c0, c1, m0, m1 = rl.measured
         outside = (f"the library decides: {get_library(library).own_selection}" if rl.outside == "default"
                    else "the nearest measured size's rules apply (extrapolated)")
-        if rl.outside_sides:
-            from ..decision.library_default import sides_words
-            outside += f" {sides_words(rl.outside_sides)}, the nearest measured size's rules elsewhere (extrapolated)"
+        if rl.outside_words:
+            outside += f" {rl.outside_words}, the nearest measured size's rules elsewhere (extrapolated)"
         lines.append(f"{comment_text(rl.collective)}: measured comm sizes {c0}-{c1}, message sizes {m0}-{m1} bytes per "
                      f"rank; outside them {outside}")
         if rl.units != "bytes per rank":

@@ -54,6 +54,14 @@ HAND_BACK = {"split": "measured", "between": "least-bad", "leaf_rule": "penalty"
              "outside": "default"}
 
 
+def reach_rows():
+    """Random times with the default at fixed sizes, for bounds past each side (decision/reach.py)."""
+    rng = np.random.default_rng(14)
+    comm, msg = np.array([4, 8, 16, 32]), np.array([64, 256, 1024, 4096])
+    return table_from_cube(rng.uniform(1.0, 100.0, (4, 4, 3)), comm, msg, [("1", 0), ("2", 0), ("3", 0)],
+                           default=rng.uniform(1.0, 100.0, (4, 4)))
+
+
 ZOO_SPECS = [
     (lambda: random_rows(1, 1, 1, 1), {}),
     (lambda: random_rows(2, 2, 2, 1), {}),
@@ -72,6 +80,9 @@ ZOO_SPECS = [
     (lambda: default_rows(12, 1, 1, 2, NASTY), HAND_BACK),
     (lambda: default_rows(13, 8, 12, 4), dict(HAND_BACK, max_leaves=12)),     # 6 inside, 6 outside
     (structured_rows, {"outside": "default"}),
+    (reach_rows, dict(HAND_BACK, outside_reach={"comm_below": 3, "comm_above": 64, "msg_below": 16,
+                                                "msg_above": 16384})),
+    (reach_rows, dict(HAND_BACK, outside_sides=["comm_above", "msg_below"], outside_reach={"comm_above": 33})),
 ]
 
 
@@ -113,6 +124,8 @@ def boundary_queries(fn):
     """Every grid point, each measured size +-1, 0, 1 and the type limits, crossed."""
     comms = {INT_MIN, -1, 0, 1, INT_MAX - 1, INT_MAX} | {int(c) + d for c in fn.comm_sizes for d in (-1, 0, 1)}
     msgs = {0, 1, 2**32, 2**63, SIZE_MAX - 1, SIZE_MAX} | {int(m) + d for m in fn.msg_sizes for d in (-1, 0, 1) if m + d >= 0}
+    comms |= {int(c) + d for c in fn.comm_axis.lo for d in (-1, 0)}     # every cell's first size (bounds: reach.py)
+    msgs |= {int(m) + d for m in fn.msg_axis.lo for d in (-1, 0) if m + d >= 0}
     return [(c, m) for c in sorted(comms) for m in sorted(msgs)]
 
 

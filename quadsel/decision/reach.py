@@ -1,0 +1,112 @@
+"""Extrapolating up to a bound: how far past the measured range a side's extrapolation holds (issue 39).
+
+The folds that decide each side of the measured range (library_default.best_hand_back) hold out every other
+size, so every point they score beyond a fold tree's range lies one step past it: in the ratio of the two end
+sizes of that axis. That is all they say of a side they extrapolate. Each such side is therefore tried two steps
+out: a tree of the chosen budget is trained without the two end sizes of the axis at that side (each
+communicator size's own two end message sizes on the message axis) and scored at the outer one, against the
+library default there, as the folds score a side.
+
+- It still wins there (a positive mean gain over the default, and above the largest communicator size at more
+  than MAJORITY of those points, as the folds ask there): the side is extrapolated without a bound.
+- It does not: the side is extrapolated one step -- as far as the folds looked -- and handed back beyond
+  (`BuildOptions.outside_reach`): above the largest size L (next largest P) past L * L / P, below the smallest S
+  (next S') under S * S / S' (`bound`). The axis' outside cell then starts at the bound (decision/grid.py, Axis.of).
+- No evidence (fewer than REACH_SIZES sizes on the axis, or no point where the default was measured): the side
+  stays extrapolated, as the folds chose.
+
+docs/methodology.md, "Extrapolating up to a bound", records the rule and what it changes.
+"""
+
+import numpy as np
+
+from .options import SIDES
+
+REACH_SIZES = 4      # an axis needs this many sizes: two held out at the side, two left to train on
+
+
+def _side_masks(dmap, side):
+    """(held-out mask, outer mask) of a side's two-step test: the two end sizes of the axis at `side` (on the
+    message axis each communicator size's own, rows with fewer than REACH_SIZES left alone), and the outermost of
+    them; None without enough sizes."""
+    measured = dmap.measured
+    held, outer = np.zeros(dmap.shape, dtype=bool), np.zeros(dmap.shape, dtype=bool)
+    end = slice(-2, None) if side.endswith("above") else slice(0, 2)
+    tip = -1 if side.endswith("above") else 0
+    if side.startswith("comm"):
+        rows = np.flatnonzero(measured.any(axis=1))
+        if rows.size < REACH_SIZES:
+            return None
+        held[rows[end]] = True
+        outer[rows[tip]] = True
+    else:
+        for row in range(dmap.shape[0]):
+            cols = np.flatnonzero(measured[row])
+            if cols.size >= REACH_SIZES:
+                held[row, cols[end]] = True
+                outer[row, cols[tip]] = True
+    held &= measured
+    outer &= measured
+    if not outer.any() or not (measured & ~held).any():
+        return None
+    return held, outer
+
+
+def two_steps(dmap, trees, budget, side, cube):
+    """{gain, points, wins} of a tree of `budget` trained without the two end sizes at `side`, at the outer one:
+    the library default's mean penalty less the tree's there, how many points were scored and how many the tree
+    won; None without evidence. `trees(train_map, budgets)`: the decision functions of those budgets (builder's
+    budget_stream, extrapolating); `cube`: size.scoring_cube of dmap."""
+    from .decision_map import training_map
+    from .library_default import fold_points
+    masks = _side_masks(dmap, side)
+    if masks is None:
+        return None
+    held, outer = masks
+    fn = next(iter(trees(training_map(dmap, held), [budget])))
+    tree, default, _ = fold_points(dmap, fn, outer, cube)
+    if not tree.size:
+        return None
+    return {"gain": round(float(np.mean(default - tree)), 4), "points": int(tree.size),
+            "wins": int(np.count_nonzero(tree < default - 1e-9))}
+
+
+def bound(values, side, least=1):
+    """The bound one step past the measured range at `side` (values: the axis' measured sizes, increasing): the
+    sizes up to L * L / P above it and down to S * S / S' below it are extrapolated -- the folds looked that far,
+    one measured step in the ratio of the two end sizes -- and the sizes past them handed back: from
+    floor(L * L / P) + 1 on, below ceil(S * S / S'). None when that leaves no size to hand back below (a bound
+    under `least`: 2 communicator sizes, 1 message size)."""
+    values = [int(v) for v in values]
+    if side.endswith("above"):
+        last, prev = values[-1], values[-2]
+        return last * last // prev + 1 if prev > 0 else None
+    first, nxt = values[0], values[1]
+    low = -(-first * first // nxt)
+    return low if least <= low < first else None
+
+
+def reach_of(dmap, trees, budget, sides, top):
+    """({side: bound} for the `sides` (those the folds extrapolate) whose extrapolation does not hold two steps
+    out, {side: two_steps record} of every side tried). `top`: {"comm": COMM_TOP, "msg": MSG_TOP}, the largest
+    size of each axis (a bound past it is no bound)."""
+    from .decision_map import penalty_cube
+    from .library_default import MAJORITY, MAJORITY_SIDES
+    from .size import scoring_cube
+    if dmap.default_cost is None or not sides:
+        return {}, {}
+    cube = scoring_cube(penalty_cube(dmap), dmap)
+    bounds, records = {}, {}
+    for side in (s for s in SIDES if s in sides):
+        record = two_steps(dmap, trees, budget, side, cube)
+        if record is None:
+            continue
+        records[side] = record
+        holds = record["gain"] > 1e-9 and (side not in MAJORITY_SIDES or record["wins"] > MAJORITY * record["points"])
+        if holds:
+            continue
+        axis = side.split("_")[0]
+        size = bound(dmap.comm_sizes if axis == "comm" else dmap.msg_sizes, side, 2 if axis == "comm" else 1)
+        if size is not None and (side.endswith("below") or size <= top[axis]):
+            bounds[side] = int(size)
+    return bounds, records
