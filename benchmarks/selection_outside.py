@@ -1,7 +1,7 @@
 """Issue 39: how each side outside the measured range is decided, measured with nested validation.
 
 usage: python benchmarks/selection_outside.py [--cases SUBSTR,..]      (QUADSEL_SHARED: the shared/ folder)
-       python benchmarks/selection_outside.py --distance
+       python benchmarks/selection_outside.py --distance | --reach
 
 The data sets and splits of benchmarks/selection_cart.py (the four parity splits and the two edge splits), the
 default build run in this process with each candidate rule for the sides (library_default.best_hand_back), scored
@@ -18,6 +18,10 @@ by selection_cart's own penalty (the issue's rule):
                   K = 10^9; the rules above it are measured without the prior (K = 0), as they were built
 Then leave one data set out: for each data set the rule with the least mean on the other data sets, scored on it;
 among every rule, then among the pseudo-points alone (the rule before select4 = 0, the prior rows, map only).
+
+--reach: per side, each axis' two end sizes there held out (each communicator size's own on the message axis), the
+default build trained on the rest with its bound (decision/reach.py) and without it, scored one step and two steps
+past the training range: whether extrapolating up to a bound holds out better than extrapolating without one.
 
 --distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
 points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
@@ -203,15 +207,85 @@ def distance(cubes):
                   f"{(t < d - 1e-9).mean():.2f} / {(t > d + 1e-9).mean():.2f} | {won} of {len(units)} |")
 
 
+def far_edges(cube, side):
+    """(held-out mask, steps): the two end sizes of `side`'s axis at that side (each communicator size's own on the
+    message axis), 1 at the inner one, 2 at the outer; None where the training map would have fewer than
+    reach.REACH_SIZES + 2 sizes (its own bound needs two more held out)."""
+    from quadsel.decision.reach import REACH_SIZES
+    meas = cube.measured
+    rows = np.flatnonzero(meas.any(axis=1))
+    axis, direction = side.split("_")
+    test, steps = np.zeros_like(meas), np.zeros(meas.shape, dtype=int)
+    lines = [(None, rows)] if axis == "comm" else [(r, np.flatnonzero(meas[r])) for r in rows]
+    for r, line in lines:
+        if line.size < REACH_SIZES + 2:
+            continue
+        ends = line[-2:] if direction == "above" else line[:2][::-1]      # inner, outer
+        for k, i in enumerate(ends):
+            at = (i, slice(None)) if axis == "comm" else (r, i)
+            test[at], steps[at] = meas[at], k + 1
+    return (test, steps) if test.any() else None
+
+
+def reach_table(cubes):
+    """The --reach table: per side, the default build trained without the two end sizes there, with the bound
+    (decision/reach.py) and without it, scored at the held-out sizes one and two steps past its range."""
+    import quadsel.decision.reach as rc
+    original = rc.reach_of
+    found = []
+    for cube in cubes:
+        full = dmap_of(cube)
+        for side in ld.SIDES:
+            cut = far_edges(cube, side)
+            if cut is None:
+                continue
+            test, steps = cut
+            train = training_map(full, test)
+            bounded = build_size_tree(train, **BASE)
+            rc.reach_of = lambda *args, **kw: ({}, {})
+            try:
+                unbounded = build_size_tree(train, **BASE)
+            finally:
+                rc.reach_of = original
+            points = list(zip(*np.nonzero(test)))
+            at = np.array([steps[c, m] for c, m in points])
+            rows = [sc.penalties(cube, points, answers(cube, fn, points)) for fn in (bounded, unbounded)]
+            default = sc.penalties(cube, points, [sc.DEFAULT] * len(points))
+            fired = side in (bounded.options.outside_reach or {})
+            extrapolated = side in bounded.provenance.get("outside", {}).get("extrapolated", []) or fired
+            found.append((side, cube.name, fired, extrapolated, at, rows[0], rows[1], default))
+        print(f"  {cube.name}", file=sys.stderr, flush=True)
+    print("| side | cases | extrapolated / bounded | 1 step: tree | 2 steps: bounded | 2 steps: unbounded | "
+          "2 steps: default | bounded cases: 2 steps bounded / unbounded |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    for side in ld.SIDES + ("every side",):
+        units = [u for u in found if side in (u[0], "every side")]
+        if not units:
+            continue
+        one = np.concatenate([u[5][u[4] == 1] for u in units])
+        two = [np.concatenate([u[k][u[4] == 2] for u in units]) for k in (5, 6, 7)]
+        fired = [u for u in units if u[2]]
+        pair = [np.concatenate([u[k][u[4] == 2] for u in fired]).mean() if fired else np.nan for k in (5, 6)]
+        print(f"| {side} | {len(units)} | {sum(u[3] for u in units)} / {len(fired)} | {one.mean():.2f} | "
+              f"{two[0].mean():.2f} | {two[1].mean():.2f} | {two[2].mean():.2f} | {pair[0]:.2f} / {pair[1]:.2f} |")
+    for side, name, fired, _, at, b, u, d in found:
+        if fired:
+            print(f"  bounded: {name} {side}: 2 steps {b[at == 2].mean():.2f} against {u[at == 2].mean():.2f} unbounded,"
+                  f" the default {d[at == 2].mean():.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default="")
     parser.add_argument("--distance", action="store_true")
+    parser.add_argument("--reach", action="store_true")
     args = parser.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
     cubes = [cube for cube in (make() for make in sc.cases()) if not wanted or any(w in cube.name for w in wanted)]
     if args.distance:
         distance(cubes)
+        return
+    if args.reach:
+        reach_table(cubes)
         return
     named = rules()
     out = scores(cubes, named)

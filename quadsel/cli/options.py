@@ -184,7 +184,9 @@ def library_default_options(command):
                                 "paper's boundary expansion) on every side; default: each side (below/above the "
                                 "communicator and the message sizes) is handed back to the library (algorithm 0, "
                                 "MPICH auto, 0 from the C) or extrapolated, whichever lost less on the held-out "
-                                "folds' sizes beyond their range (all handed back without a measured default).")(command)
+                                "folds' sizes beyond their range (all handed back without a measured default); an "
+                                "extrapolated side that loses to the default two measured steps out is extrapolated "
+                                "one step and handed back beyond.")(command)
     return click.option("--keep-default/--no-keep-default", default=None,
                         help="When the measurements hold the library default: it is one more method, winning every "
                              "tie, so a region whose method does not beat it beyond the noise gets it. Neither "

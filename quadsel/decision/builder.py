@@ -246,7 +246,7 @@ def budget_functions(dmap, budgets, **options):
 
 def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=None, accuracy_threshold=1.0,
                   leaf_rule="penalty", pad_mode="spread", tolerance=0.0, keep_default=False, outside="extrapolate",
-                  provenance=None, shared=None, outside_sides=None):
+                  provenance=None, shared=None, outside_sides=None, outside_reach=None):
     """budget_functions one budget at a time (a generator: a budget not asked for is not grown); the budgets
     in increasing order, the exact tree (None) last. The growths share the grid's look-ahead cache (`shared`:
     a SharedWork for several builds of the same map)."""
@@ -268,7 +268,7 @@ def budget_stream(dmap, budgets, split="measured", between="floor", max_depth=No
         at = same if budget is not None else exact
         tree = shared.labelled(dmap, at, next(grown) if budget is not None else shared.exact(dmap, exact))
         options = builder_options(max_leaves=budget, outside=outside, outside_sides=sides_option(
-            dmap, between, outside, sides), **at)
+            dmap, between, outside, sides), outside_reach=outside_reach if outside == "default" else None, **at)
         yield size_tree_of(dmap, work, tree, options, provenance)
 
 

@@ -10,8 +10,10 @@ library default there, as the folds score a side.
 - It still wins there (a positive mean gain over the default, and above the largest communicator size at more
   than MAJORITY of those points, as the folds ask there): the side is extrapolated without a bound.
 - It does not: the side is extrapolated one step -- as far as the folds looked -- and handed back beyond
-  (`BuildOptions.outside_reach`): above the largest size L (next largest P) past L * L / P, below the smallest S
-  (next S') under S * S / S' (`bound`). The axis' outside cell then starts at the bound (decision/grid.py, Axis.of).
+  (`BuildOptions.outside_reach`): above the largest size L past L times the step the folds took there, below the
+  smallest S under S divided by it (`bound`); the step is the largest ratio of the two end sizes of one line of the
+  axis (`end_step`: L / P on a full grid; on a ragged grid each communicator size's own message sizes, whose union
+  can hold end sizes much closer together). The axis' outside cell then starts at the bound (decision/grid.py).
 - No evidence (fewer than REACH_SIZES sizes on the axis, or no point where the default was measured): the side
   stays extrapolated, as the folds chose.
 
@@ -71,18 +73,35 @@ def two_steps(dmap, trees, budget, side, cube):
             "wins": int(np.count_nonzero(tree < default - 1e-9))}
 
 
-def bound(values, side, least=1):
+def end_step(dmap, side):
+    """The largest ratio between the two end sizes at `side` of one line of the axis: the communicator sizes, or each
+    communicator size's own message sizes (on a ragged grid the union's end sizes can lie much closer together than
+    any row's: bytes per rank differ by size)."""
+    measured = dmap.measured
+    if side.startswith("comm"):
+        lines = [dmap.comm_sizes[measured.any(axis=1)]]
+    else:
+        lines = [dmap.msg_sizes[measured[row]] for row in range(dmap.shape[0])]
+    steps = [(int(v[-1]) / int(v[-2]) if side.endswith("above") else int(v[1]) / int(v[0]))
+             for v in lines if len(v) >= 2 and int(v[-2 if side.endswith("above") else 0]) > 0]
+    return max(steps) if steps else None
+
+
+def bound(values, side, least=1, step=None):
     """The bound one step past the measured range at `side` (values: the axis' measured sizes, increasing): the
     sizes up to L * L / P above it and down to S * S / S' below it are extrapolated -- the folds looked that far,
     one measured step in the ratio of the two end sizes -- and the sizes past them handed back: from
-    floor(L * L / P) + 1 on, below ceil(S * S / S'). None when that leaves no size to hand back below (a bound
-    under `least`: 2 communicator sizes, 1 message size)."""
+    floor(L * L / P) + 1 on, below ceil(S * S / S'). `step` (end_step): that ratio, L / P or S' / S, from the axis'
+    lines instead. None when that leaves no size to hand back below (a bound under `least`: 2 communicator sizes,
+    1 message size)."""
     values = [int(v) for v in values]
     if side.endswith("above"):
         last, prev = values[-1], values[-2]
+        if step is not None:
+            return int(last * step) + 1
         return last * last // prev + 1 if prev > 0 else None
     first, nxt = values[0], values[1]
-    low = -(-first * first // nxt)
+    low = -(-first * first // nxt) if step is None else int(-(-first // step))
     return low if least <= low < first else None
 
 
@@ -106,7 +125,8 @@ def reach_of(dmap, trees, budget, sides, top):
         if holds:
             continue
         axis = side.split("_")[0]
-        size = bound(dmap.comm_sizes if axis == "comm" else dmap.msg_sizes, side, 2 if axis == "comm" else 1)
+        size = bound(dmap.comm_sizes if axis == "comm" else dmap.msg_sizes, side, 2 if axis == "comm" else 1,
+                     end_step(dmap, side))
         if size is not None and (side.endswith("below") or size <= top[axis]):
             bounds[side] = int(size)
     return bounds, records

@@ -83,7 +83,7 @@ def quadsel_functions(dmap):
     # the budget rows and the exact tree keep the library default, and hand back the sides, where the default build does
     options = {k: v for k, v in deployed.items() if k != "max_leaves"}
     options.update(keep_default=chosen.options.keep_default, outside=chosen.options.outside,
-                   outside_sides=chosen.options.outside_sides)
+                   outside_sides=chosen.options.outside_sides, outside_reach=chosen.options.outside_reach)
     exact = build_size_tree(dmap, shared=shared, **options)
     size = chosen.provenance.get("size", {})
     frame = size.get("outside_leaves", 0)

@@ -10,7 +10,7 @@ import pytest
 from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import DEFAULT_METHOD, build_decision_map
 from quadsel.decision.grid import Axis
-from quadsel.decision.reach import bound, reach_of
+from quadsel.decision.reach import bound, end_step, reach_of
 from quadsel.decision.options import BuildOptions
 from quadsel.errors import InputError, OptionError
 from quadsel.targets import emit
@@ -51,6 +51,18 @@ def test_bound_is_one_step_past_the_range_in_the_ratio_of_the_end_sizes():
     assert bound([1, 2, 4], "msg_below") is None                 # nothing below 1 B but 0: no bound worth one
     assert bound([2, 4, 8], "comm_below", least=2) is None       # no communicator below 1 rank
     assert bound([4, 8, 16], "comm_below", least=2) == 2
+
+
+def test_on_a_ragged_grid_the_step_is_a_rows_own():
+    """Two communicator sizes measured at their own message sizes (bytes per rank): the union's two largest sizes
+    (768, 1024) are 1.33x apart, each row's two largest 2x."""
+    rows = [r for r in largest_message_turns(False) if r.comm_size == 2 and r.msg_size <= 512]
+    rows += [r.__class__(r.collective, r.algorithm, r.segsize, 4, r.msg_size * 3 // 2, r.time)
+             for r in largest_message_turns(False) if r.comm_size == 4 and 16 <= r.msg_size <= 512]
+    dmap = build_decision_map(rows)
+    assert dmap.msg_sizes[-2:].tolist() == [512, 768] and end_step(dmap, "msg_above") == 2.0
+    assert bound(dmap.msg_sizes, "msg_above", step=end_step(dmap, "msg_above")) == 1537
+    assert end_step(dmap, "msg_below") == 2.0 and bound(dmap.msg_sizes, "msg_below", step=2.0) == 4
 
 
 def test_a_side_that_loses_two_steps_out_is_bounded_and_one_that_holds_is_not():
