@@ -20,8 +20,8 @@ Then leave one data set out: for each data set the rule with the least mean on t
 among every rule, then among the pseudo-points alone (the rule before select4 = 0, the prior rows, map only).
 
 --reach: per side, each axis' two end sizes there held out (each communicator size's own on the message axis), the
-default build trained on the rest with its bound (decision/reach.py) and without it, scored one step and two steps
-past the training range: whether extrapolating up to a bound holds out better than extrapolating without one.
+default build trained on the rest with `--bound-extrapolation` (decision/reach.py) and without it, scored one step
+and two steps past the training range: whether extrapolating up to a bound holds out better than without one.
 
 --distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
 points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
@@ -227,12 +227,28 @@ def far_edges(cube, side):
     return (test, steps) if test.any() else None
 
 
-def reach_table(cubes):
-    """The --reach table: per side, the default build trained without the two end sizes there, with the bound
-    (decision/reach.py) and without it, scored at the held-out sizes one and two steps past its range."""
+def reach_rules():
+    """{name: the two-step test's verdict (reach.holds or a replacement)}: the rule `--bound-extrapolation` builds and
+    the alternatives measured beside it."""
     import quadsel.decision.reach as rc
-    original = rc.reach_of
-    found = []
+
+    def beyond_se(z):
+        return lambda r, side: not (r["se"] is not None and r["gain"] + z * r["se"] < 0)
+    return {"gain > 0 (built)": rc.holds, "lost beyond 1 SE": beyond_se(1.0), "lost beyond 2 SE": beyond_se(2.0),
+            "lost at most points, gain < 0": lambda r, side: not (r["gain"] < 0 and r["losses"] > 0.5 * r["points"]),
+            "lost at every point": lambda r, side: not (r["wins"] == 0 and r["losses"] > 0),
+            "lost at every point, 3 or more": lambda r, side: not (r["wins"] == 0 and r["losses"] >= 3),
+            "shrunk to its 1-step gain, 8 points": lambda r, side: (
+                r["gain"] * r["points"] + 8 * (r["one_step_gain"] or 0)) / (r["points"] + 8) > 1e-9}
+
+
+def reach_table(cubes):
+    """The --reach table: per side, the default build trained without the two end sizes there, with
+    --bound-extrapolation (decision/reach.py) and without it, scored at the held-out sizes one and two steps past
+    its range; then one line per rule of the two-step test (reach_rules)."""
+    import quadsel.decision.reach as rc
+    rules, original = reach_rules(), rc.holds
+    found = collections.defaultdict(list)
     for cube in cubes:
         full = dmap_of(cube)
         for side in ld.SIDES:
@@ -241,36 +257,45 @@ def reach_table(cubes):
                 continue
             test, steps = cut
             train = training_map(full, test)
-            bounded = build_size_tree(train, **BASE)
-            rc.reach_of = lambda *args, **kw: ({}, {})
-            try:
-                unbounded = build_size_tree(train, **BASE)
-            finally:
-                rc.reach_of = original
             points = list(zip(*np.nonzero(test)))
             at = np.array([steps[c, m] for c, m in points])
-            rows = [sc.penalties(cube, points, answers(cube, fn, points)) for fn in (bounded, unbounded)]
+            unbounded = build_size_tree(train, **BASE)
+            plain = sc.penalties(cube, points, answers(cube, unbounded, points))
             default = sc.penalties(cube, points, [sc.DEFAULT] * len(points))
-            fired = side in (bounded.options.outside_reach or {})
-            extrapolated = side in bounded.provenance.get("outside", {}).get("extrapolated", []) or fired
-            found.append((side, cube.name, fired, extrapolated, at, rows[0], rows[1], default))
+            extrapolated = side in unbounded.provenance.get("outside", {}).get("extrapolated", [])
+            for name, rule in rules.items():
+                rc.holds = rule
+                try:
+                    bounded = build_size_tree(train, **BASE, bound_outside=True)
+                finally:
+                    rc.holds = original
+                fired = side in (bounded.options.outside_reach or {})
+                found[name].append((side, cube.name, fired, extrapolated, at,
+                                    sc.penalties(cube, points, answers(cube, bounded, points)), plain, default))
         print(f"  {cube.name}", file=sys.stderr, flush=True)
+    built = next(iter(rules))
     print("| side | cases | extrapolated / bounded | 1 step: tree | 2 steps: bounded | 2 steps: unbounded | "
           "2 steps: default | bounded cases: 2 steps bounded / unbounded |\n|---|---:|---:|---:|---:|---:|---:|---:|")
     for side in ld.SIDES + ("every side",):
-        units = [u for u in found if side in (u[0], "every side")]
-        if not units:
-            continue
-        one = np.concatenate([u[5][u[4] == 1] for u in units])
-        two = [np.concatenate([u[k][u[4] == 2] for u in units]) for k in (5, 6, 7)]
-        fired = [u for u in units if u[2]]
-        pair = [np.concatenate([u[k][u[4] == 2] for u in fired]).mean() if fired else np.nan for k in (5, 6)]
-        print(f"| {side} | {len(units)} | {sum(u[3] for u in units)} / {len(fired)} | {one.mean():.2f} | "
-              f"{two[0].mean():.2f} | {two[1].mean():.2f} | {two[2].mean():.2f} | {pair[0]:.2f} / {pair[1]:.2f} |")
-    for side, name, fired, _, at, b, u, d in found:
+        print(_reach_row(side, [u for u in found[built] if side in (u[0], "every side")]))
+    for side, name, fired, _, at, b, u, d in found[built]:
         if fired:
             print(f"  bounded: {name} {side}: 2 steps {b[at == 2].mean():.2f} against {u[at == 2].mean():.2f} unbounded,"
                   f" the default {d[at == 2].mean():.2f}")
+    print("\n| rule of the two-step test | cases | extrapolated / bounded | 1 step: tree | 2 steps: bounded | "
+          "2 steps: unbounded | 2 steps: default | bounded cases: 2 steps bounded / unbounded |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in rules:
+        print(_reach_row(name, found[name]))
+
+
+def _reach_row(label, units):
+    one = np.concatenate([u[5][u[4] == 1] for u in units])
+    two = [np.concatenate([u[k][u[4] == 2] for u in units]) for k in (5, 6, 7)]
+    fired = [u for u in units if u[2]]
+    pair = [np.concatenate([u[k][u[4] == 2] for u in fired]).mean() if fired else np.nan for k in (5, 6)]
+    return (f"| {label} | {len(units)} | {sum(u[3] for u in units)} / {len(fired)} | {one.mean():.2f} | "
+            f"{two[0].mean():.2f} | {two[1].mean():.2f} | {two[2].mean():.2f} | {pair[0]:.2f} / {pair[1]:.2f} |")
 
 
 def main():

@@ -31,8 +31,8 @@ from .options import (build_settings, default_mpich_base, echo_notes, file_ident
 @model_options
 @click.pass_context
 def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, between, max_leaves, max_depth, threshold,
-          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, output, as_json, model, predict_comm_sizes,
-          predict_msg_sizes):
+          leaf_rule, tolerance, pad_mode, keep_default, extrapolate, bound_extrapolation, output, as_json, model,
+          predict_comm_sizes, predict_msg_sizes):
     """Build a quadtree decision function from measurement FILES.
 
     By default the tree a user should deploy (docs/methodology.md, chosen by held-out penalty): cuts at
@@ -52,6 +52,9 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
         check_output(output, inputs=files)   # before the work: an unusable -o fails at once (quadsel.output)
     if as_json and output == "-":
         raise QuadselError("--json prints on stdout, where -o - writes the tree: give -o FILE")
+    if bound_extrapolation and (extrapolate or paper):
+        raise QuadselError("--bound-extrapolation bounds the sides the folds extrapolate: it does not combine with "
+                           + ("--extrapolate" if extrapolate else "--paper"))
     grid = model_grid(files, model, predict_comm_sizes, predict_msg_sizes)
     rows = load_measurements(files, collective, fmt, comm_size, column_map)
     maps = decision_maps(rows, collective)
@@ -70,7 +73,7 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     if keep_default is None:    # neither flag: the held-out folds decide (the paper's tree: not kept)
         keep_default = False if paper else "auto"
     built = build_function(maps, settings, keep_default, "extrapolate" if extrapolate else "auto", provenance,
-                           (model, *grid) if model else None)
+                           (model, *grid) if model else None, bound_outside=bound_extrapolation)
     fn, score = built.fn, built.score
     text = fn.dumps()
     _readable_tree(text)

@@ -21,7 +21,7 @@ DEFAULT_ALONE = "default alone"     # the folds' verdict: the library default ev
 def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_depth=None, accuracy_threshold=1.0,
                     max_leaves=None, leaf_rule="majority", pad_mode="spread", tolerance=0.0, provenance=None,
                     keep_default=False, outside="extrapolate", budget_rule=None, shared=None, outside_sides=None,
-                    outside_reach=None):
+                    outside_reach=None, bound_outside=False):
     """Build the size tree of a decision map: the grid under the between rule, then the quadtree.
 
     split="midpoint" is the paper's (pad to 2^k x 2^k, §3, §3.1); split="measured" cuts at measured sizes
@@ -30,9 +30,10 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     library default beyond the noise get it ("auto": the held-out folds decide, with the budget; without
     max_leaves="auto" it is not kept); outside="default": sizes outside the measured range are the library's
     (decision/library_default.py; outside_sides: only those sides; outside_reach: {side: bound}, those sides
-    extrapolated up to the bound and handed back beyond, decision/reach.py), "auto": each side handed back,
-    extrapolated, or extrapolated up to a bound by the held-out folds. shared: a SharedWork for several builds of
-    the same map.
+    extrapolated up to the bound and handed back beyond, decision/reach.py), "auto": each side handed back or
+    extrapolated by the held-out folds, and with bound_outside=True each extrapolated side tried two steps out and
+    bounded one step past the range where it loses there (decision/reach.py). shared: a SharedWork for several
+    builds of the same map.
     """
     size_info = reach = None
     if max_leaves is not None and accuracy_threshold < 1.0:
@@ -58,7 +59,7 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
         max_leaves, scores, keep_default, keep_record, floor, handed = _fold_choice(
             dmap, same, keep_default, rule, shared, sides if decide else None)
         if decide:
-            sides, reach = _reach(dmap, same, max_leaves, handed, between)
+            sides, reach = _reach(dmap, same, max_leaves, handed, between) if bound_outside else (handed, None)
             outside = settled(outside, sides)
             frame = _frame(dmap, between, outside, sides)
         same["keep_default"] = keep_default
@@ -85,8 +86,9 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
         from .library_default import inner_budget
         from .size import edge_sides
         inner = inner_budget(max_leaves, frame)
-        sides, reach = _reach(dmap, same, inner, edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same),
-                                                            inner, sides), between)
+        sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same), inner, sides)
+        if bound_outside:
+            sides, reach = _reach(dmap, same, inner, sides, between)
         outside = settled(outside, sides)
         frame = _frame(dmap, between, outside, sides)
     if decide and sides is not None:

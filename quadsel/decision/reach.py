@@ -69,8 +69,20 @@ def two_steps(dmap, trees, budget, side, cube):
     tree, default, _ = fold_points(dmap, fn, outer, cube)
     if not tree.size:
         return None
-    return {"gain": round(float(np.mean(default - tree)), 4), "points": int(tree.size),
-            "wins": int(np.count_nonzero(tree < default - 1e-9))}
+    diff = default - tree
+    inner_tree, inner_default, _ = fold_points(dmap, fn, held & ~outer, cube)
+    return {"gain": round(float(diff.mean()), 4),
+            "se": round(float(diff.std(ddof=1) / np.sqrt(diff.size)), 4) if diff.size > 1 else None,
+            "points": int(tree.size), "wins": int(np.count_nonzero(tree < default - 1e-9)),
+            "losses": int(np.count_nonzero(tree > default + 1e-9)),
+            "one_step_gain": round(float(np.mean(inner_default - inner_tree)), 4) if inner_tree.size else None}
+
+
+def holds(record, side):
+    """The extrapolation holds two steps out (`record`: two_steps'): its gain over the default there is positive,
+    and above the largest communicator size it wins at more than MAJORITY of those points (as the folds ask)."""
+    from .library_default import MAJORITY, MAJORITY_SIDES
+    return record["gain"] > 1e-9 and (side not in MAJORITY_SIDES or record["wins"] > MAJORITY * record["points"])
 
 
 def end_step(dmap, side):
@@ -110,7 +122,6 @@ def reach_of(dmap, trees, budget, sides, top):
     out, {side: two_steps record} of every side tried). `top`: {"comm": COMM_TOP, "msg": MSG_TOP}, the largest
     size of each axis (a bound past it is no bound)."""
     from .decision_map import penalty_cube
-    from .library_default import MAJORITY, MAJORITY_SIDES
     from .size import scoring_cube
     if dmap.default_cost is None or not sides:
         return {}, {}
@@ -121,8 +132,7 @@ def reach_of(dmap, trees, budget, sides, top):
         if record is None:
             continue
         records[side] = record
-        holds = record["gain"] > 1e-9 and (side not in MAJORITY_SIDES or record["wins"] > MAJORITY * record["points"])
-        if holds:
+        if holds(record, side):
             continue
         axis = side.split("_")[0]
         size = bound(dmap.comm_sizes if axis == "comm" else dmap.msg_sizes, side, 2 if axis == "comm" else 1,

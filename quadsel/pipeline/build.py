@@ -50,11 +50,12 @@ def decision_maps(rows, collective=None):
     return Maps(wanted, {p: dmap for p, (dmap, _) in maps.items()}, {p: nodes for p, (_, nodes) in maps.items()})
 
 
-def build(maps, settings, keep_default="auto", outside="default", provenance=None, model=None):
+def build(maps, settings, keep_default="auto", outside="default", provenance=None, model=None, bound_outside=False):
     """Built of `maps`. `settings`: the size tree builder's keyword arguments (decision/options.py;
     cli/options.build_settings); keep_default: True, False or "auto" (the folds decide), never kept where the
     default was not measured; outside: "default" hands sizes outside the measured range back to the library,
-    "extrapolate" does not. `model`: (form, comm sizes, msg sizes) to build from the map that form predicts over
+    "extrapolate" does not, "auto" decides each side by the held-out folds (bound_outside: and bounds an extrapolated
+    side that loses two steps out, decision/reach.py). `model`: (form, comm sizes, msg sizes) to build from the map that form predicts over
     the grid (models/predict.py): scored on that map, whose predicted points are never scored."""
     from ..decision.builder import build_size_tree
     from ..decision.decision_function import DecisionFunction
@@ -62,7 +63,7 @@ def build(maps, settings, keep_default="auto", outside="default", provenance=Non
 
     def build_one(dmap):
         return build_size_tree(dmap, **settings, keep_default=keep_default if dmap.default_cost is not None else False,
-                               outside=outside, provenance=provenance)
+                               outside=outside, provenance=provenance, bound_outside=bound_outside)
 
     if maps.layered:
         if model:

@@ -82,9 +82,13 @@ def test_no_evidence_no_bound():
     assert reach_of(short, trees(SAME), 4, ["msg_above", "comm_above"], TOP) == ({}, {})   # 2 and 3 sizes only
 
 
-def test_the_default_build_bounds_the_side_and_says_why():
-    fn = build_size_tree(build_decision_map(largest_message_turns()), split="measured", between="least-bad",
-                         leaf_rule="penalty", max_leaves="auto", tolerance="ci", keep_default="auto", outside="auto")
+def test_the_default_build_bounds_the_side_when_asked_and_says_why():
+    build = dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves="auto", tolerance="ci",
+                 keep_default="auto", outside="auto")
+    plain = build_size_tree(build_decision_map(largest_message_turns()), **build)
+    assert plain.options.outside_reach is None and "two_steps" not in plain.provenance["outside"]
+    assert "msg_above" in plain.provenance["outside"]["extrapolated"]
+    fn = build_size_tree(build_decision_map(largest_message_turns()), **build, bound_outside=True)
     outside = fn.provenance["outside"]
     assert "msg_above" not in outside["extrapolated"] and "msg_above" not in outside["handed_back"]
     assert outside["bounded"] == {"msg_above": 2049} == fn.options.outside_reach
@@ -153,3 +157,24 @@ def test_axis_bounds():
                     dict(outside="default", outside_reach={"msg_above": 0})):
         with pytest.raises(OptionError):
             BuildOptions(**options).check()
+
+
+def test_the_build_command_bounds_with_its_flag_only(tmp_path):
+    import subprocess
+    import sys
+    from helpers import REPO
+    data = tmp_path / "m.csv"
+    data.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us\n" + "".join(
+        f"{r.collective},{r.algorithm},{r.segsize},{r.comm_size},{r.msg_size},{r.time}\n"
+        for r in largest_message_turns()))
+    run = lambda *args: subprocess.run([sys.executable, "-m", "quadsel", "build", str(data), *args],  # noqa: E731
+                                       capture_output=True, text=True, cwd=REPO)
+    done = run("--bound-extrapolation", "-o", str(tmp_path / "t.json"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "t.json").read_text())["builder"]["outside_reach"] == {"msg_above": 2049}
+    assert "reach=msg_above:2049" in done.stderr
+    done = run("-o", str(tmp_path / "u.json"))
+    assert done.returncode == 0 and "outside_reach" not in json.loads((tmp_path / "u.json").read_text())["builder"]
+    done = run("--bound-extrapolation", "--extrapolate", "-o", str(tmp_path / "v.json"))
+    assert done.returncode == 2 and "does not combine with --extrapolate" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "v.json").exists()
