@@ -274,8 +274,9 @@ def _written_line(target, flavor, output, fns, trees):
 @click.option("--holdout", "holdouts", multiple=True, metavar="SPLIT",
               help="Also build on part of the data and score on the rest: msg (every other message size), "
                    "comm (every other communicator size), msg-edge (each communicator size's smallest and largest "
-                   "message size), comm-edge (the smallest and largest communicator size) or "
-                   "random:FRACTION[:SEED]. Repeatable.")
+                   "message size), comm-edge (the smallest and largest communicator size), msg-far / comm-far "
+                   "(the two smallest and two largest of each: two measured steps past the range, where the rows "
+                   "also show build --bound-extrapolation) or random:FRACTION[:SEED]. Repeatable.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False),
               help="Write the figures (PNG, needs matplotlib: quadsel[figures]) into this directory.")
 @click.option("--no-compare", is_flag=True, help="The paper's quadtrees and the default only (the paper's Tables 1-2).")

@@ -98,16 +98,20 @@ def quadsel_functions(dmap):
     return [chosen] + fns + [exact]
 
 
-def outside_alternatives(dmap, chosen):
+def outside_alternatives(dmap, chosen, far=False):
     """The default build of `dmap` with every side of the measured range handed back, and with every side
     extrapolated, where its folds decided the sides (a measured library default): a held-out split's rows then say
-    what each rule costs at sizes the build never saw, beside the sides the build chose (docs/report.md)."""
+    what each rule costs at sizes the build never saw, beside the sides the build chose (docs/report.md). `far`: a
+    split two steps past the range (holdout.py), where `build --bound-extrapolation` answers otherwise too."""
     if dmap.default_cost is None or chosen.fn.options.split == "midpoint" or \
             chosen.fn.provenance.get("outside") is None:
         return []
     out = []
-    for outside, rule in (("default", "handed back"), ("extrapolate", "extrapolated")):
-        fn = build_size_tree(dmap, **dict(DEFAULT_BUILD, outside=outside))
+    rules = [(dict(outside="default"), "handed back"), (dict(outside="extrapolate"), "extrapolated")]
+    if far:
+        rules.append((dict(outside="auto", bound_outside=True), "bounded (--bound-extrapolation)"))
+    for outside, rule in rules:
+        fn = build_size_tree(dmap, **dict(DEFAULT_BUILD, **outside))
         out.append(OutsideRuleSelector(list(fn.methods), fn, rule=rule))
     return out
 
@@ -234,7 +238,7 @@ def build_report(dmap, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, holdout
         train = training_map(dmap, test)
         held = build_selectors(train, pad_mode, thresholds, comparators, notes, leaf_rule)
         if "quadsel" in comparators:        # beside the default build: each outside rule for every side
-            held[1:1] = outside_alternatives(train, held[0])
+            held[1:1] = outside_alternatives(train, held[0], far=holdout.kind.endswith("-far"))
         rows += comparison_rows(dmap, held, test, holdout.name, with_default)
         splits.append((holdout, test, train, held))
     return Report(dmap, rows, selectors, splits, notes, pad_mode=pad_mode, leaf_rule=leaf_rule)

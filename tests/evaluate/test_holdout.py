@@ -136,6 +136,40 @@ def test_held_out_rows_show_what_each_outside_rule_costs_beside_the_default_buil
     assert not any("outside" in r["constraint"] for r in plain.rows)
 
 
+def test_far_splits_hold_out_two_sizes_at_each_end():
+    dmap = _dmap(3, 8, 10)
+    msg, comm = split(dmap, Holdout("msg-far")), split(dmap, Holdout("comm-far"))
+    assert all(np.flatnonzero(msg[row]).tolist() == [0, 1, 8, 9] for row in range(8))
+    assert np.flatnonzero(comm.any(axis=1)).tolist() == [0, 1, 6, 7] and comm[[0, 1, 6, 7]].all()
+    assert parse_holdout("MSG-FAR") == Holdout("msg-far")
+    with pytest.raises(QuadselError, match="nothing to hold out"):
+        split(_dmap(0, 7, 7), Holdout("comm-far"))
+    with pytest.raises(QuadselError, match="nothing to hold out"):
+        split(_dmap(0, 7, 7), Holdout("msg-far"))
+
+
+def test_far_splits_also_show_the_bounded_build():
+    """Two steps past the range `build --bound-extrapolation` answers otherwise than extrapolating: its row is
+    that build scored at the held-out points; the nearer splits do not have it (it answers as the build there)."""
+    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
+    from quadsel.evaluate.comparators import choice_on, OutsideRuleSelector
+    from quadsel.evaluate.penalty import penalty_grid, summarize
+    rng = np.random.default_rng(5)
+    rows, comm_sizes, msg_sizes = random_table(rng, 4, 12, 3)
+    rows = list(rows) + list(table_from_cube(rng.uniform(20.0, 200.0, size=(4, 12, 1)), comm_sizes, msg_sizes,
+                                             [("default", 0)]))
+    dmap = build_decision_map(rows)
+    result = report.build_report(dmap, holdouts=[Holdout("msg-far"), Holdout("msg-edge")], comparators=("quadsel",))
+    (_, test, train, held), (_, _, _, near) = result.holdouts
+    assert [s.constraint.split(", ")[-1] for s in held[1:4]] == [
+        "outside handed back", "outside extrapolated", "outside bounded (--bound-extrapolation)"]
+    assert not any("bounded" in getattr(s, "rule", "") for s in near)
+    fn = build_size_tree(train, **dict(DEFAULT_BUILD, outside="auto", bound_outside=True))
+    row = next(r for r in result.rows if r["holdout"] == "msg-far" and r["constraint"] == held[3].constraint)
+    expected = summarize(penalty_grid(dmap, choice_on(OutsideRuleSelector(list(fn.methods), fn), dmap)), dmap, test)
+    assert row["penalty_mean"] == pytest.approx(expected.mean)
+
+
 @pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", "", "edge", "msg-edges"])
 def test_bad_holdout_specs(text):
     with pytest.raises(QuadselError, match="--holdout"):
