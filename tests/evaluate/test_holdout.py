@@ -7,7 +7,10 @@ from hypothesis import given, settings, strategies as st
 
 from quadsel.evaluate import report
 from quadsel.cli import main
+from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
 from quadsel.decision.decision_map import build_decision_map
+from quadsel.evaluate.comparators import OutsideRuleSelector, choice_on
+from quadsel.evaluate.penalty import penalty_grid, summarize
 from quadsel.errors import QuadselError
 from quadsel.evaluate.holdout import Holdout, parse_holdout, split, training_map
 
@@ -108,18 +111,24 @@ def test_edge_splits_need_three_sizes():
         split(_dmap(0, 4, 2), Holdout("msg-edge"))
 
 
+def _with_default(seed, n_comm, n_msg):
+    """A random map of 3 methods with the library default measured (20-200 us) at every point."""
+    rng = np.random.default_rng(seed)
+    rows, comm_sizes, msg_sizes = random_table(rng, n_comm, n_msg, 3)
+    default = rng.uniform(20.0, 200.0, size=(n_comm, n_msg, 1))
+    return build_decision_map(list(rows) + list(table_from_cube(default, comm_sizes, msg_sizes, [("default", 0)])))
+
+
+def _scored(dmap, fn, test):
+    """The mean penalty of the tree `fn` at the points `test` of `dmap`, as the report scores a row."""
+    return summarize(penalty_grid(dmap, choice_on(OutsideRuleSelector(list(fn.methods), fn), dmap)), dmap, test).mean
+
+
 def test_held_out_rows_show_what_each_outside_rule_costs_beside_the_default_build():
     """issue 39: with a measured library default, each held-out split has the default build with every side handed
     back and with every side extrapolated beside the build's own choice per side; each row is that build, scored
     on the held-out points; without a default there are no such rows (there is no evidence and nothing to choose)."""
-    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
-    from quadsel.evaluate.comparators import choice_on, OutsideRuleSelector
-    from quadsel.evaluate.penalty import penalty_grid, summarize
-    rng = np.random.default_rng(11)
-    rows, comm_sizes, msg_sizes = random_table(rng, 6, 9, 3)
-    rows = list(rows) + list(table_from_cube(rng.uniform(20.0, 200.0, size=(6, 9, 1)), comm_sizes, msg_sizes,
-                                             [("default", 0)]))
-    dmap = build_decision_map(rows)
+    dmap = _with_default(11, 6, 9)
     result = report.build_report(dmap, holdouts=[Holdout("msg-edge"), Holdout("comm-edge")], comparators=("quadsel",))
     for holdout, test, train, held in result.holdouts:
         named = [r for r in result.rows if r["holdout"] == holdout.name]
@@ -129,9 +138,7 @@ def test_held_out_rows_show_what_each_outside_rule_costs_beside_the_default_buil
             fn = build_size_tree(train, **dict(DEFAULT_BUILD, outside=outside))
             assert fn.options.outside == outside
             row = next(r for r in named if r["constraint"] == selector.constraint)
-            expected = summarize(penalty_grid(dmap, choice_on(OutsideRuleSelector(list(fn.methods), fn), dmap)),
-                                 dmap, test).mean
-            assert row["penalty_mean"] == pytest.approx(expected)
+            assert row["penalty_mean"] == pytest.approx(_scored(dmap, fn, test))
     plain = report.build_report(_dmap(4, 6, 10), holdouts=[Holdout("msg-edge")], comparators=("quadsel",))
     assert not any("outside" in r["constraint"] for r in plain.rows)
 
@@ -151,14 +158,7 @@ def test_far_splits_hold_out_two_sizes_at_each_end():
 def test_far_splits_also_show_the_bounded_build():
     """Two steps past the range `build --bound-extrapolation` answers otherwise than extrapolating: its row is
     that build scored at the held-out points; the nearer splits do not have it (it answers as the build there)."""
-    from quadsel.decision.builder import DEFAULT_BUILD, build_size_tree
-    from quadsel.evaluate.comparators import choice_on, OutsideRuleSelector
-    from quadsel.evaluate.penalty import penalty_grid, summarize
-    rng = np.random.default_rng(5)
-    rows, comm_sizes, msg_sizes = random_table(rng, 4, 12, 3)
-    rows = list(rows) + list(table_from_cube(rng.uniform(20.0, 200.0, size=(4, 12, 1)), comm_sizes, msg_sizes,
-                                             [("default", 0)]))
-    dmap = build_decision_map(rows)
+    dmap = _with_default(5, 4, 12)
     result = report.build_report(dmap, holdouts=[Holdout("msg-far"), Holdout("msg-edge")], comparators=("quadsel",))
     (_, test, train, held), (_, _, _, near) = result.holdouts
     assert [s.constraint.split(", ")[-1] for s in held[1:4]] == [
@@ -166,8 +166,7 @@ def test_far_splits_also_show_the_bounded_build():
     assert not any("bounded" in getattr(s, "rule", "") for s in near)
     fn = build_size_tree(train, **dict(DEFAULT_BUILD, outside="auto", bound_outside=True))
     row = next(r for r in result.rows if r["holdout"] == "msg-far" and r["constraint"] == held[3].constraint)
-    expected = summarize(penalty_grid(dmap, choice_on(OutsideRuleSelector(list(fn.methods), fn), dmap)), dmap, test)
-    assert row["penalty_mean"] == pytest.approx(expected.mean)
+    assert row["penalty_mean"] == pytest.approx(_scored(dmap, fn, test))
 
 
 @pytest.mark.parametrize("text", ["rand", "random:1.5", "random:0", "msg:2", "", "edge", "msg-edges"])
