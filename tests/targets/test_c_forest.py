@@ -48,6 +48,8 @@ def queries(forest):
     for member in forest.layers:
         comms |= set(probe_sizes(member.tree.comm_sizes, int(member.tree.comm_sizes[-1])))
         msgs |= set(probe_sizes(member.tree.msg_sizes, int(member.tree.msg_sizes[-1])))
+        comms |= {int(v) + d for v in member.tree.comm_axis.lo for d in (-1, 0)}    # bounds past the range too
+        msgs |= {int(v) + d for v in member.tree.msg_axis.lo for d in (-1, 0) if v + d >= 0}
     comms = sorted(c for c in comms if 1 <= c < 2 ** 31) + [2 ** 31 - 1]
     return [(p, c, m) for p in ppns for c in comms for m in sorted(msgs) + [2 ** 63 - 1]]
 
@@ -59,20 +61,37 @@ def ids_of(source):
 
 @settings(max_examples=6, deadline=None)
 @given(st.integers(0, 10 ** 6), st.sampled_from([(1, 2, 4), (1, 4), (2,), (1, 2, 8, 16)]),
-       st.sampled_from(["exact", "budget", "paper", "default"]), st.booleans())
+       st.sampled_from(["exact", "budget", "paper", "default", "bounded"]), st.booleans())
 def test_forest_c_answers_as_the_python_query(gcc, tmp_path_factory, seed, ppns, build, named):
     names = ("binomial", "ring", "Basic Linear", "x.y") if named else ("1", "6", "8")
     options = {"exact": dict(split="measured", between="least-bad", leaf_rule="penalty"),
                "budget": dict(split="measured", between="least-bad", leaf_rule="penalty", max_leaves=3),
                "paper": dict(max_depth=2),
                "default": dict(split="measured", between="least-bad", leaf_rule="penalty", keep_default=True,
-                               outside="default")}[build]
-    forest = forest_of(layout_rows(seed, ppns=ppns, names=names, default=build == "default"), **options)
+                               outside="default"),
+               # the members' sides decided by their folds, bounded two steps out (decision/reach.py)
+               "bounded": dict(split="measured", between="least-bad", leaf_rule="penalty", keep_default=True,
+                               tolerance="ci", max_leaves="auto", outside="auto", bound_outside=True)}[build]
+    forest = forest_of(layout_rows(seed, ppns=ppns, names=names, default=build in ("default", "bounded"),
+                                   n_msg=8 if build == "bounded" else 5), **options)
+    check_forest_c(gcc, tmp_path_factory.mktemp("forest"), forest, named)
+
+
+def test_a_forest_whose_members_are_bounded_answers_as_the_python_query(gcc, tmp_path):
+    forest = forest_of(layout_rows(2, ppns=(1, 2, 4), default=True, n_msg=8), split="measured", between="least-bad",
+                       leaf_rule="penalty", keep_default=True, tolerance="ci", max_leaves="auto", outside="auto",
+                       bound_outside=True)
+    assert any(layer.tree.options.outside_reach for layer in forest.layers)
+    check_forest_c(gcc, tmp_path, forest, False)
+
+
+def check_forest_c(gcc, folder, forest, named):
+    """The forest's C, compiled, answers every query (layout bounds, sizes at and around every cell) as Python."""
     source = emit("c", [forest])
     assert source.count("int quadsel_bcast_decision(int comm_size, int ppn, size_t msg_size, int *segsize)") == 2
     defines = re.findall(r"#define (\w+)", source)
     assert len(defines) == len(set(defines))                        # one id table for every layout
-    ask = compiled(gcc, tmp_path_factory.mktemp("forest"), source)
+    ask = compiled(gcc, folder, source)
     asked = queries(forest)
     got = ask(asked)
     ids = ids_of(source)

@@ -54,6 +54,21 @@ def test_the_toy_writer_answers_as_the_function_with_and_without_the_layout_key(
                 assert answer(doc, ppn, comm, msg) == fn.query(comm, msg, ppn=ppn).label, (ppn, comm, msg)
 
 
+def test_the_toy_writer_answers_as_a_forest_whose_members_are_bounded():
+    """Members extrapolated up to a bound (decision/reach.py): the rules hand back from the bound on, as the query."""
+    fn = forest_of(layout_rows(2, ppns=(1, 2, 4), default=True, n_msg=8), split="measured", between="least-bad",
+                   leaf_rule="penalty", keep_default=True, tolerance="ci", max_leaves="auto", outside="auto",
+                   bound_outside=True)
+    assert any(t.options.outside_reach for t in fn.size_trees)
+    doc = toy_writer(fn)
+    comms = sorted({int(v) + d for t in fn.size_trees for v in t.comm_axis.lo for d in (-1, 0, 1) if v + d >= 1})
+    msgs = sorted({int(v) + d for t in fn.size_trees for v in t.msg_axis.lo for d in (-1, 0, 1) if v + d >= 0})
+    for ppn in (1, 2, 3, 4, 5):
+        for comm in comms + [10 ** 6]:
+            for msg in msgs + [1 << 40]:
+                assert answer(doc, ppn, comm, msg) == fn.query(comm, msg, ppn=ppn).label, (ppn, comm, msg)
+
+
 def test_a_size_tree_is_taken_as_a_function_without_the_layout_key():
     rows, _, _ = random_table(np.random.default_rng(1), 3, 4, 2)
     tree = build_size_tree(build_decision_map(rows))
