@@ -131,11 +131,12 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
         span = (f"comm sizes {fn.comm_sizes[0]}-{fn.comm_sizes[-1]}, message sizes {fn.msg_sizes[0]}-"
                 f"{fn.msg_sizes[-1]}")
         if fn.options.outside == "default":      # the tree hands these sizes back (decision/library_default.py)
-            sides = fn.options.outside_sides      # only some sides handed back (issue 39)
+            from ..decision.library_default import handed_words
+            words = handed_words(fn)              # only some sides, or beyond a bound (issue 39)
             click.echo(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
-                       "library's default decides there " + ("on the sides the tree hands back, the nearest measured "
-                                                             "size elsewhere" if sides else
-                                                             "(the tree was built without --extrapolate)"), err=True)
+                       "library's default decides there " + (f"{words}, the nearest measured size elsewhere" if words
+                                                             else "(the tree was built without --extrapolate)"),
+                       err=True)
         elif len(pairs) == 1:
             used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
             click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
