@@ -85,7 +85,9 @@ def build_size_tree(dmap: DecisionMap, split="midpoint", between="floor", max_de
     elif decide and sides is not None and split != "midpoint":     # a fixed size: the folds of that size decide
         from .library_default import inner_budget
         from .size import edge_sides
-        inner = inner_budget(max_leaves, frame)
+        # a budget too small for every side handed back asks the folds with itself: the sides they hand back
+        # must then fit in it (else inner_budget refuses below, naming their leaves)
+        inner = inner_budget(max_leaves, frame) if max_leaves is None or max_leaves > frame else max_leaves
         sides = edge_sides(dmap, lambda d, budgets: budget_stream(d, budgets, **same), inner, sides)
         if bound_outside:
             sides, reach = _reach(dmap, same, inner, sides, between)
