@@ -1,7 +1,7 @@
 """Issue 39: how each side outside the measured range is decided, measured with nested validation.
 
 usage: python benchmarks/selection_outside.py [--cases SUBSTR,..]      (QUADSEL_SHARED: the shared/ folder)
-       python benchmarks/selection_outside.py --distance | --reach
+       python benchmarks/selection_outside.py --distance | --reach | --reach-time
 
 The data sets and splits of benchmarks/selection_cart.py (the four parity splits and the two edge splits), the
 default build run in this process with each candidate rule for the sides (library_default.best_hand_back), scored
@@ -23,6 +23,9 @@ among every rule, then among the pseudo-points alone (the rule before select4 = 
 default build trained on the rest with `--bound-extrapolation` (decision/reach.py) and without it, scored one step
 and two steps past the training range: whether extrapolating up to a bound holds out better than without one.
 
+--reach-time: the default build with and without --bound-extrapolation timed on seeded synthetic sweeps with a
+library default, up to 8,000 points x 13 methods (what the flag costs at a real sweep's size).
+
 --distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
 points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
 against the library default. This is the evidence on "extrapolating up to a bound".
@@ -38,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import selection_cart as sc  # noqa: E402
+import synthetic_maps  # noqa: E402
 from selection_rules import answers, dmap_of  # noqa: E402
 
 from quadsel.decision import library_default as ld  # noqa: E402
@@ -298,12 +302,49 @@ def _reach_row(label, units):
             f"{two[0].mean():.2f} | {two[1].mean():.2f} | {two[2].mean():.2f} | {pair[0]:.2f} / {pair[1]:.2f} |")
 
 
+def reach_time(sizes=((40, 25), (100, 40), (200, 40))):
+    """The --reach-time table: the default build with and without --bound-extrapolation on seeded synthetic sweeps
+    of real size (C communicator sizes x M message sizes x 12 methods and a library default: piecewise regions of
+    winners on a smooth base, 2 % noise), each timed in this process, best of 2."""
+    import time
+    from quadsel.decision.decision_map import Method, map_from_cube
+    print("| points (C x M x 12 + default) | default build (s) | --bound-extrapolation (s) | sides bounded |\n"
+          "|---|---:|---:|---|")
+    for n_comm, n_msg in sizes:
+        rng = np.random.default_rng(n_comm * n_msg)
+        comm = np.arange(1, n_comm + 1, dtype=np.int64) * 4
+        msg = 2 ** np.arange(0, n_msg, dtype=np.int64)
+        base = (2.0 + 0.5 * np.log2(comm)[:, None]) + msg[None, :] * np.log2(comm)[:, None] / 5000.0
+        gap = np.zeros((n_comm, n_msg, 13))
+        for r0, r1, c0, c1 in synthetic_maps._regions(rng, (0, n_comm, 0, n_msg), 5):
+            region = rng.uniform(0.02, 0.6, 13)
+            region[int(rng.integers(0, 13))] = 0.0
+            gap[r0:r1, c0:c1] = region
+        times = base[:, :, None] * (1 + gap) * np.exp(rng.normal(0.0, 0.02, gap.shape))
+        dmap = map_from_cube("bcast", comm, msg, [Method(f"p{i}", 0) for i in range(12)], times[:, :, :12],
+                             0.02 * times[:, :, :12], times[:, :, 12], (), "synthetic", 0.02 * times[:, :, 12])
+        took = []
+        for bound in (False, True):
+            best = float("inf")
+            for _ in range(2):
+                start = time.perf_counter()
+                fn = build_size_tree(dmap, **BASE, bound_outside=bound)
+                best = min(best, time.perf_counter() - start)
+            took.append(best)
+        print(f"| {n_comm * n_msg:,} ({n_comm} x {n_msg}) | {took[0]:.2f} | {took[1]:.2f} | "
+              f"{', '.join(fn.options.outside_reach or {}) or 'none'} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", default="")
     parser.add_argument("--distance", action="store_true")
     parser.add_argument("--reach", action="store_true")
+    parser.add_argument("--reach-time", action="store_true")
     args = parser.parse_args()
+    if args.reach_time:
+        reach_time()
+        return
     wanted = [c for c in args.cases.split(",") if c]
     cubes = [cube for cube in (make() for make in sc.cases()) if not wanted or any(w in cube.name for w in wanted)]
     if args.distance:
