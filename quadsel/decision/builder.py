@@ -193,12 +193,10 @@ def _reach(dmap, same, budget, handed, between):
     (decision/reach.py); `budget`: the tree's inside the measured range (DEFAULT_ALONE: none tried)."""
     if handed is None or budget == DEFAULT_ALONE:
         return handed, None
-    from .library_default import _present
+    from .library_default import sides_present
     from .reach import reach_of
-    from .grid import MSG_TOP
-    extrapolated = [side for side in _present(dmap, between) if side not in handed]
-    bounds, records = reach_of(dmap, lambda d, budgets: budget_stream(d, budgets, **same), budget, extrapolated,
-                               {"comm": COMM_TOP, "msg": MSG_TOP})
+    extrapolated = [side for side in sides_present(dmap, between) if side not in handed]
+    bounds, records = reach_of(dmap, lambda d, budgets: budget_stream(d, budgets, **same), budget, extrapolated)
     if not records:
         return handed, None
     from .options import SIDES

@@ -204,7 +204,7 @@ def outside_rule(dmap, split, between, outside):
         return outside, None
     if dmap.default_cost is None or split == "midpoint":
         return "default", None
-    return "default", _present(dmap, between)
+    return "default", sides_present(dmap, between)
 
 
 def settled(outside, sides):
@@ -216,7 +216,7 @@ def sides_option(dmap, between, outside, sides):
     """BuildOptions.outside_sides: None when every side present is handed back (or none is: extrapolate)."""
     if outside != "default" or sides is None:
         return None
-    present = _present(dmap, between)
+    present = sides_present(dmap, between)
     return None if set(present) <= set(sides) else [side for side in present if side in sides]
 
 
@@ -226,7 +226,7 @@ def outside_record(dmap, between, sides, reach=None):
     bounds = (reach or {}).get("bounds", {})
     out = {"rule": "auto: each side handed back or extrapolated, by the held-out folds' points beyond their range",
            "handed_back": [side for side in sides if side not in bounds],
-           "extrapolated": [side for side in _present(dmap, between) if side not in sides]}
+           "extrapolated": [side for side in sides_present(dmap, between) if side not in sides]}
     if reach:
         out.update(bounded=dict(bounds), two_steps=reach["two_steps"],
                    reach_rule="an extrapolated side is tried two steps out (a tree without the axis' two end sizes, "
@@ -235,7 +235,8 @@ def outside_record(dmap, between, sides, reach=None):
     return out
 
 
-def _present(dmap, between):
+def sides_present(dmap, between):
+    """The SIDES with an outside cell on `dmap`'s axes under the `between` rule."""
     from .grid import COMM_TOP, Axis
     return present_sides(Axis.of(dmap.comm_sizes, between, True, top=COMM_TOP), Axis.of(dmap.msg_sizes, between, True))
 

@@ -120,11 +120,12 @@ def bound(values, side, least=1, step=None):
     return low if least <= low < first else None
 
 
-def reach_of(dmap, trees, budget, sides, top):
+def reach_of(dmap, trees, budget, sides):
     """({side: bound} for the `sides` (those the folds extrapolate) whose extrapolation does not hold two steps
-    out, {side: two_steps record} of every side tried). `top`: {"comm": COMM_TOP, "msg": MSG_TOP}, the largest
-    size of each axis (a bound past it is no bound)."""
+    out, {side: two_steps record} of every side tried). A bound past the axis' largest size (grid.COMM_TOP,
+    MSG_TOP) is no bound."""
     from .decision_map import penalty_cube
+    from .grid import COMM_TOP, MSG_TOP
     from .size import scoring_cube
     if dmap.default_cost is None or not sides:
         return {}, {}
@@ -140,6 +141,6 @@ def reach_of(dmap, trees, budget, sides, top):
         axis = side.split("_")[0]
         size = bound(dmap.comm_sizes if axis == "comm" else dmap.msg_sizes, side, 2 if axis == "comm" else 1,
                      end_step(dmap, side))
-        if size is not None and (side.endswith("below") or size <= top[axis]):
+        if size is not None and (side.endswith("below") or size <= (COMM_TOP if axis == "comm" else MSG_TOP)):
             bounds[side] = int(size)
     return bounds, records

@@ -40,7 +40,6 @@ def trees(options):
 
 SAME = dict(split="measured", between="least-bad", max_depth=None, accuracy_threshold=1.0, leaf_rule="penalty",
             pad_mode="spread", tolerance=0.0, keep_default=True)
-TOP = {"comm": 2**31 - 1, "msg": 2**63 - 1}
 
 
 def test_bound_is_one_step_past_the_range_in_the_ratio_of_the_end_sizes():
@@ -67,19 +66,19 @@ def test_on_a_ragged_grid_the_step_is_a_rows_own():
 
 def test_a_side_that_loses_two_steps_out_is_bounded_and_one_that_holds_is_not():
     dmap = build_decision_map(largest_message_turns())
-    bounds, records = reach_of(dmap, trees(SAME), 4, ["msg_above", "comm_above"], TOP)
+    bounds, records = reach_of(dmap, trees(SAME), 4, ["msg_above", "comm_above"])
     assert bounds == {"msg_above": 2049}                         # 1024 * 1024 / 512 extrapolated
     assert records["msg_above"]["gain"] < 0 and records["msg_above"]["points"] == len(COMMS)
     assert records["comm_above"]["gain"] > 0                     # method 1 holds at 16 ranks, trained on 2 and 4
-    bounds, records = reach_of(build_decision_map(largest_message_turns(False)), trees(SAME), 4, ["msg_above"], TOP)
+    bounds, records = reach_of(build_decision_map(largest_message_turns(False)), trees(SAME), 4, ["msg_above"])
     assert bounds == {} and records["msg_above"]["gain"] > 0
 
 
 def test_no_evidence_no_bound():
     dmap = build_decision_map(largest_message_turns())
-    assert reach_of(dmap, trees(SAME), 4, [], TOP) == ({}, {})
+    assert reach_of(dmap, trees(SAME), 4, []) == ({}, {})
     short = build_decision_map([r for r in largest_message_turns() if r.comm_size <= 4 and r.msg_size <= 32])
-    assert reach_of(short, trees(SAME), 4, ["msg_above", "comm_above"], TOP) == ({}, {})   # 2 and 3 sizes only
+    assert reach_of(short, trees(SAME), 4, ["msg_above", "comm_above"]) == ({}, {})   # 2 and 3 sizes only
 
 
 def test_the_default_build_bounds_the_side_when_asked_and_says_why():
