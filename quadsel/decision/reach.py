@@ -58,9 +58,10 @@ def _side_masks(dmap, side):
 
 
 def two_steps(dmap, trees, budget, side, cube):
-    """{gain, points, wins} of a tree of `budget` trained without the two end sizes at `side`, at the outer one:
-    the library default's mean penalty less the tree's there, how many points were scored and how many the tree
-    won; None without evidence. `trees(train_map, budgets)`: the decision functions of those budgets (builder's
+    """{gain, se, points, wins, losses, one_step_gain} of a tree of `budget` trained without the two end sizes at
+    `side`, at the outer one: the library default's mean penalty less the tree's there and its standard error, how
+    many points were scored, won and lost, and the same gain at the inner held-out size (one step out); None
+    without evidence. `trees(train_map, budgets)`: the decision functions of those budgets (builder's
     budget_stream, extrapolating); `cube`: size.scoring_cube of dmap."""
     from .decision_map import training_map
     from .library_default import fold_points
