@@ -8,7 +8,8 @@ the command line inside try/except KeyboardInterrupt. The phases:
   with status 1);
 - the command: its own handler says what it kept (cli/group.py), 130;
 - after it (SystemExit on its way out, the interpreter's exit handlers and shutdown): a Python handler ends the
-  process at once, quietly (cli/group.py, after_command);
+  process at once, quietly (cli/group.py, after_command); a Ctrl-C in the calls that install it does the same
+  (end_quietly);
 - in any phase, a Ctrl-C that Python could not raise where it landed (a weakref callback, a __del__: "Exception
   ignored in ...") is raised again in the main thread (`_unraisable`).
 No signal is ever ignored: SIG_IGN survives exec into every child, and a Python started with SIGINT ignored never
@@ -29,7 +30,11 @@ def main():
     except KeyboardInterrupt:
         interrupted()
     except SystemExit as exc:
-        _after(exc.code)
+        try:
+            _after(exc.code)
+        except KeyboardInterrupt:   # Ctrl-C after the command ended, before SIGINT was blocked (in _after's calls)
+            from .cli.group import end_quietly
+            end_quietly(exc.code)
         raise
 
 
@@ -42,8 +47,18 @@ def _after(code):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         after_command(code)
+        _status_as_given()
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _status_as_given():
+    """The process ends with the status its SystemExit gives. CPython marks a KeyboardInterrupt that leaves an
+    exec() or eval() of a string -- an import Ctrl-C interrupted while it created a dataclass or a namedtuple -- as
+    unhandled even when it is caught later, and at its very end then kills itself with SIGINT instead (a parent saw
+    status -2 after `quadsel: interrupted`: CI, 2026-11-28). Each exec of a string clears that mark before it runs
+    (Python/pythonrun.c, run_eval_code_obj); this one raises nothing."""
+    exec("")
 
 
 def _unraisable(default):
@@ -74,4 +89,5 @@ def interrupted():
         os.write(2, b"quadsel: interrupted\n")
     except OSError:
         pass
+    _status_as_given()
     raise SystemExit(130)

@@ -92,25 +92,42 @@ def after_command(code):
     what had to be said was said. Only in the program itself (quadsel/entry.py), on its main thread, outside an
     MPI job (a rank's exit handlers, MPI_Finalize, must run). A Python function, not SIG_IGN: nothing is
     ignored, and every child exec starts has the default action back (docs/conventions.md, "Ctrl-C")."""
-    import os
     import signal
     import threading
     from ..measure.launch import inside_mpi_job
     if not _program or threading.current_thread() is not threading.main_thread() or inside_mpi_job():
         return
-    status = code if isinstance(code, int) and 0 < code < 256 else 130 if not code else 1
+    status = _status_after(code)
 
     def end(signum, frame):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:   # a pipe gone, or the flush this signal interrupted
-                pass
-        os._exit(status)
+        _exit_now(status)
     try:
         signal.signal(signal.SIGINT, end)
     except (ValueError, OSError):
         pass
+
+
+def end_quietly(code):
+    """A Ctrl-C that came once the command ended, before after_command's handler was in place: what that handler
+    does. In an MPI rank its exit handlers (MPI_Finalize) run instead."""
+    from ..measure.launch import inside_mpi_job
+    if inside_mpi_job():
+        raise SystemExit(_status_after(code))
+    _exit_now(_status_after(code))
+
+
+def _status_after(code):
+    return code if isinstance(code, int) and 0 < code < 256 else 130 if not code else 1
+
+
+def _exit_now(status):
+    import os
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:   # a pipe gone, or the flush this signal interrupted
+            pass
+    os._exit(status)
 
 
 def _quiet_rank():
