@@ -24,7 +24,8 @@ default build trained on the rest with `--bound-extrapolation` (decision/reach.p
 and two steps past the training range: whether extrapolating up to a bound holds out better than without one.
 
 --reach-time: the default build with and without --bound-extrapolation timed on seeded synthetic sweeps with a
-library default, up to 8,000 points x 13 methods (what the flag costs at a real sweep's size).
+library default, up to 28,000 points (400 communicator sizes x 70 message sizes) x 13 methods, and a layout forest of
+4 ppn x 100 node counts x 40 message sizes (what the flag costs at a real sweep's size).
 
 --distance: each axis halved -- trained on the lower (upper) half of its sizes, scored on the other half -- and the
 points beyond the training range grouped by how many measured sizes beyond it they lie: the extrapolated answer
@@ -302,37 +303,50 @@ def _reach_row(label, units):
             f"{two[0].mean():.2f} | {two[1].mean():.2f} | {two[2].mean():.2f} | {pair[0]:.2f} / {pair[1]:.2f} |")
 
 
-def reach_time(sizes=((40, 25), (100, 40), (200, 40))):
-    """The --reach-time table: the default build with and without --bound-extrapolation on seeded synthetic sweeps
-    of real size (C communicator sizes x M message sizes x 12 methods and a library default: piecewise regions of
-    winners on a smooth base, 2 % noise), each timed in this process, best of 2."""
+def _timed_sweep(n_comm, n_msg, comm=None):
+    """synthetic_maps.timed_map of C x M points (`comm`: its communicator sizes, default 4, 8, ...; message sizes
+    1 B, 2 B, ... up to 40 of them, more: 16 B to 1 TiB log-uniform)."""
+    rng = np.random.default_rng(n_comm * n_msg + (0 if comm is None else int(comm[0])))
+    comm = np.arange(1, n_comm + 1, dtype=np.int64) * 4 if comm is None else comm
+    msg = (2 ** np.arange(0, n_msg, dtype=np.int64) if n_msg <= 40
+           else (16 * 2 ** np.linspace(0, 36, n_msg)).astype(np.int64))
+    return synthetic_maps.timed_map(comm, msg, rng)
+
+
+def _best_of_two(build):
     import time
-    from quadsel.decision.decision_map import Method, map_from_cube
+    best, out = float("inf"), None
+    for _ in range(2):
+        start = time.perf_counter()
+        out = build()
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def reach_time(sizes=((40, 25), (100, 40), (200, 40), (300, 40), (400, 70)), layers=(1, 2, 4, 8), nodes=100,
+               layer_msgs=40):
+    """The --reach-time table: the default build with and without --bound-extrapolation on seeded synthetic sweeps
+    of real size (_timed_sweep), each timed in this process, best of 2; the last row a layout forest of one member
+    per ppn in `layers`, each over 1..`nodes` nodes x `layer_msgs` message sizes (pipeline/build.py, as `quadsel
+    build` builds rows with layouts)."""
+    from quadsel.pipeline.build import Maps, build
     print("| points (C x M x 12 + default) | default build (s) | --bound-extrapolation (s) | sides bounded |\n"
           "|---|---:|---:|---|")
     for n_comm, n_msg in sizes:
-        rng = np.random.default_rng(n_comm * n_msg)
-        comm = np.arange(1, n_comm + 1, dtype=np.int64) * 4
-        msg = 2 ** np.arange(0, n_msg, dtype=np.int64)
-        base = (2.0 + 0.5 * np.log2(comm)[:, None]) + msg[None, :] * np.log2(comm)[:, None] / 5000.0
-        gap = np.zeros((n_comm, n_msg, 13))
-        for r0, r1, c0, c1 in synthetic_maps._regions(rng, (0, n_comm, 0, n_msg), 5):
-            region = rng.uniform(0.02, 0.6, 13)
-            region[int(rng.integers(0, 13))] = 0.0
-            gap[r0:r1, c0:c1] = region
-        times = base[:, :, None] * (1 + gap) * np.exp(rng.normal(0.0, 0.02, gap.shape))
-        dmap = map_from_cube("bcast", comm, msg, [Method(f"p{i}", 0) for i in range(12)], times[:, :, :12],
-                             0.02 * times[:, :, :12], times[:, :, 12], (), "synthetic", 0.02 * times[:, :, 12])
-        took = []
-        for bound in (False, True):
-            best = float("inf")
-            for _ in range(2):
-                start = time.perf_counter()
-                fn = build_size_tree(dmap, **BASE, bound_outside=bound)
-                best = min(best, time.perf_counter() - start)
-            took.append(best)
-        print(f"| {n_comm * n_msg:,} ({n_comm} x {n_msg}) | {took[0]:.2f} | {took[1]:.2f} | "
+        dmap = _timed_sweep(n_comm, n_msg)
+        took = [_best_of_two(lambda: build_size_tree(dmap, **BASE, bound_outside=bound)) for bound in (False, True)]
+        fn = took[1][1]
+        print(f"| {n_comm * n_msg:,} ({n_comm} x {n_msg}) | {took[0][0]:.2f} | {took[1][0]:.2f} | "
               f"{', '.join(fn.options.outside_reach or {}) or 'none'} |", flush=True)
+    counts = np.arange(1, nodes + 1, dtype=np.int64)
+    maps = Maps("bcast", {p: _timed_sweep(nodes, layer_msgs, counts * p) for p in layers},
+                {p: tuple(counts.tolist()) for p in layers})
+    settings = {k: v for k, v in DEFAULT_BUILD.items() if k != "keep_default"}
+    took = [_best_of_two(lambda: build(maps, settings, "auto", "auto", bound_outside=bound)) for bound in (False, True)]
+    bounded = sum(bool(tree.options.outside_reach) for tree in took[1][1].fn.size_trees)
+    print(f"| {len(layers) * nodes * layer_msgs:,} ({len(layers)} layouts (ppn {', '.join(map(str, layers))}) x "
+          f"{nodes} x {layer_msgs}) | {took[0][0]:.2f} | {took[1][0]:.2f} | {bounded} of {len(layers)} members |",
+          flush=True)
 
 
 def main():

@@ -6,6 +6,8 @@ layout_cube   benchmarks/layouts.py's bcast model at one ppn (16 node counts x 2
               every forced method where its own algorithms win, slower where its switch points are off.
 piecewise_cube  a random guillotine partition of a 10 x 24 grid into regions, each won by one of 6 methods or the
               default, the others 2-60 % behind there; 2 % log-normal noise, standard errors recorded.
+timed_map     a decision map of any size for the timing benchmarks (selection_outside --reach-time, flat_maps):
+              12 methods and a library default on a smooth base, regions of winners or one winner everywhere.
 """
 
 import math
@@ -65,3 +67,24 @@ def piecewise_cube(Cube, seed, k=6):
     methods = [(f"p{i + 1}", 0) for i in range(k)]
     return Cube(f"synthetic-piecewise-{seed}", "bcast", "synthetic", comm, msgs, methods, times[:, :, :k],
                 0.02 * times[:, :, :k], times[:, :, k], 0.02 * times[:, :, k])
+
+
+def timed_map(comm, msg, rng, flat=False):
+    """A bcast decision map over `comm` x `msg` (int64 arrays), 12 methods p0..p11 and a library default, 2 %
+    log-normal noise with its standard error: a random guillotine partition into regions, each won by one of the
+    13 with the others 2-60 % behind there, or (`flat`) p0 the fastest everywhere and each other a fixed 2-60 %
+    behind it."""
+    from quadsel.decision.decision_map import Method, map_from_cube
+    base = (2.0 + 0.5 * np.log2(comm)[:, None]) + msg[None, :] * np.log2(comm)[:, None] / 5000.0
+    if flat:
+        gap = np.broadcast_to(rng.uniform(0.02, 0.6, 13), (comm.size, msg.size, 13)).copy()
+        gap[:, :, 0] = 0.0
+    else:
+        gap = np.zeros((comm.size, msg.size, 13))
+        for r0, r1, c0, c1 in _regions(rng, (0, comm.size, 0, msg.size), 5):
+            region = rng.uniform(0.02, 0.6, 13)
+            region[int(rng.integers(0, 13))] = 0.0
+            gap[r0:r1, c0:c1] = region
+    times = base[:, :, None] * (1 + gap) * np.exp(rng.normal(0.0, 0.02, gap.shape))
+    return map_from_cube("bcast", comm, msg, [Method(f"p{i}", 0) for i in range(12)], times[:, :, :12],
+                         0.02 * times[:, :, :12], times[:, :, 12], (), "synthetic", 0.02 * times[:, :, 12])

@@ -79,17 +79,23 @@ def test_python_m_quadsel_itself_never_shows_a_quadsel_frame(tmp_path):
             assert not [f for f in frames if f"{os.sep}quadsel{os.sep}" in f and "site-packages" not in f], err
 
 
+def _python(args, cwd=None):
+    """Python run with quadsel importable (and `cwd`, where a test wrote a module) and SIGINT at its default."""
+    path = str(REPO) if cwd is None else f"{cwd}{os.pathsep}{REPO}"
+    import subprocess
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env=dict(os.environ, PYTHONPATH=path), preexec_fn=interrupts.sigint_default)
+
+
 def test_a_ctrl_c_python_could_not_raise_where_it_landed_is_raised_again():
     """SIGINT in a weakref callback (importlib's module lock) or a __del__ was "Exception ignored ...
     KeyboardInterrupt" and lost: the command went on (seen in this file's `build` runs)."""
-    import subprocess
     code = ("import sys\nfrom quadsel import entry\nsys.unraisablehook = entry._unraisable(sys.unraisablehook)\n"
             "class A:\n    def __del__(self):\n        raise KeyboardInterrupt\n"
             "import time\nend = time.monotonic() + 5\n"
             "try:\n    A()\n    while time.monotonic() < end:\n        pass\n    print('lost')\n"
             "except KeyboardInterrupt:\n    print('raised again')\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=interrupts.sigint_default)
+    done = _python(["-c", code])
     assert done.stdout.strip() == "raised again" and "Exception ignored" not in done.stderr, done
 
 
@@ -99,26 +105,21 @@ def test_a_ctrl_c_out_of_an_exec_of_a_string_still_ends_with_status_130(tmp_path
     namedtuple when Ctrl-C came) as unhandled even once caught, and with `python -m` then ends the process by SIGINT
     (a script or -c exits in PyErr_Print first): CI saw status -2 after `quadsel: interrupted`, in about 1 run in
     400 of the test above. The status is the one quadsel gives."""
-    import subprocess
     (tmp_path / "interrupted_in_exec.py").write_text(
         "from quadsel import entry\nimport quadsel.cli.group, quadsel.measure.launch\n"   # no import after exec
         f"try:\n    exec('raise KeyboardInterrupt')\nexcept KeyboardInterrupt:\n    {ending}\n")
-    done = subprocess.run([sys.executable, "-m", "interrupted_in_exec"], capture_output=True, text=True, timeout=60,
-                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"),
-                          preexec_fn=interrupts.sigint_default)
+    done = _python(["-m", "interrupted_in_exec"], cwd=tmp_path)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done
 
 
 def test_a_ctrl_c_while_the_after_command_handler_is_installed_ends_quietly_with_130():
-    """CI's run (2026-11-28) of the code before: a Ctrl-C landing in entry._after's own call to block SIGINT, after
-    `--version` had printed, escaped as a traceback ("During handling of SystemExit: 0 ... KeyboardInterrupt" in
+    """On the code before, a Ctrl-C landing in entry._after's own call to block SIGINT, after `--version` had
+    printed, escaped as a traceback ("During handling of SystemExit: 0 ... KeyboardInterrupt" in
     signal.pthread_sigmask; 1 run in 1,200 of benchmarks/interrupts.py). It lands there here on purpose."""
-    import subprocess
     code = ("import signal, sys\nreal = signal.pthread_sigmask\nlanded = []\n"
             "def once(how, mask):\n    if not landed:\n        landed.append(1)\n        raise KeyboardInterrupt\n"
             "    return real(how, mask)\n"
             "signal.pthread_sigmask = once\nsys.argv = ['quadsel', '--version']\n"
             "from quadsel import entry\nentry.main()\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=interrupts.sigint_default)
+    done = _python(["-c", code])
     assert done.returncode == 130 and done.stdout.startswith("quadsel, version") and not done.stderr, done
