@@ -68,7 +68,7 @@ def test_points_without_a_measurement_are_never_held_out():
 
 
 @given(st.integers(0, 10**6), st.integers(3, 8), st.integers(3, 12), st.sampled_from(["msg-edge", "comm-edge"]))
-@example(seed=2540, n_comm=3, n_msg=3, spec="msg-edge")    # CI, 2026-11-28: the holes took the middle size of every row
+@example(seed=2540, n_comm=3, n_msg=3, spec="msg-edge")    # 2026-11-28: the holes took the middle size of every row
 @settings(max_examples=40, deadline=None)
 def test_edge_splits_hold_out_the_ends_so_every_held_out_size_lies_outside_the_training_range(seed, n_comm, n_msg,
                                                                                               spec):
