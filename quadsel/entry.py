@@ -11,7 +11,8 @@ the command line inside try/except KeyboardInterrupt. The phases:
   process at once, quietly (cli/group.py, after_command); a Ctrl-C in the calls that install it does the same
   (end_quietly);
 - in any phase, a Ctrl-C that Python could not raise where it landed (a weakref callback, a __del__: "Exception
-  ignored in ...") is raised again in the main thread (`_unraisable`).
+  ignored in ...") is raised again in the main thread (`_unraisable`), and one Python wrapped in another exception
+  (errors.from_ctrl_c) is taken for what it is.
 No signal is ever ignored: SIG_IGN survives exec into every child, and a Python started with SIGINT ignored never
 installs its KeyboardInterrupt (a `quadsel measure` started by tune would then outlive a killed tune, deaf to the
 SIGINT its parent's death sends it). A handler installed here is a Python function: exec gives every child the
@@ -36,6 +37,11 @@ def main():
             from .cli.group import end_quietly
             end_quietly(exc.code)
         raise
+    except Exception as exc:
+        from .errors import from_ctrl_c
+        if not from_ctrl_c(exc):
+            raise
+        interrupted()
 
 
 def _after(code):

@@ -13,6 +13,19 @@ class Interrupted(QuadselError):
     exit_code = 130
 
 
+def from_ctrl_c(exc):
+    """Whether `exc` is a Ctrl-C, or one that Python wrapped in another exception on its way up: Python 3.11 turns
+    an exception out of `__set_name__` into "RuntimeError: Error calling __set_name__ ..." caused by it (a Ctrl-C
+    while an import created a class with a functools.cached_property: platform's uname_result, imported by Click)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ if exc.__cause__ is not None or exc.__suppress_context__ else exc.__context__
+    return False
+
+
 class OptionError(QuadselError, ValueError):
     """Options that do not fit together (a ValueError too, so a tree file's loader reports it as invalid)."""
 

@@ -123,3 +123,37 @@ def test_a_ctrl_c_while_the_after_command_handler_is_installed_ends_quietly_with
             "from quadsel import entry\nentry.main()\n")
     done = _python(["-c", code])
     assert done.returncode == 130 and done.stdout.startswith("quadsel, version") and not done.stderr, done
+
+
+def test_a_ctrl_c_python_wrapped_in_another_exception_is_taken_for_a_ctrl_c():
+    """A fresh clone's run (2026-11-28): Ctrl-C while Click's imports created platform's uname_result, whose
+    functools.cached_property has a __set_name__; Python 3.11 turns the KeyboardInterrupt out of it into
+    "RuntimeError: Error calling __set_name__ ...", which escaped as a traceback. It lands there here on purpose."""
+    code = ("import functools, sys\n"
+            "def landed(self, owner, name):\n    raise KeyboardInterrupt\n"
+            "functools.cached_property.__set_name__ = landed\n"
+            "sys.modules.pop('platform', None)\nsys.argv = ['quadsel', '--version']\n"
+            "from quadsel import entry\nentry.main()\n")
+    done = _python(["-c", code])
+    assert done.returncode == 130 and done.stderr == "quadsel: interrupted\n" and not done.stdout, done
+
+
+def test_a_wrapped_ctrl_c_inside_a_command_says_what_was_kept(tmp_path):
+    """The same inside a command: its own line (nothing was written), status 130; an error that is no Ctrl-C still
+    escapes as it is."""
+    from unittest import mock
+    from click.testing import CliRunner
+    from quadsel.cli import main
+
+    def wrapped(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+
+    with mock.patch.object(main.commands["build"], "callback", wrapped):
+        done = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path / "t.qt.json")])
+    assert done.exit_code == 130 and "quadsel build: interrupted; nothing was written" in done.output, done.output
+    with mock.patch.object(main.commands["build"], "callback", side_effect=RuntimeError("no Ctrl-C")):
+        done = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path / "t.qt.json")])
+    assert isinstance(done.exception, RuntimeError) and str(done.exception) == "no Ctrl-C"

@@ -5,7 +5,7 @@ import sys
 import click
 
 from .. import __version__
-from ..errors import Interrupted, QuadselError, one_line
+from ..errors import Interrupted, QuadselError, from_ctrl_c, one_line
 
 
 MESSAGE_LIMIT = 1000   # characters of an error line; longer ones (a cell echoed back) lose their middle
@@ -63,7 +63,9 @@ class QuadselGroup(click.Group):
             raise click.exceptions.Exit(exc.exit_code) from None
         except QuadselError as exc:
             raise InputFailure(one_line(str(exc), MESSAGE_LIMIT)) from None
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Exception) as exc:      # a Ctrl-C, or one Python wrapped (from_ctrl_c)
+            if not from_ctrl_c(exc):
+                raise
             # Every other command writes its output whole at the end (quadsel.output): nothing partial exists.
             name = ctx.invoked_subcommand or "quadsel"
             raise click.exceptions.Exit(_interrupted(
