@@ -11,7 +11,8 @@ does (quadsel's own windows, without the interpreter's start-up). Each run is co
   exit 130            status 130, no traceback, at most one line on stderr (or the command's notes, then it)
   complete            status 0, the command's whole output
   killed by SIGINT    no output: the signal came before Python had a handler (at the interpreter's start), or,
-                      "after its output", once the interpreter gave it back at its very end (130 to a shell)
+                      "after its output" (all of what the command says without a Ctrl-C, run once first),
+                      once the interpreter gave it back at its very end (130 to a shell)
   traceback (quadsel) a traceback with a frame of quadsel: a window of ours
   traceback (python)  a traceback with frames of the interpreter's start-up only (site, .pth files, runpy)
   traceback (harness) --from-first-line: the signal came while the harness still handed over to quadsel
@@ -56,7 +57,9 @@ def harness_only(err):
     return bool(frames) and all(f == "<string>" or f.startswith("<frozen runpy") for f in frames)
 
 
-def outcome(code, err, repo, out=""):
+def outcome(code, err, repo, out="", whole=None):
+    """The kind of one run (the module's docstring lists them); `whole`: (stdout, stderr) of the command run without
+    a Ctrl-C, so that a run killed at the interpreter's very end after saying all of that is told from others."""
     frames = re.findall(r'File "([^"]+)"', err)
     if any(f.startswith((os.path.join(repo, "quadsel"), os.path.join(repo, "bin"))) for f in frames):
         return "traceback (quadsel)"
@@ -71,6 +74,8 @@ def outcome(code, err, repo, out=""):
         return "complete"
     if code == -signal.SIGINT and not lines:
         return "killed by SIGINT, after its output" if out.strip() else "killed by SIGINT"
+    if code == -signal.SIGINT and whole is not None and (out, err) == tuple(whole):
+        return "killed by SIGINT, after its output"
     return f"other: status {code}, {err.strip()[:200]!r}"
 
 
@@ -121,11 +126,12 @@ def main(argv=None):
     repo = os.path.abspath(opts.repo)
     rng = random.Random(opts.seed)
     counts = collections.Counter()
+    mode = ("script-first-line" if opts.script and opts.from_first_line else "script" if opts.script
+            else "first-line" if opts.from_first_line else "-m")
+    whole = run_once(args, None, repo, mode)[1:]      # what the command says when no Ctrl-C comes
     for _ in range(opts.runs):
-        mode = ("script-first-line" if opts.script and opts.from_first_line else "script" if opts.script
-                else "first-line" if opts.from_first_line else "-m")
         code, out, err = run_once(args, rng.uniform(0, opts.max), repo, mode)
-        kind = outcome(code, err, repo, out)
+        kind = outcome(code, err, repo, out, whole)
         counts[kind] += 1
         if kind.startswith("traceback") and counts[kind] == 1:
             print(f"first {kind}:\n{err}", file=sys.stderr)
