@@ -12,6 +12,13 @@ checkerboard). Two depths of it, by the size of the grid (docs/methodology.md, "
             The full look-ahead was most of the build's time on large sweeps; on the synthetic sweeps' true
             times its trees are 0.01-0.03 points better.
 
+On a plateau (no split gains on its own) the look-ahead starts from the two-way splits only, rows + columns of
+them, not from the rows x columns four-way ones: a four-way split's own partition is a two-way split and the same
+cut in both its children, which that look-ahead already scores (each child free to cut where it gains most).
+Starting from every four-way split made a map that one method wins everywhere -- a plateau at nearly every
+node, the noise flipping a few points -- the build's slowest case (points^1.5-1.9: benchmarks/flat_maps.py);
+the trees of every data set of benchmarks/selection_cart.py were the same either way.
+
 The same child block comes back as a child of other candidates and of the node's own children, so each
 block's best split is computed once per grid.
 """
@@ -159,6 +166,8 @@ def _scored(costs, ahead, block, here, room, budget_left, batch):
         return (float(one[top]), int(cc[j]), int(mm[j]), int(added[j]))
     if one[top] > EPS:           # look ahead from the most promising single splits only (the rest rarely win)
         fits = fits[np.argsort(-one, kind="stable")[:LOOKAHEAD]]
+    else:                        # a plateau: from the two-way splits only (module docstring)
+        fits = fits[added[fits] == 1]
     best = None
     if batch and not ahead.full:      # the loop below, a chunk of candidates at once
         for start in range(0, fits.size, CHUNK):

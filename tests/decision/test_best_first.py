@@ -39,6 +39,59 @@ def test_plateau_does_not_stop_the_growth(full):
 
 
 @pytest.mark.parametrize("full", [True, False])
+def test_a_plus_of_a_lone_row_and_a_lone_column_is_crossed(full):
+    """A lone row and a lone column across a 9 x 9 map: no single split of the map gains (a plateau), and the
+    look-ahead from the two-way splits alone crosses it -- both lone bands isolated, no penalty left."""
+    best = np.zeros((9, 9), dtype=int)
+    best[4, :] = best[:, 4] = 1
+    penalty = np.stack([best * 10.0, (1 - best) * 10.0], axis=2)
+    grid = DecisionGrid(Axis.of(np.arange(1, 10)), Axis.of(np.arange(1, 10)), penalty, np.ones((9, 9)), best)
+    costs = BlockCosts(grid)
+    cc, mm, after, n = split_table(costs, (0, 9, 0, 9))
+    assert (costs.cost(0, 9, 0, 9) - after).max() <= 0        # no split of any kind gains on its own
+    tree = grow_best_first(grid, 16, ahead=LookAhead(costs, full))
+    assert tree_penalty(grid, tree) == 0.0
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_on_a_plateau_the_look_ahead_scores_the_two_way_splits_only(full):
+    """Where no split gains on its own, the look-ahead starts from the rows + columns two-way splits, not the
+    rows x columns four-way ones (docs/methodology.md, *Two depths of look-ahead*): what made a map one method
+    wins everywhere the build's slowest case (benchmarks/flat_maps.py)."""
+    rows, cols = 30, 40
+    rng = np.random.default_rng(3)
+    penalty = np.stack([np.zeros((rows, cols)), rng.uniform(5.0, 6.0, (rows, cols))], axis=2)
+    penalty[:, 11] = [1.0, 0.0]                               # a lone column the other method wins
+    best = np.argmin(penalty, axis=2)
+    grid = DecisionGrid(Axis.of(np.arange(1, rows + 1)), Axis.of(np.arange(1, cols + 1)), penalty,
+                        np.ones((rows, cols)), best)
+    costs = BlockCosts(grid)
+    seen = []
+    real = lookahead.split_table
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out)
+        return out
+    ahead = LookAhead(costs, full)
+    with mock.patch.object(lookahead, "_children", wraps=lookahead._children) as children, \
+            mock.patch.object(lookahead, "_looked_ahead", wraps=lookahead._looked_ahead) as batched, \
+            mock.patch.object(lookahead, "split_table", spy):
+        found = _gain_per_leaf(costs, ahead, (0, rows, 0, cols), None, batch=False)
+    assert (costs.cost(0, rows, 0, cols) - seen[0][2]).max() <= 0        # a plateau
+    assert batched.call_count == 0 and 0 < children.call_count <= (rows - 1) + (cols - 1)
+    assert all(-1 in call.args[1:] for call in children.call_args_list)     # two-way splits only
+    assert found is not None and found[3] == 1 and found[0] > 0        # a two-way split, gainful two levels down
+    with mock.patch.object(lookahead, "_looked_ahead", wraps=lookahead._looked_ahead) as batched:
+        at_once = _gain_per_leaf(costs, LookAhead(costs, False), (0, rows, 0, cols), None)
+    if not full:
+        assert at_once == found
+    candidates = [(call.args[3], call.args[4]) for call in batched.call_args_list]
+    assert 0 < sum(cc.size for cc, _ in candidates) <= (rows - 1) + (cols - 1)
+    assert all(((cc == -1) | (mm == -1)).all() for cc, mm in candidates)
+
+
+@pytest.mark.parametrize("full", [True, False])
 @given(st.integers(0, 10**6), st.integers(1, 12), st.integers(1, 14), st.integers(2, 5),
        st.lists(st.integers(1, 80), min_size=1, max_size=6, unique=True))
 @settings(max_examples=60, deadline=None)
