@@ -1,5 +1,7 @@
 """Errors that the CLI turns into one line on stderr and exit status 2, and the escaping of names in them."""
 
+import contextlib
+
 
 class QuadselError(Exception):
     """A user-facing error: bad input file, bad option value, unusable data."""
@@ -24,6 +26,22 @@ def from_ctrl_c(exc):
         seen.add(id(exc))
         exc = exc.__cause__ if exc.__cause__ is not None or exc.__suppress_context__ else exc.__context__
     return False
+
+
+@contextlib.contextmanager
+def ctrl_c_says(note):
+    """A Ctrl-C inside the block -- or one Python wrapped on its way up (from_ctrl_c) -- ends the command with
+    `note`, the line saying what was kept and how to go on (Interrupted, exit status 130; a callable: called then,
+    when what was kept is known); `note` None: quietly, with status 130 (a rank that is not the one the user
+    started). Any other exception goes on as it is."""
+    try:
+        yield
+    except (KeyboardInterrupt, Exception) as exc:
+        if not from_ctrl_c(exc):
+            raise
+        if note is None:
+            raise SystemExit(130) from None
+        raise Interrupted(note() if callable(note) else note) from None
 
 
 class OptionError(QuadselError, ValueError):

@@ -157,3 +157,68 @@ def test_a_wrapped_ctrl_c_inside_a_command_says_what_was_kept(tmp_path):
     with mock.patch.object(main.commands["build"], "callback", side_effect=RuntimeError("no Ctrl-C")):
         done = CliRunner().invoke(main, ["build", str(EXAMPLE), "-o", str(tmp_path / "t.qt.json")])
     assert isinstance(done.exception, RuntimeError) and str(done.exception) == "no Ctrl-C"
+
+
+def _ctrl_c(wrapped):
+    def landed(*args, **kwargs):
+        if not wrapped:
+            raise KeyboardInterrupt
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__") from exc
+    return landed
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+@pytest.mark.parametrize("command, target, said", [
+    (["measure", "-c", "bcast", "--np", "2", "--msg-sizes", "1,2", "-o", "{out}.csv"],
+     "quadsel.pipeline.measure.measure",
+     "quadsel measure: interrupted before any row was written to {out}.csv; run the command again"),
+    (["measure", "--replay", str(EXAMPLE), "-c", "bcast", "-o", "{out}.csv"], "quadsel.cli.measure._replay",
+     "quadsel measure: interrupted before any row was written to {out}.csv; run the command again"),
+    (["trace", "-c", "bcast", "--np", "2", "-o", "{out}.json"], "quadsel.cli.trace._self_launch",
+     "quadsel trace: interrupted; the runs finished so far are in {out}.json: run the same command again"),
+    (["tune", "-o", "{out}", "--np", "2", "-c", "bcast"], "quadsel.tune.run.run_tune",
+     "quadsel tune: interrupted; what was finished is kept in {out}: run the same command again"),
+])
+def test_a_ctrl_c_in_a_command_that_keeps_its_work_says_what_was_kept(tmp_path, command, target, said, wrapped):
+    """measure, trace and tune keep what they finished; a Ctrl-C says so in their own line, status 130 -- also a
+    Ctrl-C that Python wrapped in another exception on its way up (errors.ctrl_c_says); an error that is no
+    Ctrl-C still escapes as it is."""
+    from unittest import mock
+    from click.testing import CliRunner
+    from quadsel.cli import main
+
+    out = str(tmp_path / "out")
+    args = [a.format(out=out) for a in command]
+    with mock.patch(target, _ctrl_c(wrapped)):
+        done = CliRunner().invoke(main, args)
+    assert done.exit_code == 130 and said.format(out=out) in done.output, done.output
+    with mock.patch(target, side_effect=RuntimeError("no Ctrl-C")):
+        done = CliRunner().invoke(main, args)
+    assert isinstance(done.exception, RuntimeError) and str(done.exception) == "no Ctrl-C", done.output
+
+
+_AT_MAIN = ("import sys\n"
+            "def tracer(frame, event, arg):\n"
+            "    if event == 'call' and frame.f_code.co_name == 'main' and frame.f_code.co_filename.endswith('entry.py'):\n"
+            "        sys.settrace(None)\n"
+            "        raise KeyboardInterrupt\n"
+            "sys.argv = ['quadsel', '--version']\n"
+            "sys.settrace(tracer)\n")
+
+
+@pytest.mark.parametrize("how", ["-m", "script"])
+def test_a_ctrl_c_at_the_first_instruction_of_main_ends_with_130(tmp_path, how):
+    """A fresh run of this file (2026-11-28): a Ctrl-C at entry.main's very first instruction -- Python checks for
+    signals there, before main's own try is set up -- escaped `python -m quadsel` as a traceback with entry.py's
+    `def main():`. `python -m quadsel` and bin/quadsel call main inside their handler. It lands there on purpose."""
+    if how == "-m":
+        (tmp_path / "at_main.py").write_text(_AT_MAIN + "import runpy\nrunpy.run_module('quadsel', run_name='__main__')\n")
+        done = _python(["-m", "at_main"], cwd=tmp_path)
+    else:
+        path = REPO / "bin" / "quadsel"
+        done = _python(["-c", _AT_MAIN + f"exec(compile(open({str(path)!r}).read(), {str(path)!r}, 'exec'), "
+                                         "{'__name__': '__main__'})\n"])
+    assert done.returncode == 130 and done.stderr == "quadsel: interrupted\n" and not done.stdout, done

@@ -7,7 +7,7 @@ import sys
 import click
 
 from .types import FloatRange, MPIEXEC_ARGS, RANKS
-from ..errors import Interrupted, QuadselError
+from ..errors import QuadselError, ctrl_c_says
 from ..output import check as check_output
 from .options import input_library, library_option
 from ..libraries import COLLECTIVES
@@ -155,10 +155,8 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
     if replay:
-        try:
+        with ctrl_c_says(lambda: interrupted_note(output)):   # a replay appends rows like a measurement: say what was kept
             return _replay(ctx, replay_files, np_)
-        except KeyboardInterrupt:   # a replay appends rows like a measurement: say what was kept
-            raise Interrupted(interrupted_note(output)) from None
     if replay_files:
         raise click.UsageError(f"unexpected argument {replay_files[0]!r}: measurement files are read only "
                                "with --replay")
@@ -184,7 +182,10 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         if launch.inside_mpi_job() and launch.job_rank() != 0:
             sys.exit(2)      # under a launcher, one line from rank 0 is enough
         raise
-    try:
+    # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the user
+    # started (rank 0, or the self-launcher, which waited for its job to stop); the others end quietly.
+    quiet_end = (launch.inside_mpi_job() and launch.job_rank() != 0) or os.environ.get(launch.LAUNCHED)
+    with ctrl_c_says(None if quiet_end else lambda: interrupted_note(output)):
         if np_ is not None and not launch.inside_mpi_job():
             from ..pipeline.measure import MeasureFailed, measure as measure_job
             try:
@@ -198,12 +199,6 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
         if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
             from ..sampling.adaptive_run import sweep_adaptive as planned
         runner.run(with_default_sizes(spec), planned)
-    except KeyboardInterrupt:
-        # Rows and rounds are flushed one by one: all finished ones are kept. One line, from the process the
-        # user started (rank 0, or the self-launcher, which waited for its job to stop).
-        if (launch.inside_mpi_job() and launch.job_rank() != 0) or os.environ.get(launch.LAUNCHED):
-            sys.exit(130)
-        raise Interrupted(interrupted_note(output)) from None
 
 
 def _spec(collective, output, algorithms, segments, comm_sizes, msg_sizes, precision, confidence, min_reps,

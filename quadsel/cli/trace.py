@@ -9,7 +9,7 @@ import tempfile
 import click
 
 from .types import FloatRange, ranks
-from ..errors import Interrupted, QuadselError, one_line
+from ..errors import QuadselError, ctrl_c_says, one_line
 from ..libraries import COLLECTIVES
 from ..output import check as check_output
 from ..measure import launch
@@ -90,13 +90,12 @@ def trace(collective, output, algorithms, msg_sizes, segment, calls, warmup, bat
     if python is None:       # this interpreter's MPI: unknown algorithms fail here, before mpiexec
         from ..libraries import open_library
         open_library(launch.library_without_init()).resolve(collective, spec["algorithms"])
-    try:
+    # the file holds every message size finished before: say so (exit 130)
+    with ctrl_c_says(f"quadsel trace: interrupted; the runs finished so far are in {one_line(output)}: "
+                     "run the same command again to trace the rest"):
         _self_launch(spec, np_, mpiexec, python, map_by)
         if output != "-":
             _identify_default(output, np_, mpiexec, python, quiet)
-    except KeyboardInterrupt:    # the file holds every message size finished before: say so (exit 130)
-        raise Interrupted(f"quadsel trace: interrupted; the runs finished so far are in {one_line(output)}: "
-                          "run the same command again to trace the rest") from None
     if not quiet:
         _print_breakdown(output)
 

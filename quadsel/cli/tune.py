@@ -5,7 +5,7 @@ import os
 import click
 
 from .types import FloatRange, MPIEXEC_ARGS
-from ..errors import Interrupted, QuadselError, one_line
+from ..errors import QuadselError, ctrl_c_says, one_line
 
 DEFAULT_MSG_SIZES = "1,8,64,512,4K,32K,256K,1M"
 
@@ -143,11 +143,9 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
                     display="quiet" if quiet else "lines" if verbose else "auto")
     if min_gain is not None:
         spec.min_gain = min_gain
-    try:
+    with ctrl_c_says(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
+                     "same command again to continue"):
         summary = run_tune(spec)
-    except KeyboardInterrupt:
-        raise Interrupted(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
-                          "same command again to continue") from None
     click.echo(last_line(summary, folder))
 
 

@@ -206,10 +206,7 @@ def _run_once(cmd, env, timeout, capture, on_line=None):
                 out, err = child.communicate(timeout=timeout)
             else:
                 child.wait(timeout=timeout)
-        except KeyboardInterrupt:
-            _stop(child)
-            raise
-        except subprocess.TimeoutExpired:
+        except BaseException:    # Ctrl-C (one Python wrapped too), the timeout: the job must not outlive the wait
             _stop(child)
             raise
         finally:

@@ -4,7 +4,7 @@ sweep through the command line instead (cli/measure.py)."""
 
 import sys
 
-from ..errors import QuadselError, one_line
+from ..errors import QuadselError, ctrl_c_says, one_line
 
 
 def main(argv=None):
@@ -13,19 +13,18 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     rank0 = launch.job_rank() == 0
     try:
-        from ..measure import runner
-        from . import measure_spec
-        spec = measure_spec.load(argv[0])
-        planned = None
-        if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
-            from ..sampling.adaptive_run import sweep_adaptive as planned
-        runner.run(with_default_sizes(spec), planned)
+        with ctrl_c_says(None):        # the launching process says what was kept; the ranks leave quietly
+            from ..measure import runner
+            from . import measure_spec
+            spec = measure_spec.load(argv[0])
+            planned = None
+            if spec.adaptive or spec.sample:   # the plan inside the job (sampling/adaptive_run.py)
+                from ..sampling.adaptive_run import sweep_adaptive as planned
+            runner.run(with_default_sizes(spec), planned)
     except QuadselError as exc:
         if rank0:
             sys.stderr.write(f"Error: {one_line(str(exc))}\n")
         raise SystemExit(2) from None
-    except KeyboardInterrupt:      # the launching process says what was kept; the ranks leave quietly
-        raise SystemExit(130) from None
 
 
 def check_job_size(np_):
