@@ -20,6 +20,7 @@ kept wherever it expects no more tests than the search's.
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from .c_grid import merged_cells
 
@@ -77,23 +78,35 @@ def _split(box, axis, cell):
 
 
 def _work(block):
-    """The program's work on a block of cells: bands x columns x (bands + columns) once equal neighbours merge."""
-    bands, columns, _ = merged_cells(block)
-    return len(bands) * len(columns) * (len(bands) + len(columns))
+    """The program's work on a block of cells: bands x columns x (bands + columns) once equal neighbours merge
+    (merged_cells' counts: a column boundary is one where some row changes, and equal rows change alike)."""
+    if block.size == 0:
+        return 0
+    bands = 1 + int((block[1:] != block[:-1]).any(axis=1).sum())
+    columns = 1 + int((block[:, 1:] != block[:, :-1]).any(axis=0).sum())
+    return bands * columns * (bands + columns)
 
 
 def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
     """Root, in `ir`, of the fewest expected tests over one block of cells (method indices, its cells' weights
-    comm_w and msg_w, its first cell at `corner` of the grid)."""
+    comm_w and msg_w, its first cell at `corner` of the grid).
+
+    The program's table is cost[h, w, r0, c0], the least expected tests of the h bands x w columns at (r0, c0);
+    every cut of every block of one shape is scored at once: the near parts are a slice of the table, the far
+    parts a strided view of it (no copy). Only the least is kept; the cut that gives it is found again for the
+    blocks the emitted code reaches (`cut`)."""
     bands, columns, cells = merged_cells(block)
     n_rows, n_cols = cells.shape
     row_w = np.add.reduceat(comm_w, bands)
     col_w = np.add.reduceat(msg_w, columns)
     row_sum, col_sum = np.concatenate([[0.0], np.cumsum(row_w)]), np.concatenate([[0.0], np.cumsum(col_w)])
-    cost, method, cut = {}, {}, {}        # (h, w) -> arrays over the block's corner (r0, c0)
+    cost = np.full((n_rows + 1, n_cols + 1, n_rows, n_cols), np.inf)
+    s_h, s_w, s_r, s_c = cost.strides
+    method = {}                 # (h, w) -> the method covering each block of that shape (by its corner), or -1
     for h in range(1, n_rows + 1):
+        rows = n_rows - h + 1
         for w in range(1, n_cols + 1):
-            rows, cols = n_rows - h + 1, n_cols - w + 1
+            cols = n_cols - w + 1
             if h == 1 and w == 1:
                 same = cells.astype(np.int64)
             elif h == 1:
@@ -102,24 +115,34 @@ def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
             else:
                 top, last = method[h - 1, w][:rows], method[1, w][h - 1:h - 1 + rows]
                 same = np.where((top == last) & (top >= 0), top, -1)
-            best = np.full((rows, cols), np.inf)
-            choice = np.zeros((rows, cols), dtype=np.int64)
-            for k in range(1, h):              # a communicator cut k bands into the block
-                cand = cost[k, w][:rows] + cost[h - k, w][k:k + rows]
-                better = cand < best
-                best, choice = np.where(better, cand, best), np.where(better, k, choice)
-            for k in range(1, w):              # a message cut k columns into the block
-                cand = cost[h, k][:, :cols] + cost[h, w - k][:, k:k + cols]
-                better = cand < best
-                best, choice = np.where(better, cand, best), np.where(better, -k, choice)
-            weight = np.outer(row_sum[h:h + rows] - row_sum[:rows], col_sum[w:w + cols] - col_sum[:cols])
-            cost[h, w] = np.where(same >= 0, 0.0, weight + TIE + best)
-            method[h, w], cut[h, w] = same, choice
+            best = None
+            if h > 1:       # a communicator cut k bands in: cost[k, w] at (r0, c0) + cost[h - k, w] at (r0 + k, c0)
+                far = as_strided(cost[h - 1, w, 1], shape=(h - 1, rows, cols), strides=(s_r - s_h, s_r, s_c))
+                best = (cost[1:h, w, :rows, :cols] + far).min(axis=0)
+            if w > 1:       # a message cut k columns in: cost[h, k] at (r0, c0) + cost[h, w - k] at (r0, c0 + k)
+                far = as_strided(cost[h, w - 1, 0, 1:], shape=(w - 1, rows, cols), strides=(s_c - s_w, s_r, s_c))
+                least = (cost[h, 1:w, :rows, :cols] + far).min(axis=0)
+                best = least if best is None else np.minimum(best, least)
+            if best is None:                    # a single cell: one method covers it
+                cost[h, w, :rows, :cols] = 0.0
+            else:
+                weight = np.outer(row_sum[h:h + rows] - row_sum[:rows], col_sum[w:w + cols] - col_sum[:cols])
+                cost[h, w, :rows, :cols] = np.where(same >= 0, 0.0, weight + TIE + best)
+            method[h, w] = same
+
+    def cut(r0, h, c0, w):
+        """The block's first least cut, as the table's minimum was taken (the same sums): k > 0 a communicator cut
+        k bands in, -k a message cut k columns in; communicator cuts first, nearer first."""
+        comm = [cost[k, w, r0, c0] + cost[h - k, w, r0 + k, c0] for k in range(1, h)]
+        msg = [cost[h, k, r0, c0] + cost[h, w - k, r0, c0 + k] for k in range(1, w)]
+        if comm and not (msg and min(msg) < min(comm)):
+            return comm.index(min(comm)) + 1
+        return -(msg.index(min(msg)) + 1)
 
     def build(r0, h, c0, w):
         if method[h, w][r0, c0] >= 0:
             return ir.leaf(method[h, w][r0, c0])
-        k = int(cut[h, w][r0, c0])
+        k = cut(r0, h, c0, w)
         if k > 0:
             return ir.test(COMM, corner[0] + bands[r0 + k], build(r0, k, c0, w), build(r0 + k, h - k, c0, w))
         return ir.test(MSG, corner[1] + columns[c0 - k], build(r0, h, c0, -k), build(r0, h, c0 - k, w + k))

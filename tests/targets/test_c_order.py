@@ -112,3 +112,60 @@ def test_a_grid_past_the_limit_is_searched_block_by_block_below_the_trees_top(mo
     assert program.ask([("f", 0, c, m) for c, m in queries]) == python_answers(fn, *zip(*queries))
     monkeypatch.setattr(c_order, "TOTAL_WORK", 0)            # no block searched: the tree's order throughout
     assert walked_tests(fn) == (tree, tree)
+
+
+def _least_tests(cells, row_w, col_w):
+    """The program's optimum written plainly: every sub-rectangle of merged cells, every cut of it, memoised."""
+    import functools
+    rows, cols = np.concatenate([[0.0], np.cumsum(row_w)]), np.concatenate([[0.0], np.cumsum(col_w)])
+
+    @functools.lru_cache(maxsize=None)
+    def least(r0, r1, c0, c1):
+        if len(np.unique(cells[r0:r1, c0:c1])) == 1:
+            return 0.0
+        cuts = [least(r0, k, c0, c1) + least(k, r1, c0, c1) for k in range(r0 + 1, r1)]
+        cuts += [least(r0, r1, c0, k) + least(r0, r1, k, c1) for k in range(c0 + 1, c1)]
+        return (rows[r1] - rows[r0]) * (cols[c1] - cols[c0]) + c_order.TIE + min(cuts)
+    return least(0, cells.shape[0], 0, cells.shape[1])
+
+
+@given(st.integers(0, 10**6), st.integers(1, 7), st.integers(1, 7), st.integers(1, 3), st.booleans())
+@settings(max_examples=120, deadline=None)
+def test_the_search_finds_the_fewest_expected_tests_of_any_order(seed, n_rows, n_cols, n_methods, even):
+    """search_block's order expects the fewest tests of any order of cuts (each test's share of queries, plus TIE),
+    against that optimum written plainly; the tests it emits walk to the same figure, and answer each cell's
+    method. `even`: equal weights, where many orders tie."""
+    from quadsel.targets.c_grid import merged_cells
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, n_methods, size=(n_rows, n_cols))
+    comm_w = np.ones(n_rows) if even else rng.uniform(0.0, 1.0, n_rows)
+    msg_w = np.ones(n_cols) if even else rng.uniform(0.0, 1.0, n_cols)
+    bands, columns, cells = merged_cells(block)
+    best = _least_tests(cells, np.add.reduceat(comm_w, bands), np.add.reduceat(msg_w, columns))
+    ir = DecisionIR()
+    root = c_order.search_block(ir, block, comm_w, msg_w, corner=(0, 0))
+    rows, cols = np.concatenate([[0.0], np.cumsum(comm_w)]), np.concatenate([[0.0], np.cumsum(msg_w)])
+    walked, todo = 0.0, [(root, (0, n_rows), (0, n_cols))]
+    while todo:
+        node, (r0, r1), (c0, c1) = todo.pop()
+        key = ir.nodes[node]
+        if key[0] == "leaf":
+            assert (block[r0:r1, c0:c1] == key[1]).all()
+            continue
+        axis, cell, lo, hi = key
+        walked += (rows[r1] - rows[r0]) * (cols[c1] - cols[c0]) + c_order.TIE
+        if axis == COMM:
+            todo += [(lo, (r0, cell), (c0, c1)), (hi, (cell, r1), (c0, c1))]
+        else:
+            todo += [(lo, (r0, r1), (c0, cell)), (hi, (r0, r1), (cell, c1))]
+    assert walked == pytest.approx(best, rel=1e-12, abs=1e-12)
+
+
+@given(st.integers(0, 10**6), st.integers(1, 9), st.integers(1, 9), st.integers(1, 3))
+@settings(max_examples=80, deadline=None)
+def test_the_work_counts_the_merged_bands_and_columns(seed, n_rows, n_cols, n_methods):
+    from quadsel.targets.c_grid import merged_cells
+    block = np.random.default_rng(seed).integers(0, n_methods, size=(n_rows, n_cols))
+    block = block[np.sort(np.random.default_rng(seed + 1).integers(0, n_rows, n_rows))]     # equal rows too
+    bands, columns, _ = merged_cells(block)
+    assert c_order._work(block) == len(bands) * len(columns) * (len(bands) + len(columns))
