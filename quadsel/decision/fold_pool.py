@@ -10,35 +10,19 @@ numbers are the same as in one process: each fold runs the very same code on the
 
 Serial (one process, as before) when fork is not available, with one usable core, on small maps (below
 PARALLEL_FROM point-methods, where forking costs more than it saves) or when QUADSEL_FOLD_PROCESSES=1
-(QUADSEL_FOLD_PROCESSES=N: at most N workers).
+(QUADSEL_FOLD_PROCESSES=N: at most N workers; quadsel/cores.py, which starts and stops the workers).
 """
 
-import multiprocessing
-import os
-import signal
-import traceback
-
-PARALLEL_FROM = 50_000      # measured points x methods from which the folds go to worker processes
+from ..cores import PARALLEL_FROM, cores, fork, gather, send_error, stop
 _STOP = ("stop", None)
 
 
 def workers_for(dmap, n_folds):
     """How many worker processes grow the folds of `dmap` (1: none, the folds run here)."""
-    try:
-        limit = int(os.environ.get("QUADSEL_FOLD_PROCESSES", "0") or 0)
-    except ValueError:
-        limit = 0
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:          # not on Linux
-        cpus = os.cpu_count() or 1
-    if limit > 0:
-        cpus = min(cpus, limit)
-    if "fork" not in multiprocessing.get_all_start_methods() or n_folds < 2 or cpus < 2:
+    cpus = cores(n_folds) if n_folds >= 2 else 1
+    if cpus < 2 or int(dmap.measured.sum()) * len(dmap.methods) < PARALLEL_FROM:
         return 1
-    if int(dmap.measured.sum()) * len(dmap.methods) < PARALLEL_FROM:
-        return 1
-    return min(cpus, n_folds)
+    return cpus
 
 
 class SerialFolds:
@@ -83,9 +67,7 @@ class _Fed:
 def _serve(conn, dmap, trees, tests, score):
     """A worker: its folds' trees, budget by budget as the parent sends them, each scored; ("ok", records) per
     budget, ("error", exception) once on failure. Ctrl-C is the parent's to handle (it ends the workers): ignored
-    here, and unblocked only then (the parent blocked it around the fork)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    here (cores.fork)."""
     try:
         folds = SerialFolds(dmap, trees, tests, score, _Fed(conn))
         while True:
@@ -95,10 +77,7 @@ def _serve(conn, dmap, trees, tests, score):
                 return
             conn.send(("ok", out))
     except BaseException as error:      # noqa: BLE001 (handed to the parent, which raises it)
-        try:
-            conn.send(("error", error))
-        except Exception:               # noqa: BLE001 (an exception that does not pickle)
-            conn.send(("error", RuntimeError(traceback.format_exc())))
+        send_error(conn, error)
     finally:
         conn.close()
 
@@ -107,25 +86,10 @@ class ForkedFolds:
     """The folds shared out among `workers` forked processes (round robin), as SerialFolds."""
 
     def __init__(self, dmap, trees, tests, score, workers):
-        context = multiprocessing.get_context("fork")
         self.groups = [list(range(i, len(tests), workers)) for i in range(workers)]
-        self.conns, self.procs, self.busy = [], [], False
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})    # no Ctrl-C in a worker's first steps
-        try:
-            for group in self.groups:
-                parent, child = context.Pipe()
-                proc = context.Process(target=_serve, args=(child, dmap, trees, [tests[i] for i in group], score),
-                                       daemon=True)
-                proc.start()
-                child.close()
-                self.conns.append(parent)
-                self.procs.append(proc)
-        except BaseException:
-            self.busy = True
-            self.close()
-            raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        self.busy = False
+        self.started = fork([(_serve, (dmap, trees, [tests[i] for i in group], score)) for group in self.groups])
+        self.conns = [conn for conn, _ in self.started]
         self.n = len(tests)
 
     def records(self, budget):
@@ -135,19 +99,8 @@ class ForkedFolds:
                 conn.send(("budget", budget))
             except OSError:                 # a worker that failed: its error is read below
                 pass
-        out = [None] * self.n
-        failure = None
-        for group, conn in zip(self.groups, self.conns):
-            try:
-                kind, payload = conn.recv()
-            except EOFError:
-                kind, payload = "error", RuntimeError("a fold worker ended without an answer")
-            if kind == "error":
-                failure = failure or payload
-                continue
-            for i, record in zip(group, payload):
-                out[i] = record
-        self.busy = False
+        out, failure = gather(self.groups, self.conns, self.n)
+        self.busy = False                   # every worker answered (a failed one included): none is still growing
         if failure is not None:
             raise failure
         return out
@@ -160,15 +113,7 @@ class ForkedFolds:
                 conn.send(_STOP)
             except (OSError, ValueError):
                 pass
-        for proc in self.procs:
-            if self.busy and proc.is_alive():
-                proc.kill()
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        for conn in self.conns:
-            conn.close()
+        stop(self.started, kill=self.busy)
 
 
 def fold_runner(dmap, trees, tests, score, budgets):

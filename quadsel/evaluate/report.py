@@ -55,16 +55,16 @@ def default_row(dmap, mask=None, holdout=None):
     return row
 
 
-def selector_row(selector, dmap, mask=None, holdout=None, cube=None):
+def selector_row(selector, dmap, mask=None, holdout=None, cube=None, assignments=None):
     """Row of any selector scored on `dmap` (the full data) at its measured points, or only where `mask`
-    (`cube`: penalty_cube(dmap), when the caller scores several)."""
+    (`cube`: penalty_cube(dmap), `assignments`: its deployed_assignments, when the caller scores several)."""
     row = {"constraint": selector.constraint, "method": selector.kind}
     row.update(selector.stats())
     choice = choice_on(selector, dmap)
     row.update(summarize(penalty_grid(dmap, choice, cube), dmap, mask, charged_grid(dmap, choice)).to_json())
     row["size"] = selector.size
     row["rules"] = selector.deployed_rules
-    row["assignments"] = selector.deployed_assignments
+    row["assignments"] = selector.deployed_assignments if assignments is None else assignments
     row["holdout"] = holdout
     return row
 
@@ -167,10 +167,22 @@ def build_selectors(train, pad_mode="spread", thresholds=DEFAULT_THRESHOLDS, com
     return selectors
 
 
+def _deployed_assignments(selector):
+    return selector.deployed_assignments
+
+
+def _assignments(dmap, selectors):
+    """Each selector's deployed_assignments -- its C's count, in the order the search finds (targets/c_order.py:
+    about a second on a large tree) --, side by side on the cores for a large map (cores.py)."""
+    from ..cores import PARALLEL_FROM, forked_map
+    large = int(dmap.measured.sum()) * len(dmap.methods) >= PARALLEL_FROM
+    return forked_map(_deployed_assignments, selectors, None if large else 1)
+
+
 def comparison_rows(dmap, selectors, mask=None, holdout=None, with_default=True):
     """Score `selectors` on `dmap`; the default row goes right after the quadtrees."""
     cube = penalty_cube(dmap)
-    rows = [selector_row(s, dmap, mask, holdout, cube) for s in selectors]
+    rows = [selector_row(s, dmap, mask, holdout, cube, a) for s, a in zip(selectors, _assignments(dmap, selectors))]
     baseline = default_row(dmap, mask, holdout) if with_default else None
     if baseline is not None:
         at = sum(1 for r in rows if r["method"] in ("tree", "quadtree", "quadsel"))

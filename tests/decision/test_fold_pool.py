@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from quadsel import cores
 from quadsel.decision import fold_pool, size
 from quadsel.decision.builder import build_size_tree
 from quadsel.decision.decision_map import build_decision_map
@@ -30,7 +31,7 @@ def _tree(dmap, monkeypatch, processes, parallel_from):
 def test_the_default_build_is_the_same_with_the_folds_in_workers(dmap, monkeypatch):
     assert fold_pool.workers_for(dmap, 4) == 1            # a small map: the folds stay in this process
     serial = _tree(dmap, monkeypatch, 1, 0)
-    monkeypatch.setattr(fold_pool.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", "2")
     monkeypatch.setattr(fold_pool, "PARALLEL_FROM", 0)
     assert fold_pool.workers_for(dmap, 4) == 2
@@ -39,7 +40,7 @@ def test_the_default_build_is_the_same_with_the_folds_in_workers(dmap, monkeypat
 
 def test_one_process_when_asked_or_with_one_fold(dmap, monkeypatch):
     monkeypatch.setattr(fold_pool, "PARALLEL_FROM", 0)
-    monkeypatch.setattr(fold_pool.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", "1")
     assert fold_pool.workers_for(dmap, 4) == 1
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", "3")
@@ -62,4 +63,4 @@ def test_a_workers_failure_is_raised_here(dmap, monkeypatch):
             runner.records(2)
     finally:
         runner.close()
-    assert not any(proc.is_alive() for proc in runner.procs)
+    assert not any(proc.is_alive() for _, proc in runner.started)
