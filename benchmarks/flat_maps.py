@@ -6,8 +6,8 @@ Two seeded synthetic sweeps per size, C communicator sizes (2, 3, ...) x M messa
 methods and a library default, 2 % log-normal noise with its standard error recorded:
   flat     one method is the fastest everywhere by the model; each other one (and the default) a fixed 2-60 %
            behind it. The noise alone makes another method win at a few points: no split of the map gains on
-           its own (a plateau), so the look-ahead (decision/lookahead.py) tries every split of every block it
-           scores -- the build's worst case;
+           its own (a plateau): the build's worst case while the look-ahead (decision/lookahead.py) started from
+           every split of such a block, four-way ones included (since 2026-11-28: from its two-way splits only);
   regions  a random guillotine partition into regions, each won by one of the 13 (selection_outside --reach-time's
            sweeps): the common case.
 Prints, per size, the default build's wall time (the folds on this machine's cores, as `quadsel build`) and its

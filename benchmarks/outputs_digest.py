@@ -5,9 +5,9 @@ usage: python benchmarks/outputs_digest.py [OUTDIR]       (QUADSEL_SHARED: the s
 
 Runs the commands through the CLI in one process and prints `sha256  name` per output, then one
 combined digest. Run it before and after a change that must not alter behaviour (a refactoring, a
-package move): equal combined digests mean byte-identical outputs. The tree files' `created` timestamps
-and input paths are the only fields normalised in a tree file (the wall-clock time of the build, where the output
-folder was); a replay's metadata loses its command line and times. docs/architecture.md records the
+package move): equal combined digests mean byte-identical outputs. The tree files' `created` timestamps,
+input paths and the libmpi path copied from an example's metadata are the only fields normalised in a tree file
+(the wall-clock time of the build, where the output folder and the measuring checkout were); a replay's metadata loses its command line and times. docs/architecture.md records the
 digest of the layout move.
 
 Beyond examples/ (issue 38): every data set of ../shared/datasets (ORFEO EPYC bcast/reduce from its per-algorithm
@@ -59,8 +59,9 @@ def normalised(path):
     with open(path, "rb") as handle:      # where the checkout and the output folder are (a trace breakdown names its
         data = handle.read().replace(ROOT.encode(), b"<root>")       # trace file): digests equal from any checkout
     data = data.replace(os.path.dirname(os.path.abspath(path)).encode(), b"<out>")
-    if path.endswith(".qt.json"):    # when it was built, and where its inputs were relative to it (a forest's too)
-        data = json.dumps(_without(json.loads(data), {"created", "path"}), indent=1, sort_keys=True).encode()
+    if path.endswith(".qt.json"):    # when it was built, and where its inputs were relative to it (a forest's too);
+        # the libmpi an example's metadata names (a path on the machine that measured it, under that checkout)
+        data = json.dumps(_without(json.loads(data), {"created", "path", "libmpi"}), indent=1, sort_keys=True).encode()
     elif path.endswith(".meta.json"):   # a replay's metadata: when and how it was run
         data = json.dumps(_without(json.loads(data), {"command", "started", "finished", "created"}),
                           indent=1, sort_keys=True).encode()

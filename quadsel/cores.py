@@ -2,9 +2,9 @@
 (decision/fold_pool.py) and the report's C searches (evaluate/report.py).
 
 `cores(limit)` is how many processes may run: the cores this process may use, at most QUADSEL_FOLD_PROCESSES
-when set (1: everything in this process), 1 where fork is not available. `fork(target, args)` starts one
-worker: SIGINT is blocked while it forks and ignored in it (a Ctrl-C is the parent's to handle: it ends the
-workers), so a worker never prints a traceback of its own. `forked_map(func, items)` is
+when set (1: everything in this process), 1 where fork is not available. `fork(targets)` starts one worker
+per target: SIGINT is blocked while they fork and ignored in them (a Ctrl-C is the parent's to handle: it ends
+the workers, `stop`), so a worker never prints a traceback of its own. `forked_map(func, items)` is
 [func(item) for item in items], the items shared out round robin; the results come back in order, and an
 exception in a worker is raised in the parent.
 """
@@ -14,7 +14,9 @@ import os
 import signal
 import traceback
 
-PARALLEL_FROM = 50_000      # measured points x methods from which work goes to workers (forking costs less then)
+PARALLEL_FROM = 50_000      # measured points x methods from which work goes to workers (below, forking costs more
+                            # than it saves)
+
 
 def cores(limit=None):
     """Processes that may run side by side: usable cores, capped by QUADSEL_FOLD_PROCESSES and `limit`; 1 without

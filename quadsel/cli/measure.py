@@ -155,7 +155,8 @@ def measure(replay_files, collective, output, algorithms, segments, comm_sizes, 
     from ..measure import runner   # lazy: numpy (and mpi4py) only when a measurement runs
     ctx = click.get_current_context()
     if replay:
-        with ctrl_c_says(lambda: interrupted_note(output)):   # a replay appends rows like a measurement: say what was kept
+        # a replay appends rows like a measurement: say what was kept
+        with ctrl_c_says(lambda: interrupted_note(output)):
             return _replay(ctx, replay_files, np_)
     if replay_files:
         raise click.UsageError(f"unexpected argument {replay_files[0]!r}: measurement files are read only "
