@@ -28,8 +28,8 @@ import numpy as np
 from .split import EPS, _children, split_after, split_table, two_way_after
 
 FULL_CELLS = 4096   # grids of up to this many cells get the full look-ahead
-LOOKAHEAD = 16      # single splits looked ahead from (all of them on a plateau)
-CHUNK = 64          # candidates looked ahead from at once (two-way; a plateau has all of a block's)
+LOOKAHEAD = 16      # single splits looked ahead from (on a plateau: every two-way split)
+CHUNK = 64          # candidates looked ahead from at once (two-way; a plateau has all of a block's two-way splits)
 PRUNE_FROM = 4096   # cells x methods from which a block's methods are pruned anew (BlockCosts.undominated)
 NO_ROOM = EPS / 4   # a block this close to its cells' own least penalty: no split of it can gain more than EPS
 
