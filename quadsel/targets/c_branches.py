@@ -20,7 +20,7 @@ Function size (the paper's Table 3 column) = the number of `if` and `else if` st
 
 from dataclasses import dataclass
 
-from .c_order import COMM, MSG, expected_ir, expected_tests
+from .c_order import COMM, MSG, expected_ir, expected_tests, query_shares
 from .escape import comment_text
 
 ORDERS = ("expected", "tree")
@@ -112,7 +112,8 @@ def ordered_ir(fn, order="expected"):
         found = expected_ir(fn, ir, root)
     finally:
         sys.setrecursionlimit(limit)
-    if expected_tests(fn, ir, found) > expected_tests(fn, ir, root):
+    shares = query_shares(fn)
+    if expected_tests(fn, ir, found, shares=shares) > expected_tests(fn, ir, root, shares=shares):
         return ir, root, root
     return ir, found, root
 
@@ -121,7 +122,8 @@ def walked_tests(fn, order="expected", ordered=None):
     """Expected tests per random query (c_order.cell_weights' prior) of the merged C in `order` and in the tree's
     (`ordered`: ordered_ir's result, when the caller has it)."""
     ir, root, tree_root = ordered or ordered_ir(fn, order)
-    return expected_tests(fn, ir, root), expected_tests(fn, ir, tree_root)
+    shares = query_shares(fn)
+    return expected_tests(fn, ir, root, shares=shares), expected_tests(fn, ir, tree_root, shares=shares)
 
 
 def function_size(fn, merge=True, order="expected", ordered=None):

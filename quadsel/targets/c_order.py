@@ -20,7 +20,6 @@ kept wherever it expects no more tests than the search's.
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .c_grid import merged_cells
 
@@ -51,11 +50,18 @@ def cell_weights(fn, axis):
     return np.asarray(out)
 
 
-def expected_tests(fn, ir, root, box=None):
+def query_shares(fn):
+    """The cumulative shares of random queries along both axes of fn's grid (cell_weights), as expected_tests reads
+    them: computed once by a caller that compares many orders of one function."""
+    return (np.concatenate([[0.0], np.cumsum(cell_weights(fn, COMM))]),
+            np.concatenate([[0.0], np.cumsum(cell_weights(fn, MSG))]))
+
+
+def expected_tests(fn, ir, root, box=None, shares=None):
     """Tests a random query walks in the code printed from (ir, root), under cell_weights' prior; `box` ((c0, c1),
-    (m0, m1)) counts only queries in those cells (the code's own block when it is part of a larger function)."""
-    weights = (np.concatenate([[0.0], np.cumsum(cell_weights(fn, COMM))]),
-               np.concatenate([[0.0], np.cumsum(cell_weights(fn, MSG))]))
+    (m0, m1)) counts only queries in those cells (the code's own block when it is part of a larger function);
+    `shares`: query_shares(fn), when the caller has it."""
+    weights = query_shares(fn) if shares is None else shares
     total, todo = 0.0, [(root, *(box or ((0, len(weights[0]) - 1), (0, len(weights[1]) - 1))))]
     while todo:
         node, *box = todo.pop()
@@ -93,7 +99,7 @@ def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
 
     The program's table is cost[h, w, r0, c0], the least expected tests of the h bands x w columns at (r0, c0);
     every cut of every block of one shape is scored at once: the near parts are a slice of the table, the far
-    parts a strided view of it (no copy). Only the least is kept; the cut that gives it is found again for the
+    parts a strided view of the same memory (an ndarray over its buffer, no copy). Only the least is kept; the cut that gives it is found again for the
     blocks the emitted code reaches (`cut`)."""
     bands, columns, cells = merged_cells(block)
     n_rows, n_cols = cells.shape
@@ -117,10 +123,12 @@ def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
                 same = np.where((top == last) & (top >= 0), top, -1)
             best = None
             if h > 1:       # a communicator cut k bands in: cost[k, w] at (r0, c0) + cost[h - k, w] at (r0 + k, c0)
-                far = as_strided(cost[h - 1, w, 1], shape=(h - 1, rows, cols), strides=(s_r - s_h, s_r, s_c))
+                far = np.ndarray((h - 1, rows, cols), cost.dtype, cost, (h - 1) * s_h + w * s_w + s_r,
+                                 (s_r - s_h, s_r, s_c))
                 best = (cost[1:h, w, :rows, :cols] + far).min(axis=0)
             if w > 1:       # a message cut k columns in: cost[h, k] at (r0, c0) + cost[h, w - k] at (r0, c0 + k)
-                far = as_strided(cost[h, w - 1, 0, 1:], shape=(w - 1, rows, cols), strides=(s_c - s_w, s_r, s_c))
+                far = np.ndarray((w - 1, rows, cols), cost.dtype, cost, h * s_h + (w - 1) * s_w + s_c,
+                                 (s_c - s_w, s_r, s_c))
                 least = (cost[h, 1:w, :rows, :cols] + far).min(axis=0)
                 best = least if best is None else np.minimum(best, least)
             if best is None:                    # a single cell: one method covers it
@@ -158,7 +166,7 @@ def expected_ir(fn, ir, tree_root):
     comm_w, msg_w = cell_weights(fn, COMM), cell_weights(fn, MSG)
     if _work(painted) <= MAX_WORK:
         return search_block(ir, painted, comm_w, msg_w)
-    spent, memo = [0], {}
+    spent, memo, shares = [0], {}, query_shares(fn)
 
     def reorder(node, box):
         key = ir.nodes[node]
@@ -170,7 +178,7 @@ def expected_ir(fn, ir, tree_root):
         if work <= MAX_WORK and spent[0] + work <= TOTAL_WORK:
             spent[0] += work
             found = search_block(ir, block, comm_w[c0:c1], msg_w[m0:m1], (c0, m0))
-            better = expected_tests(fn, ir, found, box) < expected_tests(fn, ir, node, box)
+            better = expected_tests(fn, ir, found, box, shares) < expected_tests(fn, ir, node, box, shares)
             memo[node, box] = found if better else node
         else:
             axis, cell, lo, hi = key
