@@ -99,8 +99,8 @@ def search_block(ir, block, comm_w, msg_w, corner=(0, 0)):
 
     The program's table is cost[h, w, r0, c0], the least expected tests of the h bands x w columns at (r0, c0);
     every cut of every block of one shape is scored at once: the near parts are a slice of the table, the far
-    parts a strided view of the same memory (an ndarray over its buffer, no copy). Only the least is kept; the cut that gives it is found again for the
-    blocks the emitted code reaches (`cut`)."""
+    parts a strided view of the same memory (an ndarray over its buffer, no copy). Only the least is kept; the
+    cut that gives it is found again for the blocks the emitted code reaches (`cut`)."""
     bands, columns, cells = merged_cells(block)
     n_rows, n_cols = cells.shape
     row_w = np.add.reduceat(comm_w, bands)
