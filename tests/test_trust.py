@@ -135,6 +135,24 @@ def test_forward_stderr_drops_open_mpis_notice_after_quadsels_error():
     assert sink.getvalue() == b"bar 1\rError: disk full\n"
 
 
+@pytest.mark.parametrize("cut", ["whole", "in the error line", "the notice inside the error line"])
+def test_forward_stderr_drops_the_notice_however_the_pipe_cuts_the_error_line(cut):
+    """A fresh clone's run (2026-11-28): the disk-full test saw Open MPI's MPI_ABORT notice after quadsel's `Error:`
+    line. The line had reached the pipe without its newline, was shown in part (as a progress line is), and only
+    whole lines were checked for `Error: `; prterun's notice then came before the line's end."""
+    error = b"Error: cannot write /x/bcast.csv: No space left on device; run the same command again to resume\n"
+    notice = (b"-" * 74 + b"\nMPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\n  Errorcode: 2\n\n"
+              b"exactly when Open MPI kills them.\n" + b"-" * 74 + b"\n")
+    chunks = {"whole": [error + notice], "in the error line": [error[:30], error[30:] + notice],
+              "the notice inside the error line": [error[:-1], notice, b"\n"]}[cut]
+    from unittest import mock
+    from quadsel.measure import launch
+    sink = io.BytesIO()
+    with mock.patch.object(launch.os, "read", side_effect=chunks + [b""]):    # the pipe's reads, one chunk each
+        forward_stderr(type("Pipe", (), {"fileno": lambda self: -1})(), sink)
+    assert sink.getvalue() == error
+
+
 def test_forward_stderr_keeps_notices_when_quadsel_said_nothing():
     read, write = os.pipe()
     text = b"-" * 74 + b"\nmpiexec could not start\n" + b"-" * 74 + b"\n"

@@ -276,12 +276,13 @@ _LAUNCHER_NOTE = re.compile(rb"^\[[^\]\s]+:\d+\] ")
 
 def forward_stderr(source, sink, seen=None, on_line=None):
     """The job's stderr, passed on as it comes (progress bars redraw), except Open MPI's framed notices (between
-    lines of dashes, and its `[host:pid] ...` diagnostics) once quadsel has said what went wrong in its own `Error:`
-    line: the one line is enough. NUL
+    lines of dashes, and its `[host:pid] ...` diagnostics, and blank lines) once quadsel has said what went wrong in
+    its own `Error:` line: the one line is enough -- also when the launcher's notice came before that line's end
+    (a line shown in part, `head`, still counts from its start). NUL
     bytes are dropped (prterun writes one after its last notice when a rank calls MPI_Abort: a stray line on the
     terminal). `seen` (a list): True is appended when a line holds LAUNCHER_FLAKE. on_line(text): every whole line,
     decoded; one it returns True for is not passed on."""
-    said, framed, pending = False, False, b""
+    said, framed, pending, head = False, False, b"", b""    # head: the part of the current line shown already
     while True:
         chunk = os.read(source.fileno(), 65536)
         if not chunk:
@@ -291,20 +292,25 @@ def forward_stderr(source, sink, seen=None, on_line=None):
         pending = lines.pop()
         shown = []
         for line in lines:
-            if seen is not None and LAUNCHER_FLAKE in line:
+            whole, head = head + line, b""
+            if seen is not None and LAUNCHER_FLAKE in whole:
                 seen.append(True)
-            if said and _DASHES.match(line):
+            said_now = said or whole.rsplit(b"\r", 1)[-1].startswith(b"Error: ")
+            if said_now and _DASHES.match(line):    # a frame, or one the launcher wrote into our line unfinished
                 framed = not framed
+                if whole != line:
+                    shown.append(b"\n")             # ends the line shown in part
+                said = said_now
                 continue
-            if framed or (said and _LAUNCHER_NOTE.match(line)):
+            if framed or (said and (_LAUNCHER_NOTE.match(line) or not whole.strip())):
                 continue
-            said = said or line.rsplit(b"\r", 1)[-1].startswith(b"Error: ")
+            said = said_now
             if on_line is not None and on_line(line.rsplit(b"\r", 1)[-1].decode("utf-8", "replace")):
                 continue
             shown.append(line + b"\n")
         if pending and not framed and not _DASHES.match(pending) and not pending.startswith(b"-"):
             shown.append(pending)   # a progress line redrawn with \r: shown now, not at its newline
-            pending = b""
+            head, pending = head + pending, b""
         _write(sink, b"".join(shown))
     if pending and not framed:
         _write(sink, pending)
