@@ -77,10 +77,12 @@ def _running(sid, wait=5.0):
 
 
 def check_one_line(code, err, left):
-    assert code == 2, err
-    assert b"\0" not in err and b"Traceback" not in err, err
-    lines = err.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: cannot write ") and "No space left" in lines[0], err
+    said = err.decode(errors="replace")      # the whole of it in a failure's message (a bytes repr is cut short)
+    assert code == 2, said
+    assert b"\0" not in err and b"Traceback" not in err, said
+    lines = said.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: cannot write ") and "No space left" in lines[0], \
+        f"{len(lines)} lines:\n{said}"
     assert "run the same command again" in lines[0]
     assert left == [], f"ranks left running: {left}"
 
