@@ -52,9 +52,12 @@ exec(code, {"__name__": "__main__"})
 
 
 def harness_only(err):
-    """A traceback whose frames are all the harness's (`<string>`) or runpy's: before quadsel's first line."""
+    """A traceback whose frames are all the harness's (`<string>`), runpy's, or importlib's under runpy's (runpy's
+    `_run_code` reads the module's `__cached__` through importlib before it runs the module's first line; a fresh
+    clone's run met a Ctrl-C there, 2026-11-28): before quadsel's first line."""
     frames = re.findall(r'File "([^"]+)"', err)
-    return bool(frames) and all(f == "<string>" or f.startswith("<frozen runpy") for f in frames)
+    harness = ("<frozen runpy", "<frozen importlib._bootstrap")
+    return bool(frames) and frames[0] == "<string>" and all(f == "<string>" or f.startswith(harness) for f in frames)
 
 
 def outcome(code, err, repo, out="", whole=None):
