@@ -16,6 +16,7 @@ from ..errors import QuadselError, missing_extra
 
 _EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*:")   # a Python traceback's last line
 DASHES = re.compile(r"^-{20,}\s*$")     # Open MPI frames its notices with lines of dashes
+LAUNCHER_NOTE = re.compile(r"^\[[^\]\s]+:\d+\] ")    # and writes its diagnostics as `[host:pid] ...`
 
 
 def failure_reason(lines):

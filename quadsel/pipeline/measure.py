@@ -123,7 +123,8 @@ class _Job:
 
     def _line(self, text):
         """Every line of the job: the caller's (tune), or passed on -- but a launcher's framed notice (Open MPI's
-        block between lines of dashes), which is held: a failure is then said in a few lines, not thirty."""
+        block between lines of dashes) and its `[host:pid] ...` diagnostics, which are held until the job ends
+        (run): a failure is then said in a few lines, not thirty."""
         self.said.append(text)
         del self.said[:-200]
         if self.on_line is not None:
@@ -133,7 +134,7 @@ class _Job:
             self.framed = not self.framed
             self.held.append(text)
             return True
-        if self.framed:
+        if self.framed or launch.LAUNCHER_NOTE.match(text):
             self.held.append(text)
             return True
         return False
@@ -141,6 +142,7 @@ class _Job:
     def launcher_failure(self):
         """The launcher's own notice in one line (its first sentence and its `Name: value` lines), or None."""
         lines = [line.strip() for line in self.held if line.strip() and not launch.DASHES.match(line)]
+        lines = [line for line in lines if not launch.LAUNCHER_NOTE.match(line)] or lines   # its notice first
         if not lines:
             return None
         first = " ".join(lines[:4]).split(". ")[0].rstrip(".")
@@ -165,7 +167,10 @@ class _Job:
         if code and not errors and self.launcher_failure():     # mpiexec failed before any rank said a word
             raise MeasureFailed(f"measuring {spec.collective} failed: {os.path.basename(self.exe)} (exit {code}): "
                                 f"{self.launcher_failure()}", code, said=False)
-        if self.held and self.on_line is None:      # a notice of a job that ran: passed on as it was
+        # The launcher's notice of a job that ran is passed on as it was -- unless a rank said what went wrong in
+        # its own `Error:` line: the notice then only says that the job ended (MPI_Abort's), and it may reach us
+        # before that line, which the launcher forwards from the rank on its own time (a fresh clone's full disk).
+        if self.held and self.on_line is None and not errors:
             sys.stderr.write("\n".join(self.held) + "\n")
         self.held = []
         if code:

@@ -37,3 +37,43 @@ def test_a_failed_job_names_its_cause(monkeypatch, tmp_path, said, expected):
     message = str(info.value)
     assert message.startswith("measuring allgatherv failed: ") and expected in message and "\n" not in message
     assert "---" not in message
+
+
+ABORT_NOTICE = ["-" * 74, "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD", "  Proc: [[63927,1],0]",
+                "  Errorcode: 2", "", "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.", "-" * 74,
+                "[node1:4242] PMIX ERROR: PMIX_ERR_UNREACH in file server.c at line 3000"]
+ERROR = "Error: cannot write /d/bcast.csv: No space left on device; run the same command again to resume"
+
+
+@pytest.mark.parametrize("order", ["the notice first", "the error first"])
+def test_a_ranks_error_line_is_the_whole_story_whichever_reaches_the_launcher_first(monkeypatch, tmp_path, capfd,
+                                                                                      order):
+    """CI and 3 of 5 fresh clones (2026-11-28): after a full disk the user saw Open MPI's MPI_ABORT notice below
+    quadsel's one line. prterun prints its notice itself, and forwards the rank's `Error:` line on its own time: the
+    notice came first, was held as a notice of the job, and was passed on when the job ended. A real child process
+    here (the launcher's stderr through launch.run's forwarder), as a launcher that prints in either order."""
+    lines = ABORT_NOTICE + [ERROR] if order == "the notice first" else [ERROR] + ABORT_NOTICE
+    script = tmp_path / "launcher.txt"
+    script.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(launch, "launch_command", lambda *a, **k: ["sh", "-c", f"cat {script} >&2; exit 2"])
+    monkeypatch.setattr(measure_spec, "dumps", lambda spec: "{}")
+    job = measure._Job(None, 2, "mpiexec", "openmpi", [], None, None)
+    job.workdir = str(tmp_path)
+    with pytest.raises(measure.MeasureFailed) as info:
+        job.run(SimpleNamespace(collective="bcast"), {})
+    assert str(info.value) == "measuring bcast failed: " + ERROR[len("Error: "):] and info.value.said
+    assert capfd.readouterr().err == ERROR + "\n"
+
+
+def test_a_launchers_notice_of_a_job_that_ran_is_passed_on(monkeypatch, tmp_path, capfd):
+    """Without a rank's `Error:` line the held notice is all the user learns: it is passed on, whole."""
+    notice = ["-" * 74, "WARNING: There was an error initializing an OpenFabrics device.", "-" * 74,
+              "[node1:4242] some diagnostic"]
+    script = tmp_path / "launcher.txt"
+    script.write_text("\n".join(notice) + "\n")
+    monkeypatch.setattr(launch, "launch_command", lambda *a, **k: ["sh", "-c", f"cat {script} >&2"])
+    monkeypatch.setattr(measure_spec, "dumps", lambda spec: "{}")
+    job = measure._Job(None, 2, "mpiexec", "openmpi", [], None, None)
+    job.workdir = str(tmp_path)
+    job.run(SimpleNamespace(collective="bcast"), {})
+    assert capfd.readouterr().err == "\n".join(notice) + "\n"
