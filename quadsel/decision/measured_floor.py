@@ -105,5 +105,12 @@ def advice(dmap, fn, best):
         return f"the exact tree keeps every point within --tolerance {options.tolerance:g}: a smaller tolerance keeps more"
     if exact:
         return "the tree is exact: the loss is where its method was not measured (charged the slowest measured there)"
-    return ("a larger tree keeps more of the measured structure (--max-leaves N or none; check it on held-out sizes "
-            "with quadsel report --holdout)")
+    check = "check it on held-out sizes with quadsel report --holdout"
+    limits = []     # what bounds this tree: each is what a larger tree needs loosened
+    if options.max_depth is not None:
+        limits.append(f"a --max-depth above {options.max_depth}")
+    if options.accuracy_threshold < 1.0:
+        limits.append(f"a --threshold above {options.accuracy_threshold:g}")
+    if options.max_leaves is not None:
+        limits.append("--max-leaves N or none")
+    return f"a larger tree keeps more of the measured structure ({', or '.join(limits)}; {check})"

@@ -2,6 +2,7 @@
 loses a lot at a measured point."""
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
@@ -118,3 +119,19 @@ def _penalty(dmap, fn):
     from quadsel.evaluate.comparators import QuadtreeSelector, choice_on
     from quadsel.evaluate.penalty import penalty_grid
     return penalty_grid(dmap, choice_on(QuadtreeSelector.of(fn), dmap))
+
+
+@pytest.mark.parametrize("limit, says, not_says", [
+    (dict(max_depth=0, max_leaves=None), "a --max-depth above 0", "--max-leaves"),
+    (dict(accuracy_threshold=0.5, max_leaves=None), "a --threshold above 0.5", "--max-leaves"),
+    (dict(max_leaves=1), "--max-leaves N or none", "--max-depth"),
+])
+def test_the_advice_names_the_limit_the_tree_was_built_with(limit, says, not_says):
+    """A `--max-depth 0` tree was told to try "--max-leaves N or none", which leaves it at depth 0."""
+    cost = np.stack([np.full(MSG.size, 10.0), np.full(MSG.size, 12.0)], axis=1)[None]
+    cost[0, -1] = [13.0, 10.0]                       # method 2 is 30 % faster at 256 B, 20 % slower elsewhere
+    dmap = map_from_cube("allreduce", np.array([2]), MSG, [Method("1", 0), Method("2", 0)], cost)
+    tree = build_size_tree(dmap, **dict(DEFAULT_BUILD, **limit))
+    line = measured_floor.loss_warning(dmap, tree, _penalty(dmap, tree))
+    assert line is not None and "loses 30.0 % at 2 ranks, 256 B: it runs 1, the fastest measured is 2" in line, line
+    assert says in line and not_says not in line, line
