@@ -14,6 +14,10 @@ trees answers alike: selection_cart.py scores the chosen ones through their comp
              between sizes x the budget rules measured-floor, min, 1se; then leave-one-data-set-out: for each data
              set the rule set with the least mean held-out penalty on the other data sets is scored on it (the
              choice itself tested on data it did not see)
+  --rules A,B  the default build with each budget rule (decision/budget_rule.py) instead of its own, side by side
+  --fresh      score on 14 other data sets instead, none of which chose a rule: the project's repeat sweeps of
+             the ompi5 examples (examples/second-run, examples/third-run), eight more random piecewise maps (seeds
+             3-10) and the layout model at 4 and 16 ranks per node (benchmarks/synthetic_maps.py)
 """
 
 import argparse
@@ -44,8 +48,9 @@ def answers(cube, fn, points):
             for i in chosen.tolist()]
 
 
-def scores(cubes, variants, splits=sc.HELD_OUT):
-    """{(variant, case, split): mean penalty %} of every held-out split (and "all": built and scored on all)."""
+def scores(cubes, variants, splits=sc.HELD_OUT, leaves=None):
+    """{(variant, case, split): mean penalty %} of every held-out split (and "all": built and scored on all);
+    `leaves` (a dict): the same keys, each tree's leaf count."""
     out = {}
     for cube in cubes:
         full = dmap_of(cube)
@@ -57,6 +62,8 @@ def scores(cubes, variants, splits=sc.HELD_OUT):
             for name, options in variants.items():
                 fn = build_size_tree(train, **options)
                 out[name, cube.name, split] = float(sc.penalties(cube, points, answers(cube, fn, points)).mean())
+                if leaves is not None:
+                    leaves[name, cube.name, split] = fn.tree.n_leaves
     return out
 
 
@@ -81,15 +88,44 @@ def leave_one_out(out, names, cases):
     return float(np.mean(values)), chosen
 
 
+def fresh_cases():
+    """The data sets of --fresh: none of them was used to choose a rule of the default build."""
+    import glob
+    from synthetic_maps import layout_cube, piecewise_cube
+    found = []
+    for path in sorted(glob.glob(os.path.join(sc.ROOT, "examples", "*-run", "*.csv"))):
+        coll = next(c for c in ("bcast", "reduce") if c in os.path.basename(path))
+        name = os.path.basename(os.path.dirname(path)) + "-" + os.path.basename(path)[:-4]
+        found.append(lambda p=path, c=coll, n=name: sc.cube_of(n, [p], c))
+    found += [lambda s=seed: piecewise_cube(sc.Cube, s) for seed in range(3, 11)]
+    return found + [lambda p=ppn: layout_cube(sc.Cube, p) for ppn in (4, 16)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--grid", action="store_true")
     parser.add_argument("--cases", default="")
+    parser.add_argument("--rules", default="", help="budget rules to compare (comma-separated)")
+    parser.add_argument("--fresh", action="store_true", help="the 14 data sets no rule was chosen on")
     args = parser.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
-    cubes = [cube for cube in (make() for make in sc.cases()) if not wanted or any(w in cube.name for w in wanted)]
+    makers = fresh_cases() if args.fresh else sc.cases()
+    cubes = [cube for cube in (make() for make in makers) if not wanted or any(w in cube.name for w in wanted)]
     cases = [cube.name for cube in cubes]
     base = dict(DEFAULT_BUILD, keep_default="auto", outside="auto")
+    if args.rules:
+        variants = {f"budget rule {rule}": dict(base, budget_rule=rule) for rule in args.rules.split(",")}
+        leaves = {}
+        out = scores(cubes, variants, leaves=leaves)
+        print_table(out, list(variants), cases)
+        print("\nThe splits where they differ by more than 1 point: held-out penalty % (leaves)\n")
+        for case in cases:
+            for split in sc.HELD_OUT:
+                values = [out.get((n, case, split)) for n in variants]
+                if None not in values and max(values) - min(values) > 1.0:
+                    print(f"- {case} {split}: " + ", ".join(f"{out[n, case, split]:.2f} ({leaves[n, case, split]})"
+                                                          for n in variants))
+        return
     if not args.grid:
         variants = {"default build (issue 39)": base, "the default: folds decide (before)": dict(base, keep_default=None),
                     "the default: never": dict(base, keep_default=False),

@@ -38,7 +38,7 @@ def test_unknown_rule():
         choose({1: [1.0]}, "2se")
     assert set(RULES) == {"min", "0.5se", "1se", "thirds", "quarters", "rescaled", "thirds-rescaled", "measured-floor",
                           "measured-floor-1se", "measured-floor-ties", "measured-floor-1pt", "larger-ties",
-                          "1se-larger", "loo", "loo-measured-floor", "measured-floor-every-grid"}
+                          "1se-larger", "loo", "loo-measured-floor", "measured-floor-every-grid", "thirds-floor"}
 
 
 def test_the_fold_cut_rules_choose_like_min():
