@@ -1,7 +1,7 @@
 """Issue 39: quadsel's trees scored through their compiled C, beside CART and simple rules, by one penalty.
 
 usage: python benchmarks/selection_cart.py [--cases SUBSTR,..] [--variants NAME,..] [--splits NAME,..] [--jobs 2]
-                                            [--json OUT.json]
+                                            [--json OUT.json] [--fresh]
        QUADSEL_SHARED: the shared/ folder; QUADSEL_ROOT: a checkout whose quadsel builds the trees (default: this one)
 
 Independent of quadsel's own penalty code: quadsel's readers give the cost cube (ingest + decision_map), and
@@ -19,6 +19,7 @@ penalty; the paper's floor rule on the exact training map, the same with the def
 Splits: all points; every other message size of each communicator size (odd positions, even positions);
 every other communicator size (3 sizes or more); the edge sizes (the smallest and largest message size of each
 communicator size; the smallest and largest communicator size) held out, the inner ones trained on.
+--fresh: 14 other data sets instead, none of which chose a rule of the default build (fresh_cases).
 """
 
 import argparse
@@ -277,6 +278,19 @@ def cases():
     return found
 
 
+def fresh_cases():
+    """The data sets of --fresh: none of them was used to choose a rule of the default build."""
+    import glob
+    from synthetic_maps import layout_cube, piecewise_cube
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*-run", "*.csv"))):
+        coll = next(c for c in ("bcast", "reduce") if c in os.path.basename(path))
+        name = os.path.basename(os.path.dirname(path)) + "-" + os.path.basename(path)[:-4]
+        found.append(lambda p=path, c=coll, n=name: cube_of(n, [p], c))
+    found += [lambda s=seed: piecewise_cube(Cube, s) for seed in range(3, 11)]
+    return found + [lambda p=ppn: layout_cube(Cube, p) for ppn in (4, 16)]
+
+
 # -- one case -------------------------------------------------------------------------------------------------------
 def score_case(cube, variants, split_names, jobs):
     """{split: {selector: (mean, max, leaves or None)}}."""
@@ -332,13 +346,14 @@ def main():
     parser.add_argument("--splits", default="")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--fresh", action="store_true", help="14 data sets no rule of the default build was chosen on")
     args = parser.parse_args()
     variants = [v for v in args.variants.split(",") if v]
     wanted = [c for c in args.cases.split(",") if c]
     split_names = [s for s in args.splits.split(",") if s]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     everything = {}
-    for make in cases():
+    for make in (fresh_cases() if args.fresh else cases()):
         cube = make()
         if wanted and not any(w in cube.name for w in wanted):
             continue

@@ -88,19 +88,6 @@ def leave_one_out(out, names, cases):
     return float(np.mean(values)), chosen
 
 
-def fresh_cases():
-    """The data sets of --fresh: none of them was used to choose a rule of the default build."""
-    import glob
-    from synthetic_maps import layout_cube, piecewise_cube
-    found = []
-    for path in sorted(glob.glob(os.path.join(sc.ROOT, "examples", "*-run", "*.csv"))):
-        coll = next(c for c in ("bcast", "reduce") if c in os.path.basename(path))
-        name = os.path.basename(os.path.dirname(path)) + "-" + os.path.basename(path)[:-4]
-        found.append(lambda p=path, c=coll, n=name: sc.cube_of(n, [p], c))
-    found += [lambda s=seed: piecewise_cube(sc.Cube, s) for seed in range(3, 11)]
-    return found + [lambda p=ppn: layout_cube(sc.Cube, p) for ppn in (4, 16)]
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--grid", action="store_true")
@@ -109,7 +96,7 @@ def main():
     parser.add_argument("--fresh", action="store_true", help="the 14 data sets no rule was chosen on")
     args = parser.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
-    makers = fresh_cases() if args.fresh else sc.cases()
+    makers = sc.fresh_cases() if args.fresh else sc.cases()
     cubes = [cube for cube in (make() for make in makers) if not wanted or any(w in cube.name for w in wanted)]
     cases = [cube.name for cube in cubes]
     base = dict(DEFAULT_BUILD, keep_default="auto", outside="auto")
