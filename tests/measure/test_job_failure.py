@@ -45,6 +45,17 @@ ABORT_NOTICE = ["-" * 74, "MPI_ABORT was invoked on rank 0 in communicator MPI_C
 ERROR = "Error: cannot write /d/bcast.csv: No space left on device; run the same command again to resume"
 
 
+def _job_of_a_launcher(monkeypatch, tmp_path, lines, status):
+    """A _Job whose launcher is a real child process writing `lines` on its stderr and ending with `status`."""
+    script = tmp_path / "launcher.txt"
+    script.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(launch, "launch_command", lambda *a, **k: ["sh", "-c", f"cat {script} >&2; exit {status}"])
+    monkeypatch.setattr(measure_spec, "dumps", lambda spec: "{}")
+    job = measure._Job(None, 2, "mpiexec", "openmpi", [], None, None)
+    job.workdir = str(tmp_path)
+    return job
+
+
 @pytest.mark.parametrize("order", ["the notice first", "the error first"])
 def test_a_ranks_error_line_is_the_whole_story_whichever_reaches_the_launcher_first(monkeypatch, tmp_path, capfd,
                                                                                       order):
@@ -53,12 +64,7 @@ def test_a_ranks_error_line_is_the_whole_story_whichever_reaches_the_launcher_fi
     notice came first, was held as a notice of the job, and was passed on when the job ended. A real child process
     here (the launcher's stderr through launch.run's forwarder), as a launcher that prints in either order."""
     lines = ABORT_NOTICE + [ERROR] if order == "the notice first" else [ERROR] + ABORT_NOTICE
-    script = tmp_path / "launcher.txt"
-    script.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(launch, "launch_command", lambda *a, **k: ["sh", "-c", f"cat {script} >&2; exit 2"])
-    monkeypatch.setattr(measure_spec, "dumps", lambda spec: "{}")
-    job = measure._Job(None, 2, "mpiexec", "openmpi", [], None, None)
-    job.workdir = str(tmp_path)
+    job = _job_of_a_launcher(monkeypatch, tmp_path, lines, 2)
     with pytest.raises(measure.MeasureFailed) as info:
         job.run(SimpleNamespace(collective="bcast"), {})
     assert str(info.value) == "measuring bcast failed: " + ERROR[len("Error: "):] and info.value.said
@@ -69,11 +75,6 @@ def test_a_launchers_notice_of_a_job_that_ran_is_passed_on(monkeypatch, tmp_path
     """Without a rank's `Error:` line the held notice is all the user learns: it is passed on, whole."""
     notice = ["-" * 74, "WARNING: There was an error initializing an OpenFabrics device.", "-" * 74,
               "[node1:4242] some diagnostic"]
-    script = tmp_path / "launcher.txt"
-    script.write_text("\n".join(notice) + "\n")
-    monkeypatch.setattr(launch, "launch_command", lambda *a, **k: ["sh", "-c", f"cat {script} >&2"])
-    monkeypatch.setattr(measure_spec, "dumps", lambda spec: "{}")
-    job = measure._Job(None, 2, "mpiexec", "openmpi", [], None, None)
-    job.workdir = str(tmp_path)
+    job = _job_of_a_launcher(monkeypatch, tmp_path, notice, 0)
     job.run(SimpleNamespace(collective="bcast"), {})
     assert capfd.readouterr().err == "\n".join(notice) + "\n"
