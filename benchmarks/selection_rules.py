@@ -15,6 +15,9 @@ trees answers alike: selection_cart.py scores the chosen ones through their comp
              set the rule set with the least mean held-out penalty on the other data sets is scored on it (the
              choice itself tested on data it did not see)
   --rules A,B  the default build with each budget rule (decision/budget_rule.py) instead of its own, side by side
+  --budgets 8,16,32 [--gap-weights 1,0.5,0.25,0.1]  fixed leaf budgets (`--max-leaves N`) built with the gap
+             cells (the sizes between measured ones) weighing less in the objective: mean penalty on all points
+             (built on them) and held out, over the data sets
   --fresh      score on 14 other data sets instead, none of which chose a rule: the project's repeat sweeps of
              the ompi5 examples (examples/second-run, examples/third-run), eight more random piecewise maps (seeds
              3-10) and the layout model at 4 and 16 ranks per node (benchmarks/synthetic_maps.py)
@@ -94,12 +97,24 @@ def main():
     parser.add_argument("--cases", default="")
     parser.add_argument("--rules", default="", help="budget rules to compare (comma-separated)")
     parser.add_argument("--fresh", action="store_true", help="the 14 data sets no rule was chosen on")
+    parser.add_argument("--budgets", default="", help="fixed leaf budgets to build (comma-separated)")
+    parser.add_argument("--gap-weights", default="1,0.5,0.25,0.1", help="with --budgets: the gap cells' weights")
     args = parser.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
     makers = sc.fresh_cases() if args.fresh else sc.cases()
     cubes = [cube for cube in (make() for make in makers) if not wanted or any(w in cube.name for w in wanted)]
     cases = [cube.name for cube in cubes]
     base = dict(DEFAULT_BUILD, keep_default="auto", outside="auto")
+    if args.budgets:
+        print("| leaves | gap weight | all points | held out |\n|---:|---:|---:|---:|")
+        for budget in (int(b) for b in args.budgets.split(",")):
+            for weight in (float(w) for w in args.gap_weights.split(",")):
+                grid_module.GAP_WEIGHT = weight
+                out = scores(cubes, {"x": dict(base, max_leaves=budget)}, ("all",) + sc.HELD_OUT)
+                print(f"| {budget} | {weight:g} | {mean_of(out, 'x', cases, ('all',)):.2f} | "
+                      f"{mean_of(out, 'x', cases):.2f} |", flush=True)
+        grid_module.GAP_WEIGHT = 1.0
+        return
     if args.rules:
         variants = {f"budget rule {rule}": dict(base, budget_rule=rule) for rule in args.rules.split(",")}
         leaves = {}
