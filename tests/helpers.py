@@ -112,6 +112,17 @@ def mpiexec_beside(python):
     return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
+def run_launcher(cmd, **kwargs):
+    """subprocess.run of a test's own mpiexec command line (capture_output, text), made once more when Open MPI's
+    launcher failed before starting any rank (launch.LAUNCHER_FLAKE, exit 213: seen in this project's fresh-clone
+    runs), as quadsel's own launches do (launch.run)."""
+    from quadsel.measure.launch import LAUNCHER_FLAKE
+    done = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if done.returncode != 0 and LAUNCHER_FLAKE.decode() in done.stderr:
+        done = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    return done
+
+
 def like_a_terminal():
     """preexec_fn of a child that a test interrupts as a terminal's Ctrl-C would: a process group of its own, and
     SIGINT at its default even when the test runs under a shell that ignores it (a background job of a shell

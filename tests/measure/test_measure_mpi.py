@@ -18,6 +18,8 @@ import pytest
 
 from quadsel.ingest.table import GENERIC_COLUMNS
 
+from helpers import run_launcher
+
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("mpi4py")
 
@@ -182,7 +184,7 @@ def test_forcing_changes_the_reduction_tree_open_mpi():
     """Direct proof (docs/measure.md): the combination order of a reduce differs per forced algorithm."""
     cmd = [_mpiexec(sys.executable), "--oversubscribe", "-n", "4", sys.executable, "-m",
            "quadsel.measure.selfcheck", "reduce", "1", "2", "5", "6"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
+    done = run_launcher(cmd, timeout=120, env=_env())
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(set(result["forced"].values())) == 4        # linear, chain, binomial, in-order binary differ
@@ -193,7 +195,7 @@ def test_forcing_changes_the_reduction_tree_open_mpi():
 def test_forcing_changes_the_reduction_tree_mpich():
     cmd = [_mpiexec(MPICH_PYTHON), "-n", "4", MPICH_PYTHON, "-m", "quadsel.measure.selfcheck", "allreduce",
            "recursive_doubling", "recursive_multiplying", "ring"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
+    done = run_launcher(cmd, timeout=120, env=_env())
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["library"] == "mpich"
@@ -275,7 +277,7 @@ def test_under_the_users_launcher_with_idle_ranks(tmp_path):
     cmd = [_mpiexec(sys.executable), "--oversubscribe", "-n", "3", sys.executable, "-m", "quadsel", "measure",
            "-c", "allreduce", "--algorithms", "default,4", "--comm-sizes", "2,3", "--msg-sizes", "1K",
            "--rounds", "1", "--max-reps", "10", "--timing", "span", "--quiet", "-o", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
+    done = run_launcher(cmd, timeout=120, env=_env())
     assert done.returncode == 0, done.stderr
     assert sorted(keys(out)) == sorted(("allreduce", a, "0", n, "1024") for a in ("default", "4") for n in "23")
     meta = json.loads((tmp_path / "u.meta.json").read_text())

@@ -10,7 +10,7 @@ import pytest
 from quadsel.trace.trace_file import load_trace
 
 from conftest import REPO
-from helpers import mpi_library, mpiexec_beside as _mpiexec
+from helpers import mpi_library, mpiexec_beside as _mpiexec, run_launcher
 
 LIBRARY = mpi_library(sys.executable)
 MPICH_PYTHON = os.environ.get("QUADSEL_MPICH_PYTHON")
@@ -87,7 +87,7 @@ def test_trace_under_the_users_launcher(tmp_path):
     out = tmp_path / "own.json"
     cmd = [_mpiexec(sys.executable), "-n", "2", sys.executable, "-m", "quadsel", "trace", "-c", "reduce",
            "--algorithms", "5", "--msg-sizes", "4K", "--calls", "4", "--batch", "2", "--quiet", "-o", str(out)]
-    run = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=_env())
+    run = run_launcher(cmd, timeout=240, env=_env())
     assert run.returncode == 0, run.stderr
     doc = load_trace(str(out))
     assert doc["job_size"] == 2 and doc["runs"][0]["algorithm"] == "5" and doc["map_by"] is None
