@@ -13,14 +13,15 @@ PARALLEL_FROM point-methods, where forking costs more than it saves) or when QUA
 (QUADSEL_FOLD_PROCESSES=N: at most N workers; quadsel/cores.py, which starts and stops the workers).
 """
 
-from ..cores import PARALLEL_FROM, cores, fork, gather, send_error, stop
+from .. import cores as _cores
+from ..cores import cores, fork, gather, send_error, stop
 _STOP = ("stop", None)
 
 
 def workers_for(dmap, n_folds):
     """How many worker processes grow the folds of `dmap` (1: none, the folds run here)."""
     cpus = cores(n_folds) if n_folds >= 2 else 1
-    if cpus < 2 or int(dmap.measured.sum()) * len(dmap.methods) < PARALLEL_FROM:
+    if cpus < 2 or int(dmap.measured.sum()) * len(dmap.methods) < _cores.PARALLEL_FROM:   # (read now: one name)
         return 1
     return cpus
 

@@ -21,7 +21,7 @@ def dmap():
 
 def _tree(dmap, monkeypatch, processes, parallel_from):
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", str(processes))
-    monkeypatch.setattr(fold_pool, "PARALLEL_FROM", parallel_from)
+    monkeypatch.setattr(cores, "PARALLEL_FROM", parallel_from)
     tree = build_size_tree(dmap, **DEFAULT_BUILD).to_json()
     tree.get("provenance", {}).pop("created", None)         # when it was built
     tree.pop("created", None)
@@ -33,13 +33,13 @@ def test_the_default_build_is_the_same_with_the_folds_in_workers(dmap, monkeypat
     serial = _tree(dmap, monkeypatch, 1, 0)
     monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", "2")
-    monkeypatch.setattr(fold_pool, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(cores, "PARALLEL_FROM", 0)
     assert fold_pool.workers_for(dmap, 4) == 2
     assert _tree(dmap, monkeypatch, 2, 0) == serial
 
 
 def test_one_process_when_asked_or_with_one_fold(dmap, monkeypatch):
-    monkeypatch.setattr(fold_pool, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(cores, "PARALLEL_FROM", 0)
     monkeypatch.setattr(cores.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setenv("QUADSEL_FOLD_PROCESSES", "1")
     assert fold_pool.workers_for(dmap, 4) == 1
