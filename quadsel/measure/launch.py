@@ -269,10 +269,10 @@ def _stderr_bytes():
     return getattr(sys.stderr, "buffer", None) or sys.stderr
 
 
-_DASHES = re.compile(rb"^-{20,}\s*$")
+_DASHES = re.compile(DASHES.pattern.encode())      # the same patterns, on the job's bytes
 # Open MPI's launcher diagnostics, `[host:pid] PMIX ERROR: PMIX_ERR_UNREACH in file ...`: after quadsel's `Error:`
 # line they only say that the ranks ended (seen in 2 of 6 runs whose ranks all left on a full disk).
-_LAUNCHER_NOTE = re.compile(rb"^\[[^\]\s]+:\d+\] ")
+_LAUNCHER_NOTE = re.compile(LAUNCHER_NOTE.pattern.encode())
 
 
 def forward_stderr(source, sink, seen=None, on_line=None):

@@ -50,11 +50,12 @@ def cell_weights(fn, axis):
     return np.asarray(out)
 
 
-def query_shares(fn):
-    """The cumulative shares of random queries along both axes of fn's grid (cell_weights), as expected_tests reads
-    them: computed once by a caller that compares many orders of one function."""
-    return (np.concatenate([[0.0], np.cumsum(cell_weights(fn, COMM))]),
-            np.concatenate([[0.0], np.cumsum(cell_weights(fn, MSG))]))
+def query_shares(fn, comm_w=None, msg_w=None):
+    """The cumulative shares of random queries along both axes of fn's grid (cell_weights, or the weights a caller
+    has already), as expected_tests reads them: computed once by a caller that compares many orders of one function."""
+    comm_w = cell_weights(fn, COMM) if comm_w is None else comm_w
+    msg_w = cell_weights(fn, MSG) if msg_w is None else msg_w
+    return np.concatenate([[0.0], np.cumsum(comm_w)]), np.concatenate([[0.0], np.cumsum(msg_w)])
 
 
 def expected_tests(fn, ir, root, box=None, shares=None):
@@ -166,8 +167,7 @@ def expected_ir(fn, ir, tree_root):
     comm_w, msg_w = cell_weights(fn, COMM), cell_weights(fn, MSG)
     if _work(painted) <= MAX_WORK:
         return search_block(ir, painted, comm_w, msg_w)
-    spent, memo = [0], {}
-    shares = (np.concatenate([[0.0], np.cumsum(comm_w)]), np.concatenate([[0.0], np.cumsum(msg_w)]))  # query_shares
+    spent, memo, shares = [0], {}, query_shares(fn, comm_w, msg_w)
 
     def reorder(node, box):
         key = ir.nodes[node]
