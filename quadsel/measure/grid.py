@@ -44,6 +44,8 @@ def _parse_item(item, what):
             raise QuadselError(f"bad {what} {item!r}: ':{step}' needs a range A-B")
         return [parse_size(body, what)]
     low_text, _, high_text = body.partition("-")
+    if not low_text.strip() or not high_text.strip() or "-" in high_text:   # "-1", "4-", "1--2": not a range A-B
+        raise QuadselError(f"bad {what} {item[:40]!r}: expected a size or a range A-B of sizes (no negative sizes)")
     low, high = parse_size(low_text, what), parse_size(high_text, what)
     if low > high:
         raise QuadselError(f"bad {what} range {item!r}: {low} > {high}")

@@ -36,6 +36,15 @@ def test_bad_lists(text):
         parse_list(text)
 
 
+@pytest.mark.parametrize("text", ["-1", "4-", "1--2", "-1-4", "2,-8"])
+def test_a_negative_size_or_an_open_range_names_its_item(text):
+    """`quadsel query --msg -1` said "invalid --msg-sizes '': expected an integer": the empty side of a range."""
+    with pytest.raises(QuadselError) as caught:
+        parse_list(text, "--msg-sizes")
+    item = text.split(",")[-1]
+    assert f"bad --msg-sizes {item!r}: expected a size or a range A-B of sizes" in str(caught.value)
+
+
 @given(st.integers(min_value=0, max_value=40))
 def test_format_size_round_trips(power):
     n = 1 << power
