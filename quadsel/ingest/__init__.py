@@ -4,6 +4,7 @@ One module per format; docs/formats-input.md describes each format and where eve
 """
 
 import os
+import stat
 
 from ..errors import QuadselError, one_line
 from . import detail, imb, metadata, occ, osu, skampi
@@ -48,6 +49,10 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
         if field not in FIELDS:
             raise QuadselError(f"--map field {field!r} is not one of {', '.join(FIELDS)}")
     files, left_out, notes, extent = [], [], [], Extent()
+    paths, twice = _each_once(paths)
+    if twice:     # its rows would count as repeats of themselves: the same points, a smaller spread
+        shown = one_line(", ".join(os.fspath(p) for p in twice[:8]) + (" ..." if len(twice) > 8 else ""))
+        notes.append(f"note: read once, given more than once: {shown}")
     for path in paths:
         try:
             files.append((path, *_read_file(path, fmt, wanted, comm_size, column_map, extent, layout)))
@@ -77,6 +82,26 @@ def read_measurements(paths, fmt="auto", collective=None, comm_size=None, column
     table = Table(rows, notes + identity.indistinguishable(rows), library, aggregated=True)
     table.replaced = _with_measured(replaced, files, wanted)
     return table
+
+
+def _each_once(paths):
+    """(paths with each file once, the later names of a file given again): the same file (device and inode, so also
+    through another name or a link) read twice would pool its rows as repeats of themselves -- the same times, a
+    standard error sqrt(2) smaller, and another tree. Paths that cannot be stat'ed are kept, for their reader's error."""
+    seen, out, again = set(), [], []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except (OSError, TypeError, ValueError):
+            out.append(path)
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in seen and stat.S_ISREG(info.st_mode):
+            again.append(path)
+            continue
+        seen.add(key)
+        out.append(path)
+    return out, again
 
 
 def _columns_table(files, notes, library, as_columns):

@@ -361,3 +361,20 @@ def test_generic_csv_round_trip(rows):
                                       0 if alg.lower() == "default" else seg, comm, msg, time, stddev, reps)
                           for coll, alg, seg, comm, msg, time, stddev, reps in rows])
     assert points(back) == points(expected)
+
+
+def test_a_file_given_twice_is_read_once_and_said(tmp_path):
+    """`quadsel build a.csv a.csv` (or a.csv and a link to it) pooled every row with itself as a repeat: the same
+    times with a standard error sqrt(2) smaller, so the ties within the noise and the tree changed."""
+    path = tmp_path / "a.csv"
+    path.write_text("collective,algorithm,segsize,comm_size,msg_size,time_us,stddev_us,reps\n"
+                    "bcast,1,0,4,8,2.0,0.4,10\nbcast,2,0,4,8,2.1,0.4,10\n")
+    (tmp_path / "link.csv").symlink_to(path)
+    once = read_measurements([str(path)])
+    for again in (str(path), str(tmp_path / "link.csv")):
+        twice = read_measurements([str(path), again])
+        assert [(m.time, m.stddev, m.reps) for m in twice] == [(m.time, m.stddev, m.reps) for m in once]
+        assert f"note: read once, given more than once: {again}" in twice.notes
+    other = tmp_path / "b.csv"                     # a copy is another file: its rows are repeats
+    other.write_text(path.read_text())
+    assert [m.reps for m in read_measurements([str(path), str(other)])] == [20, 20]
