@@ -88,6 +88,13 @@ def escaped(text):
     return "".join(out)
 
 
+def visible(text):
+    """Text for a terminal with its lines and tabs kept: every other control or format character (ESC, BEL, a
+    carriage return, NEL, U+2028, a right-to-left override) as "?" -- a terminal takes them as commands, and click
+    strips only ANSI colour sequences, and only when the stream is not a terminal."""
+    return "".join(ch if ch in "\n\t" or not _breaks_lines(ch) else "?" for ch in str(text))
+
+
 def markdown_cell(text):
     """Text safe in a Markdown table cell or list item: escaped() and `|` as `\\|` (else it adds a column)."""
     return escaped(text).replace("|", "\\|")

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, strategies as st
 
 from quadsel.cli import main
 from quadsel.errors import InputError
@@ -117,3 +118,28 @@ def test_the_impi_adjust_reader_refuses_numbers_it_cannot_hold_in_one_line(value
     """Found by benchmarks/fuzz_readers.py once it covered this reader (issue 32): ValueError tracebacks."""
     with pytest.raises(InputError, match=re.escape(words)):
         impi_adjust.read(f"export I_MPI_ADJUST_BCAST='{value}'\n", "r.sh")
+
+
+def test_a_label_with_an_escape_sequence_never_reaches_a_terminal(tmp_path):
+    """`build`'s loss warning printed a method's label as read: click strips ANSI sequences only when stderr is not a
+    terminal, so on a terminal `9\\x1b[31mX` turned the rest of it red (color=True: click passes them, as to a
+    terminal). Every line the commands print goes through cli/echo.say."""
+    rows = ["collective,algorithm,segsize,comm_size,msg_size,time_us"]
+    rows += [f"bcast,{a},0,{n},{m},{t}" for n in (2, 4) for m in (8, 64, 512) for a, t in (("1", 2.0), ("2", 3.0))]
+    rows += ["bcast,9\x1b[31mX\x07,0,2,8,0.01"]           # by far the fastest at one point, lost by a one-leaf tree
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "m.csv"), "--max-leaves", "1", "--extrapolate", "-o",
+                                       str(tmp_path / "t.qt.json")], color=True)
+    assert result.exit_code == 0, result.output
+    warning = next(line for line in result.output.splitlines() if line.startswith("warning: the tree loses"))
+    assert "9?[31mX?" in warning, warning
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", result.output), repr(result.output)
+
+
+@given(st.text())
+def test_visible_text_keeps_its_lines_and_shows_every_other_control_character(text):
+    from quadsel.errors import visible
+    shown = visible(text)
+    assert len(shown) == len(text) and shown.count("\n") == text.count("\n") and visible(shown) == shown
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202e]", shown)
+    assert all(a == b for a, b in zip(text, shown) if a.isalnum() or a in " \t\n.,:%")

@@ -4,6 +4,7 @@ import json
 
 import click
 
+from .echo import say
 from .types import FloatRange
 from ..errors import missing_extra
 from .options import require_matplotlib
@@ -50,5 +51,5 @@ def breakdown(traces, fmt, as_json, select, tolerance, timemap_path, output):
         except ImportError:
             raise missing_extra("--timemap", "matplotlib", "figures") from None
         write_timemap(results, timemap_path)
-        click.echo(f"wrote {timemap_path}", err=True)
+        say(f"wrote {timemap_path}", err=True)
     write_text(output, json.dumps(to_json(results), indent=1) + "\n" if as_json else render(results, fmt) + "\n")

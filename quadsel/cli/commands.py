@@ -8,6 +8,7 @@ import shlex
 
 import click
 
+from .echo import say
 from .types import FloatRange, MPIEXEC_ARGS, RANKS
 from ..errors import QuadselError, missing_extra, one_line
 from ..libraries import CLASSES
@@ -80,15 +81,15 @@ def build(ctx, files, collective, fmt, comm_size, column_map, paper, split, betw
     if maps.layered:
         echo_notes(rows)
     write_text(output, text, exclusive=default_file)   # exclusive: two builds in one folder never both win
-    click.echo(_build_line(built) + (f"; wrote {output}" if output != "-" else ""), err=True)
+    say(_build_line(built) + (f"; wrote {output}" if output != "-" else ""), err=True)
     for warning in built.warnings:
-        click.echo(warning, err=True)
+        say(warning, err=True)
     from ..ingest.replaced import replaced_note
     note = replaced_note(files, maps.collective, extra=built.maps.replaced)
     if note:
-        click.echo(f"note: {note}", err=True)
+        say(f"note: {note}", err=True)
     if as_json:
-        click.echo(json.dumps(_build_summary(built, output)))
+        say(json.dumps(_build_summary(built, output)))
 
 
 def _build_line(built):
@@ -204,7 +205,7 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     if verified:   # a layout forest: each member by the result's points of its layouts (verify/prune.py)
         from ..verify.prune import prune_all
         for result in verified:
-            fns = prune_all(fns, result, echo=lambda text: click.echo(text, err=True))
+            fns = prune_all(fns, result, echo=lambda text: say(text, err=True))
     if ppn is not None:   # the layer a job of this ppn runs (decision_function.py's query rule)
         if not any(fn.has_layout for fn in fns):
             raise QuadselError("--ppn picks a layout forest's member: no TREE is a layout forest")
@@ -237,9 +238,9 @@ def codegen(trees, target, flavor, no_merge, order, library, runtime_dir, output
     write_together(outputs, folder=runtime_dir)
     from ..targets import conversion_notes
     for note in conversion_notes(target, fns):
-        click.echo(note, err=True)
+        say(note, err=True)
     if output != "-":
-        click.echo(_written_line(target, flavor, output, fns, trees), err=True)
+        say(_written_line(target, flavor, output, fns, trees), err=True)
 
 
 # what each output is, for the line codegen prints after writing it
@@ -327,7 +328,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
                                 f"the {model.get('form')} model (build --model); it is scored here on the measured "
                                 "points of FILES only")
     for note in result.notes:
-        click.echo(one_line(f"note: {note}"), err=True)
+        say(one_line(f"note: {note}"), err=True)
     links = []
     if figures_dir:
         try:
@@ -337,7 +338,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
             raise missing_extra("--figures", "matplotlib", "figures") from None
         base = os.path.dirname(os.path.abspath(output)) if output != "-" else os.getcwd()
         links = [(caption, os.path.relpath(os.path.abspath(path), base)) for caption, path in written]
-        click.echo(f"wrote {len(written)} figures into {figures_dir}", err=True)
+        say(f"wrote {len(written)} figures into {figures_dir}", err=True)
     if out_format == "json":
         meta = result.meta()
         meta["figures"] = [link for _, link in links]
@@ -348,7 +349,7 @@ def report(files, collective, fmt, comm_size, column_map, pad_mode, leaf_rule, o
         text = rpt.report_markdown(result, figure_links=links)
     write_text(output, text)
     if out_format == "md":      # a table for a person (csv and json are read by programs)
-            click.echo("next: build the tree to deploy (quadsel build FILES -o TREE), write what your library reads "
+            say("next: build the tree to deploy (quadsel build FILES -o TREE), write what your library reads "
                    "(quadsel codegen TREE -t ...) and check on the real MPI that it beats the library's default "
                    "(quadsel verify TREE --np N; docs/deploy.md)", err=True)
 
@@ -431,12 +432,12 @@ def verify(inputs, np_, comm_sizes, msg_sizes, measurement_files, rounds, confid
     options = VerifyOptions(list(inputs), np_, comm_sizes, msg_sizes, measurement_files, rounds, max_reps, max_time,
                             check_rules, mpiexec, mpiexec_args, confidence, check_comm_sizes, check_methods,
                             min_gain=min_gain, layouts=layouts, busy_ok=busy_ok)
-    outcome = run_verify(options, echo=lambda text: click.echo(text, err=True))
+    outcome = run_verify(options, echo=lambda text: say(text, err=True))
     if outcome is None:   # a rank other than 0 inside an MPI job
         return
     write_text(output, json.dumps(outcome.document, indent=1) + "\n" if as_json else outcome.table)
     if output != "-":   # the decision line also on stderr when the report goes to a file
-        click.echo(f"DECISION: {outcome.document['statistics']['decision']}: "
+        say(f"DECISION: {outcome.document['statistics']['decision']}: "
                    f"{outcome.document['statistics']['reason']}", err=True)
     if outcome.failed:
         raise SystemExit(1)

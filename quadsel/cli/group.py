@@ -4,6 +4,7 @@ import sys
 
 import click
 
+from .echo import say
 from .. import __version__
 from ..errors import Interrupted, QuadselError, from_ctrl_c, one_line
 
@@ -59,7 +60,7 @@ class QuadselGroup(click.Group):
         except click.UsageError as exc:
             raise _usage_line(exc) from None
         except Interrupted as exc:   # Ctrl-C where a command says what it kept (measure)
-            click.echo(one_line(str(exc), MESSAGE_LIMIT), err=True)
+            say(one_line(str(exc), MESSAGE_LIMIT), err=True)
             raise click.exceptions.Exit(exc.exit_code) from None
         except QuadselError as exc:
             raise InputFailure(one_line(str(exc), MESSAGE_LIMIT)) from None
@@ -77,7 +78,7 @@ def _interrupted(line):
     """Say `line` (rank 0 only) and return 130; a second Ctrl-C from here on ends the process quietly."""
     after_command(130)
     if not _quiet_rank():
-        click.echo(line, err=True)
+        say(line, err=True)
     return 130
 
 

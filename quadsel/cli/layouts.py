@@ -4,8 +4,7 @@ per layout. decision/decision_function.py holds its query rule."""
 import json
 import shlex
 
-import click
-
+from .echo import say
 from ..errors import QuadselError, escaped
 from ..output import write_text
 
@@ -45,7 +44,7 @@ def query_forest(forest, tree, pairs, ppn, nodes, as_json):
 def write_query(output, lines, note):
     write_text(output, "\n".join(lines) + "\n")
     if note:
-        click.echo(note, err=True)
+        say(note, err=True)
 
 
 def report_forest(files, collective, fmt, comm_size, column_map, trees, out_format, output):

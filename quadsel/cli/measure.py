@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from .echo import say
 from .types import FloatRange, MPIEXEC_ARGS, RANKS
 from ..errors import QuadselError, ctrl_c_says
 from ..output import check as check_output
@@ -323,7 +324,7 @@ def _replay(ctx, files, np_):
     _adaptive_options(ctx, spec)
     _check_outputs(spec.output, inputs=files)   # before the files are read; the guard then knows every input
     meta = run_replay(spec, files, input_library())
-    click.echo(_replay_line(meta, spec.output), err=True)
+    say(_replay_line(meta, spec.output), err=True)
 
 
 def _check_outputs(output, inputs=()):

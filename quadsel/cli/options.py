@@ -4,6 +4,7 @@ import os
 
 import click
 
+from .echo import say
 from .types import FloatRange
 from ..errors import QuadselError, one_line
 from ..inputs import BUILD_OPTION_MAX
@@ -239,7 +240,7 @@ def load_measurements(files, collective, fmt, comm_size, column_map):
 
 def echo_notes(rows):
     for note in rows.notes:   # identity notes and warnings (docs/formats-input.md, Identity); after any error
-        click.echo(one_line(note, MESSAGE_LIMIT), err=True)
+        say(one_line(note, MESSAGE_LIMIT), err=True)
 
 
 def file_identity(path, output):
@@ -312,9 +313,9 @@ def default_mpich_base(fns, trees):
         return None
     path = paths.pop()
     if not os.path.isfile(path):
-        click.echo(f"note: {one_line(trees[0])} was measured with {one_line(path)}, which is no longer there", err=True)
+        say(f"note: {one_line(trees[0])} was measured with {one_line(path)}, which is no longer there", err=True)
         return None
-    click.echo(f"note: --mpich-base {one_line(path)} (the libmpi `measure` recorded): MPICH's own selection is kept "
+    say(f"note: --mpich-base {one_line(path)} (the libmpi `measure` recorded): MPICH's own selection is kept "
                f"for the other collectives", err=True)
     return path
 

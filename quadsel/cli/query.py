@@ -6,6 +6,7 @@ import shlex
 
 import click
 
+from .echo import say
 from ..errors import QuadselError, escaped
 from ..libraries import COLLECTIVES
 from ..output import check as check_output, write_text
@@ -133,14 +134,14 @@ def query(tree, collective, comm, msg, ppn, nodes, as_json, output):
         if fn.options.outside == "default":      # the tree hands these sizes back (decision/library_default.py)
             from ..decision.library_default import handed_words
             words = handed_words(fn)              # only some sides, or beyond a bound (issue 39)
-            click.echo(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
+            say(f"note: {outside} of {len(pairs)} queries lie outside the measured range ({span}): the "
                        "library's default decides there " + (f"{words}, the nearest measured size elsewhere" if words
                                                              else "(the tree was built without --extrapolate)"),
                        err=True)
         elif len(pairs) == 1:
             used = ", ".join(f"{k.replace('_size', '')} {v}" for k, v in _outside(fn, *pairs[0]).items())
-            click.echo(f"warning: outside the measured range ({span}): answered with the decision for {used}",
+            say(f"warning: outside the measured range ({span}): answered with the decision for {used}",
                        err=True)
         else:
-            click.echo(f"warning: {outside} of {len(pairs)} queries lie outside the measured range ({span}): "
+            say(f"warning: {outside} of {len(pairs)} queries lie outside the measured range ({span}): "
                        f"each answered with the nearest measured size's decision", err=True)

@@ -9,8 +9,7 @@ before deploying is the library's reading of the file, not the tree's.
 import json
 import shlex
 
-import click
-
+from .echo import say
 from ..errors import QuadselError, escaped
 from ..output import write_text
 
@@ -28,9 +27,9 @@ def query_rules(path, text, collective, pairs, as_json, output):
     elif collective not in rules.collectives:
         raise QuadselError(f"{path} has no rules for {collective} (it has {', '.join(rules.collectives)})")
     for line in rules.warnings:
-        click.echo(f"warning: {line}", err=True)
+        say(f"warning: {line}", err=True)
     if rules.ignored:
-        click.echo(f"note: {rules.ignored}: every answer is the library default", err=True)
+        say(f"note: {rules.ignored}: every answer is the library default", err=True)
     from ..libraries import algorithm_name
     lines, defaults = [], 0
     for comm, msg in pairs:
@@ -48,5 +47,5 @@ def query_rules(path, text, collective, pairs, as_json, output):
             lines.append(answer if len(pairs) == 1 else f"{comm} {msg} {answer}")
     write_text(output, "\n".join(lines) + "\n")
     if defaults and not rules.ignored:
-        click.echo(f"note: {defaults} of {len(pairs)} queries are left to the library's own selection (`default 0`): "
+        say(f"note: {defaults} of {len(pairs)} queries are left to the library's own selection (`default 0`): "
                    f"no {collective} rule matches there, or the rule says so", err=True)

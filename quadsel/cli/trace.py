@@ -8,6 +8,7 @@ import tempfile
 
 import click
 
+from .echo import say
 from .types import FloatRange, ranks
 from ..errors import QuadselError, ctrl_c_says, one_line
 from ..libraries import COLLECTIVES
@@ -166,7 +167,7 @@ def _print_breakdown(output):
         return
     from ..trace.breakdown_report import render_text
     from ..trace.trace_file import load_trace
-    click.echo(render_text([(output, load_trace(output, own=True))]), err=True)
+    say(render_text([(output, load_trace(output, own=True))]), err=True)
 
 
 def _command_line():

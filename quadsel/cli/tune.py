@@ -4,6 +4,7 @@ import os
 
 import click
 
+from .echo import say
 from .types import FloatRange, MPIEXEC_ARGS
 from ..errors import QuadselError, ctrl_c_says, one_line
 
@@ -115,7 +116,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     if allocation is None and mpiexec_args is None:
         note = outside_note(np_)
         if note:
-            click.echo(note, err=True)
+            say(note, err=True)
     if (layouts or sync) and not mpiexec_args:
         raise QuadselError("--layouts and --sync go with --mpiexec-args (tuning across hosts)")
     if layouts:
@@ -146,7 +147,7 @@ def tune(folder, np_, collectives, comm_sizes, msg_sizes, strategy, budget, max_
     with ctrl_c_says(f"quadsel tune: interrupted; what was finished is kept in {one_line(folder)}: run the "
                      "same command again to continue"):
         summary = run_tune(spec)
-    click.echo(last_line(summary, folder))
+    say(last_line(summary, folder))
 
 
 def _sbatch(folder, script, nodes, ppn, time_limit, extra):
@@ -163,7 +164,7 @@ def _sbatch(folder, script, nodes, ppn, time_limit, extra):
              for p in ctx.command.params
              if ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE]
     path = write_script(script, folder, nodes, ppn, time_limit, extra, tune_arguments(given))
-    click.echo(f"wrote {one_line(path)}: submit it with `sbatch {one_line(path)}`; submitted again after a time-out "
+    say(f"wrote {one_line(path)}: submit it with `sbatch {one_line(path)}`; submitted again after a time-out "
                f"or scancel (or requeued), it continues from {one_line(os.path.join(folder, 'tune.json'))}")
 
 
